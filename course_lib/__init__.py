@@ -1,0 +1,35 @@
+"""course_lib: the helper library of the course "Attention, Term by Term".
+
+Every lesson notebook imports what it needs from here in one setup cell, so each helper
+has exactly one source. The math is in :mod:`course_lib.attention`; the worked example of
+the lessons is in :mod:`course_lib.examples`.
+"""
+
+from .attention import (
+    attention,
+    attention_weights,
+    blend,
+    causal_mask,
+    row_entropy,
+    scaled_scores,
+    scores,
+    softmax,
+    softmax_jacobian,
+)
+from .errors import AttentionInputError
+from .examples import WorkedExample, the_cat_sat
+
+__all__ = [
+    "AttentionInputError",
+    "WorkedExample",
+    "attention",
+    "attention_weights",
+    "blend",
+    "causal_mask",
+    "row_entropy",
+    "scaled_scores",
+    "scores",
+    "softmax",
+    "softmax_jacobian",
+    "the_cat_sat",
+]
