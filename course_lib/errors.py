@@ -22,5 +22,5 @@ class AttentionInputError(ValueError):
     >>> scores(np.ones((3, 2)), np.ones((4, 3)))
     Traceback (most recent call last):
     ...
-    course_lib.errors.AttentionInputError: K has d_k=3 columns but Q has d_k=2 (Q shape (3, 2), K shape (4, 3)); every query is dotted with every key, so both need the same d_k
+    course_lib.errors.AttentionInputError: K has d_k=3 columns but Q has d_k=2 (Q shape (3, 2), ...
     """
