@@ -5,6 +5,9 @@
 set -euo pipefail
 packages=(
   make
+  # tests/browser: JupyterLab in a real browser. Debian's Chromium only; never a downloaded one.
+  chromium
+  fonts-dejavu-core
 )
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null; then exec sudo "$0" "$@"; fi

@@ -1,0 +1,102 @@
+"""Fixtures for the browser tests: Debian's Chromium, a JupyterLab on a copy of the course.
+
+Every test here is marked ``browser`` (select with ``-m browser``, skip with
+``-m 'not browser'``). Without /usr/bin/chromium or playwright the tests skip, and the skip
+message says what to install. Kept in tests/browser/ on purpose: pytest-playwright, if it is
+installed, must not see a test asking for its own (downloaded) browser.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from labdriver import (
+    LabServer,
+    copy_tree,
+    launch_chromium,
+    missing_requirements,
+    shutdown_kernels,
+)
+from widget_notebooks import write_selftest_notebooks
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+
+
+def lesson_notebooks() -> list[Path]:
+    """Every lesson notebook of the course, in order."""
+    return sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
+
+
+@pytest.fixture(scope="session")
+def browser_requirements() -> None:
+    message = missing_requirements()
+    if message:
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def chromium(browser_requirements: None) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def lab_page(chromium: Any) -> Iterator[Any]:
+    """A fresh browser context (no cookies, no storage) and page, 1400×1000."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """test-artifacts/browser/ in the checkout (gitignored): screenshots land here."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def course_lab(browser_requirements: None, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[LabServer]:
+    """One JupyterLab for the session, on a throw-away copy of notebooks/ plus test notebooks.
+
+    The browser opens copies only: autosave must never write into the course's own files.
+    """
+    root = tmp_path_factory.mktemp("lab-root")
+    if (REPO / "notebooks").is_dir():
+        copy_tree(REPO / "notebooks", root / "notebooks")
+    write_selftest_notebooks(root / "selftest")
+    server = LabServer(root, tmp_path_factory.mktemp("lab-scratch"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fresh_kernels(course_lab: LabServer) -> Iterator[LabServer]:
+    """The session's server, with every kernel closed after the test (2 shared cores)."""
+    yield course_lab
+    shutdown_kernels(course_lab)
+
+
+def save_screenshot(page: Any, artifacts: Path, name: str) -> Path:
+    """Save a screenshot of the page as test-artifacts/browser/<name>.png and return the path."""
+    path = artifacts / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+__all__ = ["ARTIFACTS", "REPO", "lesson_notebooks", "save_screenshot", "shutil"]

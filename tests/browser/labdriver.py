@@ -1,0 +1,555 @@
+"""Drive a real JupyterLab in Debian's Chromium: for tests/browser and benchmarks/.
+
+What this module knows (each found the hard way on these machines):
+
+- The browser is Debian's ``/usr/bin/chromium``, launched by Playwright through
+  ``executable_path``; nothing here ever downloads a browser. Playwright adds ``--headless``
+  and its own fresh ``--user-data-dir``.
+- JupyterLab listens on 127.0.0.1, on a free port, with a random token, and keeps its
+  settings, workspaces, runtime files and config in a throw-away folder; news and update
+  checks are off (a news popup would cover the cells).
+- "Idle" in the notebook toolbar can show while the status bar still says "Initializing",
+  so a run waits for the status bar's ``Idle``, then for a number on every code cell's prompt,
+  then for ``Idle`` again.
+- The server is stopped by ``POST /api/shutdown`` and then by its PID, and a check follows
+  that no kernel started from its runtime folder is still alive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "INSTALL_HINT",
+    "LabServer",
+    "launch_chromium",
+    "missing_requirements",
+    "move_widget",
+    "open_notebook",
+    "output_signature",
+    "page_problems",
+    "run_all_cells",
+    "wait_kernel_idle",
+]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+INSTALL_HINT = (
+    "The browser tests need Debian's Chromium at /usr/bin/chromium and the Python package "
+    "playwright. Install them with `sudo ./scripts/install-system-packages.sh` (it runs "
+    "`apt-get install -y chromium`) and `make setup` (pip installs '.[test]', which includes "
+    "playwright). Never run `playwright install`: these tests use Debian's browser only. "
+    "Deselect these tests with -m 'not browser'."
+)
+
+# Lab settings written into the throw-away settings folder before the server starts.
+LAB_SETTINGS: dict[str, dict[str, Any]] = {
+    # No news popup, no update check: it would cover the cells, and the course runs offline.
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    # Render every cell (no virtual scrolling) so that the page holds all prompts and outputs.
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+
+def missing_requirements() -> str | None:
+    """Say what is missing for the browser tests, or return None when all is there."""
+    missing = []
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        missing.append(f"{CHROMIUM} (Debian package chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("the Python package playwright")
+    if missing:
+        return "Missing " + " and ".join(missing) + ". " + INSTALL_HINT
+    return None
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Launch Debian's Chromium through Playwright (headless, fresh profile, no network extras)."""
+    return playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+    )
+
+
+def venv_env() -> dict[str, str]:
+    """os.environ with this Python's bin folder first on PATH.
+
+    ``make test`` runs ``.venv/bin/python -m pytest`` without activating the venv, and nbgrader
+    runs ``alembic`` (and jupyter runs its sub-commands) by name from PATH.
+    """
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LabServer:
+    """A JupyterLab server on 127.0.0.1 with a token, a free port and throw-away state.
+
+    Parameters
+    ----------
+    root_dir
+        The folder the server shows (``--ServerApp.root_dir``) and runs in (its cwd, which is
+        where nbgrader looks for ``nbgrader_config.py``). Give it a copy, never the course's
+        own files: autosave writes into whatever the browser opens.
+    scratch
+        An empty folder for the server's settings, workspaces, runtime files, config and log.
+    """
+
+    def __init__(self, root_dir: Path, scratch: Path, extra_args: Sequence[str] = ()) -> None:
+        self.root_dir = Path(root_dir).resolve()
+        self.scratch = Path(scratch).resolve()
+        self.extra_args = list(extra_args)
+        self.token = secrets.token_hex(24)
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.runtime_dir = self.scratch / "runtime"
+        self.log_path = self.scratch / "lab.log"
+
+    # -- life cycle -------------------------------------------------------------------------
+    def start(self, timeout: float = 90.0) -> LabServer:
+        """Start the server and wait until its API answers."""
+        settings = self.scratch / "settings"
+        for rel, content in LAB_SETTINGS.items():
+            path = settings / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(content))
+        for name in ("workspaces", "runtime", "config", "data"):
+            (self.scratch / name).mkdir(parents=True, exist_ok=True)
+        env = venv_env()
+        # A figure backend forced to Agg would hide every plot; let the kernel use inline.
+        env.pop("MPLBACKEND", None)
+        env.update(
+            JUPYTER_CONFIG_DIR=str(self.scratch / "config"),
+            JUPYTER_RUNTIME_DIR=str(self.runtime_dir),
+            JUPYTER_DATA_DIR=str(self.scratch / "data"),
+            JUPYTER_PLATFORM_DIRS="1",
+            PYTHONUNBUFFERED="1",
+        )
+        for attempt in range(3):
+            self.port = _free_port()
+            cmd = [
+                sys.executable, "-m", "jupyterlab",
+                "--no-browser",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={self.port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.root_dir={self.root_dir}",
+                f"--LabApp.user_settings_dir={settings}",
+                f"--LabApp.workspaces_dir={self.scratch / 'workspaces'}",
+                "--LabApp.news_url=None",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                "--ServerApp.open_browser=False",
+                *self.extra_args,
+            ]
+            if os.geteuid() == 0:
+                cmd.append("--allow-root")
+            log = self.log_path.open("ab")
+            self.proc = subprocess.Popen(
+                cmd, cwd=self.root_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+            log.close()
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    self.api("GET", "api/status")
+                    return self
+                except (OSError, urllib.error.URLError):
+                    time.sleep(0.3)
+            if self.proc.poll() is None:  # still running but never answered
+                self._kill_server()
+                raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s.\n"
+                                   + self.log_tail())
+            if attempt == 2 or b"already in use" not in self.log_path.read_bytes():
+                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}.\n"
+                                   + self.log_tail())
+        raise AssertionError("unreachable")
+
+    def stop(self) -> None:
+        """Shut the server down (API, then its PID) and check its kernels are gone.
+
+        Raises
+        ------
+        RuntimeError
+            If a kernel of this server outlived it (it is then killed by its PID).
+        """
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                self.api("POST", "api/shutdown")
+            except (OSError, urllib.error.URLError):
+                pass
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self._kill_server()
+        leftovers: list[int] = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            leftovers = self.kernel_pids()
+            if not leftovers:
+                break
+            time.sleep(0.2)
+        for pid in leftovers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc = None
+        if leftovers:
+            raise RuntimeError(f"kernels {leftovers} outlived the JupyterLab server; killed them")
+
+    def _kill_server(self) -> None:
+        assert self.proc is not None
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def kernel_pids(self) -> list[int]:
+        """PIDs of live kernels whose connection file lies in this server's runtime folder."""
+        marker = str(self.runtime_dir).encode()
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in cmdline and b"kernel" in cmdline and state != "Z":
+                pids.append(int(entry.name))
+        return pids
+
+    # -- helpers --------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def url(self, path: str) -> str:
+        """The URL of ``path`` on this server, carrying the token (the page then sets a cookie)."""
+        sep = "&" if "?" in path else "?"
+        return f"{self.base_url}{path.lstrip('/')}{sep}token={self.token}"
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        """Call the server's REST API and return the decoded JSON (or None)."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            self.base_url + path.lstrip("/"), data=data, method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def log_tail(self, n: int = 40) -> str:
+        """The last ``n`` lines of the server's log, for error messages."""
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no server log)"
+        return "--- JupyterLab log (tail) ---\n" + "\n".join(lines[-n:])
+
+    def __enter__(self) -> LabServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """Copy a folder without checkpoints and caches (the browser works on the copy)."""
+    shutil.copytree(
+        src, dst, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        dirs_exist_ok=True,
+    )
+    return dst
+
+
+# ---------------------------------------------------------------------------------------
+# Page helpers. Each takes a Playwright sync ``Page``.
+# ---------------------------------------------------------------------------------------
+
+STATUS_JS = """() => {
+  const bar = document.querySelector('#jp-main-statusbar');
+  return bar ? bar.innerText : '';
+}"""
+
+# For every non-empty code cell of the current notebook: its prompt text.
+PROMPTS_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  if (!panel) return null;
+  return [...panel.querySelectorAll('.jp-CodeCell')].map(cell => {
+    const src = cell.querySelector('.jp-InputArea-editor .cm-content');
+    const text = src ? src.innerText.trim() : '';
+    const prompt = cell.querySelector('.jp-InputArea-prompt');
+    return {empty: text === '', prompt: prompt ? prompt.innerText.trim() : ''};
+  });
+}"""
+
+
+def open_notebook(page: Any, server: LabServer, relpath: str, workspace: str,
+                  timeout_ms: float = 90_000) -> None:
+    """Open ``relpath`` in a fresh workspace and wait until its kernel is idle."""
+    page.goto(server.url(f"lab/workspaces/{workspace}/tree/{relpath}?reset"),
+              timeout=timeout_ms)
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell",
+                           timeout=timeout_ms)
+    wait_kernel_idle(page, timeout_ms)
+
+
+def wait_kernel_idle(page: Any, timeout_ms: float = 90_000) -> None:
+    """Wait for the status bar's kernel status to read Idle (not Initializing or Busy)."""
+    page.wait_for_function(
+        """() => {
+          const bar = document.querySelector('#jp-main-statusbar');
+          return bar && /\\|\\s*Idle\\b/.test(bar.innerText);
+        }""",
+        timeout=timeout_ms,
+    )
+
+
+def run_all_cells(page: Any, timeout_ms: float = 180_000) -> None:
+    """Run all cells from the Run menu, as a student would, and wait until all have run.
+
+    Raises
+    ------
+    AssertionError
+        If a non-empty code cell has no execution number afterwards (the run stopped early).
+    """
+    wait_kernel_idle(page, timeout_ms)
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+    # Queued cells show [*] at once; wait until none does and the kernel is idle again.
+    page.wait_for_function(
+        """() => {
+          const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+          const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+          return prompts.length > 0 && prompts.every(p => !p.innerText.includes('*'));
+        }""",
+        timeout=timeout_ms,
+    )
+    wait_kernel_idle(page, timeout_ms)
+    prompts = page.evaluate(PROMPTS_JS)
+    unrun = [i for i, p in enumerate(prompts)
+             if not p["empty"] and not any(ch.isdigit() for ch in p["prompt"])]
+    if unrun:
+        raise AssertionError(f"code cells {unrun} (0-based among code cells) did not run; "
+                             f"prompts: {[prompts[i]['prompt'] for i in unrun]}\n"
+                             + "\n".join(page_problems(page)))
+    wait_kernel_idle(page, timeout_ms)
+
+
+PROBLEMS_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const found = [];
+  panel.querySelectorAll('.jp-OutputArea-output').forEach(out => {
+    const mime = out.getAttribute('data-mime-type') || '';
+    const text = out.innerText || '';
+    if (mime === 'application/vnd.jupyter.stderr') {
+      found.push('error/stderr output: ' + text.slice(0, 2000));
+    } else if (/Error displaying widget|Failed to load model class|Error rendering/.test(text)) {
+      found.push('widget failed to render: ' + text.slice(0, 500));
+    }
+  });
+  return found;
+}"""
+
+
+def page_problems(page: Any) -> list[str]:
+    """Error outputs, stderr and widget render failures in the open notebook."""
+    return list(page.evaluate(PROBLEMS_JS))
+
+
+# Controls a student moves; their own readout and label are not "output".
+CONTROL_SELECTOR = (
+    ".widget-slider, .widget-hslider, .widget-vslider, .widget-dropdown, "
+    ".widget-toggle-buttons, .widget-togglebutton, .widget-toggle-button, .widget-checkbox, "
+    ".widget-radio, .widget-select, .widget-button, .widget-text, .widget-textarea, "
+    ".widget-play"
+)
+
+SIGNATURE_JS = """(controlSelector) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const cells = [...panel.querySelectorAll('.jp-Cell')];
+  return cells.map(cell => {
+    const area = cell.querySelector('.jp-OutputArea');
+    if (!area) return '';
+    const copy = area.cloneNode(true);
+    copy.querySelectorAll(controlSelector).forEach(el => el.remove());
+    const parts = [copy.textContent.replace(/\\s+/g, ' ').trim()];
+    copy.querySelectorAll('img').forEach(img => parts.push('img:' + img.getAttribute('src')));
+    copy.querySelectorAll('svg').forEach(svg => parts.push('svg:' + svg.outerHTML));
+    return parts.join('\\n');
+  });
+}"""
+
+
+def output_signature(page: Any) -> list[str]:
+    """Per cell: what its outputs show (text, images, SVG), without the controls themselves.
+
+    The slider's own readout changes whatever its callback does, so controls are cut out
+    before comparing: a change here is a change the widget's callback made.
+    """
+    return list(page.evaluate(SIGNATURE_JS, CONTROL_SELECTOR))
+
+
+WIDGET_KINDS = {
+    "slider": ".widget-slider .noUi-handle",
+    "dropdown": ".widget-dropdown select",
+    "toggle": ".widget-toggle-buttons .widget-toggle-button",
+    "checkbox": ".widget-checkbox input[type=checkbox]",
+    "radio": ".widget-radio-box input[type=radio]",
+}
+
+
+def control_readout(page: Any, locator: Any, kind: str) -> str:
+    """The control's own current value as the page shows it."""
+    if kind == "slider":
+        return str(locator.get_attribute("aria-valuenow"))
+    if kind == "dropdown":
+        return str(locator.input_value())
+    if kind == "toggle":
+        box = locator.locator("xpath=..")
+        return str(box.locator(".mod-active").all_inner_texts())
+    return str(locator.is_checked())
+
+
+def move_widget(page: Any, locator: Any, kind: str) -> str:
+    """Move one control: keyboard on a slider, choose an option of a dropdown, click a toggle.
+
+    Returns a short description of the move; raises AssertionError if the control's own
+    value did not change (then nothing else could be expected to).
+    """
+    before = control_readout(page, locator, kind)
+    locator.scroll_into_view_if_needed()
+    if kind == "slider":
+        locator.focus()
+        page.keyboard.press("ArrowRight")
+        if control_readout(page, locator, kind) == before:  # at its maximum: go the other way
+            page.keyboard.press("ArrowLeft")
+            page.keyboard.press("ArrowLeft")
+    elif kind == "dropdown":
+        # Arrow keys on a focused <select> are taken by JupyterLab's command-mode shortcuts
+        # (move to the next cell), so choose the option as a mouse user does.
+        options = locator.locator("option").evaluate_all("os => os.map(o => o.value)")
+        locator.select_option(next(o for o in options if o != before))
+    elif kind == "toggle":
+        box = locator.locator("xpath=..")
+        box.locator(".widget-toggle-button:not(.mod-active)").first.click()
+    else:
+        locator.click()
+    page.wait_for_timeout(50)
+    after = control_readout(page, locator, kind)
+    if after == before:
+        raise AssertionError(f"the {kind} did not move (its value stayed {before!r})")
+    return f"{kind}: {before} -> {after}"
+
+
+def _controls_by_cell(page: Any) -> list[tuple[int, str, Any]]:
+    """One control per cell that has any: (cell index, kind, locator), in page order."""
+    cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
+    found = []
+    for index in range(cells.count()):
+        cell = cells.nth(index)
+        for kind, selector in WIDGET_KINDS.items():
+            controls = cell.locator(selector)
+            if controls.count():
+                found.append((index, kind, controls.first))
+                break
+    return found
+
+
+def wait_output_change(page: Any, before: list[str], timeout_s: float = 20.0) -> list[int]:
+    """Wait until some cell's output signature differs from ``before``; return those cells."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        now = output_signature(page)
+        changed = [i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b]
+        if len(now) != len(before):
+            changed.append(-1)
+        if changed:
+            return changed
+        page.wait_for_timeout(100)
+    return []
+
+
+def check_widgets_respond(page: Any, timeout_s: float = 20.0) -> list[str]:
+    """Move one control in every cell that shows controls; each move must change an output.
+
+    Returns one line per move (for the test's log). Raises AssertionError naming the cell and
+    the move when a widget is missing or a move changes nothing that the page shows.
+    """
+    controls = _controls_by_cell(page)
+    if not controls:
+        raise AssertionError(
+            "no slider, dropdown, toggle, checkbox or radio button is shown in the notebook "
+            "(is the widget manager loaded? a missing one shows only a text repr)\n"
+            + "\n".join(page_problems(page))
+        )
+    lines = []
+    for cell_index, kind, locator in controls:
+        wait_kernel_idle(page)
+        before = output_signature(page)
+        move = move_widget(page, locator, kind)
+        changed = wait_output_change(page, before, timeout_s)
+        if not changed:
+            raise AssertionError(
+                f"moving the {kind} in cell {cell_index} ({move}) changed no output "
+                f"(text, image or description) within {timeout_s:.0f} s"
+            )
+        wait_kernel_idle(page)
+        lines.append(f"cell {cell_index}: {move}; output changed in cells {changed}")
+    problems = page_problems(page)
+    if problems:
+        raise AssertionError("after moving the widgets:\n" + "\n".join(problems))
+    return lines
+
+
+def shutdown_kernels(server: LabServer) -> None:
+    """Close every session (and so its kernel) of the server, between notebooks."""
+    for session in server.api("GET", "api/sessions") or []:
+        try:
+            server.api("DELETE", f"api/sessions/{session['id']}")
+        except urllib.error.HTTPError:
+            pass
