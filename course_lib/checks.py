@@ -145,12 +145,18 @@ def _call(
                   "delete the `raise NotImplementedError` line, then run this check again.")
         ) from None
     except Exception as exc:  # the student's code may raise anything; we report it
-        text = f"{type(exc).__name__}: {exc}".strip()
-        if len(text) > 160:
-            text = text[:157] + "..."
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        shapes_clash = isinstance(exc, ValueError) and any(
+            word in detail for word in ("matmul", "shape", "broadcast", "aligned")
+        )
+        if "matmul" in detail:
+            detail = "the shapes in a matrix product do not fit"
+        if len(detail) > 120:
+            detail = detail[:117] + "..."
+        text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         raise _Stop(
             _fail("raised", f"`{what}` raised {text} when called with "
-                  f"{_shape_text(args)}.{hint}")
+                  f"{_shape_text(args)}.{hint if shapes_clash else ''}")
         ) from None
 
 
@@ -491,7 +497,10 @@ def check_attention_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
         s = scaled_scores(_Q, _K)
         mistakes = (_scale_mistakes(_Q, _K, softmax) + _softmax_mistakes(s)
                     + [(c, lambda f=f: softmax(f()), m) for c, f, m in _scores_mistakes(_Q, _K)
-                       if c != "scaled_too_early"])
+                       if c != "scaled_too_early"]
+                    + [("no_softmax", lambda: s,
+                        "you returned the scaled scores; turn each row into weights with "
+                        "softmax.")])
         _diagnose(got, attention_weights(_Q, _K), what, mistakes, args)
         args = [("Q", _Q_BIG), ("K", _K_BIG)]
         got = _as_array(_call(fn, args, what, _transpose_hint), what, (2, 4))

@@ -116,6 +116,7 @@ CASES = {
             ("transposed_result",
              lambda Q, K: _softmax_rows(K @ Q.T / np.sqrt(Q.shape[-1]))),
             ("not_written", _not_written),
+            ("no_softmax", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1])),
         ],
     ),
     "check_blend": (
@@ -247,6 +248,13 @@ def test_raised_message_names_error_and_shapes():
     assert "ValueError" in result.message
     assert "Q of shape (2, 3), K of shape (4, 3)" in result.message
     assert "Q @ K.T" in result.message
+
+
+def test_hint_about_transposing_only_for_shape_errors():
+    result = checks.check_attention(lambda Q, K, V: 1 / 0)
+    assert result.mistake == "raised"
+    assert "ZeroDivisionError: division by zero" in result.message
+    assert "K.T" not in result.message
 
 
 def test_nan_output_is_reported_as_not_finite():
