@@ -125,6 +125,12 @@ class _Stop(Exception):
         self.result = result
 
 
+def _name_of(fn: Any, default: str) -> str:
+    """The student's own name for the function (``my_softmax``), else the lesson's."""
+    name = getattr(fn, "__name__", "")
+    return name if name.isidentifier() else default
+
+
 def _call(
     fn: Callable[..., Any], args: Sequence[tuple[str, Any]], what: str, hint: str = ""
 ) -> Any:
@@ -366,7 +372,7 @@ def check_shapes(attention_shapes: Callable[[int, int, int, int], Any]) -> Check
     Well done: the score table is n_q × n_k (one row per query)
     and the output is n_q × d_v (one blended value per query).
     """
-    what = "attention_shapes"
+    what = _name_of(attention_shapes, "attention_shapes")
 
     def body() -> CheckResult:
         for n_q, n_k, d_k, d_v in [(2, 5, 3, 4), (3, 3, 2, 2), (7, 4, 16, 8)]:
@@ -408,7 +414,7 @@ def check_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
     >>> check_scores(lambda Q, K: K @ Q.T).mistake
     'transposed_result'
     """
-    what = "scores"
+    what = _name_of(fn, "scores")
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K)]
@@ -438,7 +444,7 @@ def check_scaled_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
     >>> check_scaled_scores(lambda Q, K: Q @ K.T / np.sqrt(len(Q))).mistake
     'dk_wrong_axis'
     """
-    what = "scaled_scores"
+    what = _name_of(fn, "scaled_scores")
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K)]
@@ -462,7 +468,7 @@ def check_softmax(fn: Callable[[Any], Any]) -> CheckResult:
     >>> check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)).mistake
     'softmax_wrong_axis'
     """
-    what = "softmax"
+    what = _name_of(fn, "softmax")
 
     def body() -> CheckResult:
         args = [("x", _X)]
@@ -489,7 +495,7 @@ def check_attention_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
     >>> check_attention_weights(lambda Q, K: softmax(Q @ K.T)).mistake
     'missing_scale'
     """
-    what = "attention_weights"
+    what = _name_of(fn, "attention_weights")
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K)]
@@ -538,7 +544,7 @@ def check_blend(fn: Callable[[Any, Any], Any]) -> CheckResult:
     >>> check_blend(lambda w, V: np.tile(V.mean(axis=0), (2, 1))).mistake
     'values_unweighted'
     """
-    what = "blend"
+    what = _name_of(fn, "blend")
     w = attention_weights(_Q, _K)
 
     def body() -> CheckResult:
@@ -579,7 +585,7 @@ def check_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
     >>> check_attention(attention)
     Well done: softmax(QK^T / sqrt(d_k)) · V, every term in its place, and stable on large scores.
     """
-    what = "attend"
+    what = _name_of(fn, "attend")
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K), ("V", _V)]
@@ -609,7 +615,7 @@ def check_masked_attention(fn: Callable[[Any, Any, Any, Any], Any]) -> CheckResu
     Well done: hidden keys got weight 0 before the blend,
     and each row still spends a budget of exactly 1.
     """
-    what = "masked_attention"
+    what = _name_of(fn, "masked_attention")
     Q, K, V, mask = _QM, _K, _V, _MASK
     s = scaled_scores(Q, K)
 
@@ -658,7 +664,7 @@ def check_sat_output(answer: Any) -> CheckResult:
     >>> check_sat_output([1.0, 1.5]).mistake
     'wrong_values'
     """
-    what = "sat_output"
+    what = _name_of(answer, "sat_output")
 
     def body() -> CheckResult:
         value = _call(answer, [], what) if callable(answer) else answer

@@ -296,3 +296,12 @@ def test_check_sat_output(answer, ok, mistake):
     result = checks.check_sat_output(answer)
     assert bool(result) is ok, result.message
     assert result.mistake == mistake
+
+
+def test_messages_use_the_students_function_name():
+    def my_softmax(x):
+        raise NotImplementedError("Student exercise: softmax")
+
+    assert "`my_softmax` is not written yet" in checks.check_softmax(my_softmax).message
+    assert "`softmax` is not written yet" in checks.check_softmax(
+        lambda x: _not_written()).message
