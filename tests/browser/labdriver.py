@@ -358,6 +358,8 @@ def run_all_cells(page: Any, timeout_ms: float = 180_000) -> None:
         If a non-empty code cell has no execution number afterwards (the run stopped early).
     """
     wait_kernel_idle(page, timeout_ms)
+    if not page.evaluate(PROMPTS_JS):  # a notebook of markdown only: nothing to run
+        return
     page.locator(".lm-MenuBar-item", has_text="Run").first.click()
     page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
     # Queued cells show [*] at once; wait until none does and the kernel is idle again.
