@@ -473,7 +473,7 @@ def describe_row(
     largest is sat at 0.50."
     """
     r = np.asarray(row, dtype=np.float64)
-    whose = f"{query}'s " if query else "One row of "
+    whose = f"{query}'s " if query else "The row's "
     prep = "to" if kind == "weights" else "against"
     noun = "attention weights" if kind == "weights" else "scores"
     listed = _join([f"{_fmt(x, decimals)} {prep} {t}" for x, t in zip(r, tokens, strict=True)])
