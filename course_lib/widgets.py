@@ -59,7 +59,10 @@ every update.
 
 from __future__ import annotations
 
+import base64
 import html
+import struct
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -263,6 +266,64 @@ def _colours(v: NDArray[np.float64], vmin: float, vmax: float) -> tuple[NDArray[
     return code, dark_text
 
 
+#: Above this many rows or columns the heatmap is sent as a small PNG instead of a table.
+MAX_TABLE = 24
+
+
+def _png(rgb: NDArray[np.uint8]) -> bytes:
+    """Encode an (h, w, 3) uint8 image as PNG with zlib alone (no matplotlib: fast)."""
+    h, w, _ = rgb.shape
+    raw = np.concatenate([np.zeros((h, 1), np.uint8), rgb.reshape(h, w * 3)], axis=1)
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + tag + data
+                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw.tobytes(), 6)) + chunk(b"IEND", b""))
+
+
+def _heatmap_image(
+    v: NDArray[np.float64],
+    lo: float,
+    hi: float,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    mask: NDArray[np.bool_] | None,
+    highlight_row: int | None,
+    highlight_col: int | None,
+    description: str,
+) -> str:
+    """A large heatmap as an <img>: one block of pixels per cell, built with numpy."""
+    n_q, n_k = v.shape
+    code, _ = _colours(v, lo, hi)
+    rgb = np.stack([(code >> 16) & 255, (code >> 8) & 255, code & 255], axis=-1).astype(np.uint8)
+    if mask is not None:
+        rgb[~mask] = (217, 217, 217)
+    k = max(2, 384 // max(n_q, n_k))
+    big = np.repeat(np.repeat(rgb, k, axis=0), k, axis=1)
+    edge = np.array([0xD5, 0x5E, 0x00], np.uint8)  # vermillion outline, as in the table
+    if highlight_row is not None:
+        r0, r1 = highlight_row * k, (highlight_row + 1) * k - 1
+        big[[r0, r1], :] = edge
+        big[r0:r1 + 1, [0, -1]] = edge
+    if highlight_col is not None:
+        c0, c1 = highlight_col * k, (highlight_col + 1) * k - 1
+        big[:, [c0, c1]] = edge
+        big[[0, -1], c0:c1 + 1] = edge
+    data = base64.b64encode(_png(big)).decode("ascii")
+    axes = (
+        f"rows: querying tokens {_esc(rows[0])} … {_esc(rows[-1])} (top to bottom); "
+        f"columns: attended tokens {_esc(cols[0])} … {_esc(cols[-1])} (left to right)"
+    )
+    return (
+        f'<div style="font-size:11px">{axes}</div>'
+        f'<img src="data:image/png;base64,{data}" alt="{_esc(description)}" '
+        f'width="{big.shape[1]}" height="{big.shape[0]}" style="image-rendering:pixelated"/>'
+    )
+
+
 def heatmap_html(
     values: ArrayLike,
     rows: Sequence[str],
@@ -283,6 +344,10 @@ def heatmap_html(
     finite = np.where(np.isfinite(v), v, np.nan)
     lo = float(np.nanmin(finite)) if vmin is None else vmin
     hi = float(np.nanmax(finite)) if vmax is None else vmax
+    if max(n_q, n_k) > MAX_TABLE:
+        return _heatmap_image(np.nan_to_num(finite, nan=lo), lo, hi, rows, cols, mask=mask,
+                              highlight_row=highlight_row, highlight_col=highlight_col,
+                              description=description)
     code, dark = _colours(np.nan_to_num(finite, nan=lo), lo, hi)
     show = max(n_q, n_k) <= 12
     size = 44 if show else max(6, min(20, 480 // max(n_q, n_k)))
@@ -603,9 +668,9 @@ def scores_explorer(
             row_text = row_text.replace(f"{token}'s scores:", "its row of scores:", 1)
         else:
             row_text = (
-                f"its column of scores (every query against {token}'s key): "
-                + _join_listed(line, toks)
-                + "."
+                describe_row(line, toks, kind="scores")
+                .replace(" against ", " from ")
+                .replace("The row's scores:", f"its column (every query against {token}'s key):")
             )
         description = (
             f"{token}'s {vector} is {vec}; {row_text} "
@@ -634,10 +699,6 @@ def scores_explorer(
     explorer = Explorer(controls, compute, "QKᵀ: move one vector, watch its scores",
                         on_change)
     return explorer
-
-
-def _join_listed(line: NDArray[np.float64], toks: Sequence[str]) -> str:
-    return ", ".join(f"{t} {_fmt(x, 2)}" for t, x in zip(toks, line, strict=True))
 
 
 # --------------------------------------------------------------------------------------
