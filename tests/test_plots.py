@@ -151,7 +151,7 @@ def test_import_changes_no_global_state_and_registers_no_pyplot_figure(cat_sat_w
     code = (
         "import matplotlib, numpy as np\n"
         "before = dict(matplotlib.rcParams); state = np.random.get_state()[1].copy()\n"
-        "import course_lib.plots as p\n"
+        "import course_lib.plots as p, course_lib.widgets, course_lib.scaling\n"
         "from course_lib import the_cat_sat, attention_weights\n"
         "ex = the_cat_sat(); p.attention_heatmap(attention_weights(ex.Q, ex.K), ex.tokens)\n"
         "import matplotlib.pyplot as plt\n"
