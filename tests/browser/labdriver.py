@@ -489,7 +489,7 @@ def move_widget(page: Any, locator: Any, kind: str) -> str:
 
 
 def _controls_by_cell(page: Any) -> list[tuple[int, str, Any]]:
-    """One control per cell that has any: (cell index, kind, locator), in page order."""
+    """The first control of each kind in each cell: (cell index, kind, locator), in page order."""
     cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
     found = []
     for index in range(cells.count()):
@@ -498,7 +498,6 @@ def _controls_by_cell(page: Any) -> list[tuple[int, str, Any]]:
             controls = cell.locator(selector)
             if controls.count():
                 found.append((index, kind, controls.first))
-                break
     return found
 
 
@@ -517,7 +516,7 @@ def wait_output_change(page: Any, before: list[str], timeout_s: float = 20.0) ->
 
 
 def check_widgets_respond(page: Any, timeout_s: float = 20.0) -> list[str]:
-    """Move one control in every cell that shows controls; each move must change an output.
+    """Move one control of each kind in every cell; each move must change an output.
 
     Returns one line per move (for the test's log). Raises AssertionError naming the cell and
     the move when a widget is missing or a move changes nothing that the page shows.

@@ -79,8 +79,8 @@ def student_lab(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     """The student's JupyterLab, in a home folder holding the released notebook.
 
     Every answer cell (code or written) except ``attention_weights`` is filled with the
-    instructor's solution (a student who has done the rest), so that Validate's verdict hangs on the one answer the
-    browser types.
+    instructor's solution (a student who has done the rest), so that Validate's verdict
+    hangs on the one answer the browser types.
     """
     home = tmp_path_factory.mktemp("student")
     source = nbformat.read(SOURCE, as_version=4)
