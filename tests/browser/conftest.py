@@ -8,13 +8,14 @@ installed, must not see a test asking for its own (downloaded) browser.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from labdriver import (
+    ARTIFACTS,
+    REPO,
     LabServer,
     copy_tree,
     launch_chromium,
@@ -22,14 +23,6 @@ from labdriver import (
     shutdown_kernels,
 )
 from widget_notebooks import write_selftest_notebooks
-
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "browser"
-
-
-def lesson_notebooks() -> list[Path]:
-    """Every lesson notebook of the course, in order."""
-    return sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
 
 
 @pytest.fixture(scope="session")
@@ -91,12 +84,3 @@ def fresh_kernels(course_lab: LabServer) -> Iterator[LabServer]:
     yield course_lab
     shutdown_kernels(course_lab)
 
-
-def save_screenshot(page: Any, artifacts: Path, name: str) -> Path:
-    """Save a screenshot of the page as test-artifacts/browser/<name>.png and return the path."""
-    path = artifacts / f"{name}.png"
-    page.screenshot(path=str(path))
-    return path
-
-
-__all__ = ["ARTIFACTS", "REPO", "lesson_notebooks", "save_screenshot", "shutil"]

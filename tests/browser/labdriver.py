@@ -33,20 +33,32 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ARTIFACTS",
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "INSTALL_HINT",
+    "REPO",
     "LabServer",
+    "check_widgets_respond",
+    "copy_tree",
     "launch_chromium",
+    "lesson_notebooks",
     "missing_requirements",
     "move_widget",
     "open_notebook",
     "output_signature",
     "page_problems",
     "run_all_cells",
+    "save_screenshot",
+    "shutdown_kernels",
+    "venv_env",
     "wait_kernel_idle",
 ]
 
+REPO = Path(__file__).resolve().parents[2]
+# Screenshots land here (gitignored). Test modules import paths from here, not from
+# conftest: several test folders have a conftest.py, and `import conftest` is ambiguous.
+ARTIFACTS = REPO / "test-artifacts" / "browser"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -75,6 +87,18 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
     # Render every cell (no virtual scrolling) so that the page holds all prompts and outputs.
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
+
+
+def lesson_notebooks() -> list[Path]:
+    """Every lesson notebook of the course (notebooks/NN_*.ipynb), in order."""
+    return sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
+
+
+def save_screenshot(page: Any, artifacts: Path, name: str) -> Path:
+    """Save a screenshot of the page as ``<artifacts>/<name>.png`` and return its path."""
+    path = artifacts / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
 
 
 def missing_requirements() -> str | None:
@@ -411,15 +435,27 @@ CONTROL_SELECTOR = (
     ".widget-play"
 )
 
-SIGNATURE_JS = """(controlSelector) => {
+SIGNATURE_JS = """(movingSelector) => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
   const cells = [...panel.querySelectorAll('.jp-Cell')];
   return cells.map(cell => {
     const area = cell.querySelector('.jp-OutputArea');
     if (!area) return '';
+    const parts = [];
+    // Other controls' values can be what a callback changed (a dropdown that loads a
+    // token's vector into the sliders); the control being moved is left out.
+    area.querySelectorAll('.widget-readout').forEach(el => {
+      if (!el.closest(movingSelector)) parts.push('readout:' + el.textContent);
+    });
+    area.querySelectorAll('input[type=checkbox], input[type=radio]').forEach(el => {
+      if (!el.closest(movingSelector)) parts.push('checked:' + el.checked);
+    });
+    area.querySelectorAll('select').forEach(el => {
+      if (!el.closest(movingSelector)) parts.push('select:' + el.value);
+    });
     const copy = area.cloneNode(true);
-    copy.querySelectorAll(controlSelector).forEach(el => el.remove());
-    const parts = [copy.textContent.replace(/\\s+/g, ' ').trim()];
+    copy.querySelectorAll(movingSelector).forEach(el => el.remove());
+    parts.push(copy.textContent.replace(/\\s+/g, ' ').trim());
     copy.querySelectorAll('img').forEach(img => parts.push('img:' + img.getAttribute('src')));
     copy.querySelectorAll('svg').forEach(svg => parts.push('svg:' + svg.outerHTML));
     return parts.join('\\n');
@@ -427,13 +463,20 @@ SIGNATURE_JS = """(controlSelector) => {
 }"""
 
 
-def output_signature(page: Any) -> list[str]:
-    """Per cell: what its outputs show (text, images, SVG), without the controls themselves.
+MOVING = "[data-browser-test-moving]"
+CONTROL_ROOTS = (
+    ".widget-slider, .widget-hslider, .widget-vslider, .widget-dropdown, "
+    ".widget-toggle-buttons, .widget-checkbox, .widget-radio"
+)
 
-    The slider's own readout changes whatever its callback does, so controls are cut out
-    before comparing: a change here is a change the widget's callback made.
+
+def output_signature(page: Any) -> list[str]:
+    """Per cell: what its outputs show (text, images, SVG, other controls' values).
+
+    The control being moved (marked by :func:`move_widget`) is left out: a slider's own
+    readout changes whatever its callback does, so a change here is one a callback made.
     """
-    return list(page.evaluate(SIGNATURE_JS, CONTROL_SELECTOR))
+    return list(page.evaluate(SIGNATURE_JS, MOVING))
 
 
 WIDGET_KINDS = {
@@ -448,7 +491,8 @@ WIDGET_KINDS = {
 def control_readout(page: Any, locator: Any, kind: str) -> str:
     """The control's own current value as the page shows it."""
     if kind == "slider":
-        return str(locator.get_attribute("aria-valuenow"))
+        # aria-valuenow is rounded to one decimal (a log slider's small step hides in it).
+        return str(locator.get_attribute("aria-valuetext"))
     if kind == "dropdown":
         return str(locator.input_value())
     if kind == "toggle":
@@ -531,6 +575,10 @@ def check_widgets_respond(page: Any, timeout_s: float = 20.0) -> list[str]:
     lines = []
     for cell_index, kind, locator in controls:
         wait_kernel_idle(page)
+        page.evaluate("() => document.querySelectorAll('[data-browser-test-moving]')"
+                      ".forEach(el => el.removeAttribute('data-browser-test-moving'))")
+        locator.evaluate("(el, roots) => el.closest(roots)"
+                         ".setAttribute('data-browser-test-moving', '')", CONTROL_ROOTS)
         before = output_signature(page)
         move = move_widget(page, locator, kind)
         changed = wait_output_change(page, before, timeout_s)

@@ -19,8 +19,15 @@ from typing import Any
 
 import nbformat
 import pytest
-from conftest import REPO, save_screenshot
-from labdriver import LabServer, copy_tree, open_notebook, shutdown_kernels, venv_env
+from labdriver import (
+    REPO,
+    LabServer,
+    copy_tree,
+    open_notebook,
+    save_screenshot,
+    shutdown_kernels,
+    venv_env,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

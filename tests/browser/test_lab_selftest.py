@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import save_screenshot
 from labdriver import (
     LabServer,
     check_widgets_respond,
     open_notebook,
     page_problems,
     run_all_cells,
+    save_screenshot,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
