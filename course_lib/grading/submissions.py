@@ -10,7 +10,7 @@ Examples
 >>> sorted(KINDS)[:3]
 ['blank', 'correct', 'corrupt_json']
 >>> len(KINDS)
-16
+15
 """
 
 from __future__ import annotations
