@@ -278,3 +278,12 @@ def test_lesson_04_overflow_lab():
     text = stored_text("04_")
     assert "naive weights: [nan nan nan]" in text
     assert "array([0.6652, 0.2447, 0.09  ])" in text
+
+
+def test_lesson_03_stored_table_shows_std_growing_like_sqrt_dk():
+    text = stored_text("03_")
+    rows = re.findall(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", text, flags=re.M)
+    d_ks = [int(r[0]) for r in rows]
+    assert d_ks[0] == 2 and d_ks[-1] == 4096, rows
+    for _, std, root, ratio in rows:
+        assert 0.9 < float(ratio) < 1.1 and abs(float(std) / float(root) - float(ratio)) < 0.01
