@@ -46,6 +46,10 @@ Public API (names are stable; lessons may rely on them)
 ``causal_mask_explorer(Q=None, K=None, tokens=None, *, masked=False)``
     Lesson 07. Control ``masked`` (Checkbox). Numbers: ``weights``, ``mask``.
 
+Renderers (public, not in ``__all__``): ``heatmap_html``, ``bars_svg``, ``histogram_svg``,
+``blend_svg``, ``vectors_svg`` return HTML/SVG strings; ``MAX_TABLE`` (24) is the size above
+which a heatmap is sent as a small PNG (built with numpy and zlib) instead of a table.
+
 Rendering and speed
 -------------------
 A slider move must feel instant, so the explorers do not redraw matplotlib figures: the
