@@ -149,8 +149,12 @@ def test_figures_carry_their_description(path):
                 assert alt and len(alt.group(1)) > 40, f"{path.name}: figure without alt text"
 
 
-def test_sanitize_file_is_the_libraries_pattern():
-    assert NBVAL_SANITIZE in (NOTEBOOKS / "nbval-sanitize.cfg").read_text(encoding="utf-8")
+def test_nbval_uses_the_libraries_sanitize_file():
+    """pytest runs the lessons with the one sanitize file that blanks figure PNGs only."""
+    root = NOTEBOOKS.parent
+    assert "--nbval-sanitize-with tests/nbval_sanitize.cfg" in (
+        root / "pyproject.toml").read_text(encoding="utf-8")
+    assert (root / "tests" / "nbval_sanitize.cfg").read_text(encoding="utf-8") == NBVAL_SANITIZE
 
 
 # ------------------------------------------------------------------------------ exercises
