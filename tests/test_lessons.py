@@ -291,3 +291,29 @@ def test_lesson_03_stored_table_shows_std_growing_like_sqrt_dk():
     assert d_ks[0] == 2 and d_ks[-1] == 4096, rows
     for _, std, root, ratio in rows:
         assert 0.9 < float(ratio) < 1.1 and abs(float(std) / float(root) - float(ratio)) < 0.01
+
+
+def solutions(path: Path):
+    """(exercise stub cell, solution code) for each exercise; the solution follows its check."""
+    cells = read(path).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "code" and "exercise" in tags(cell):
+            solution = cells[i + 2]
+            assert "solution" in tags(solution), f"{path.name}: exercise without a solution"
+            code = re.search(r"```python\n(.*?)```", solution.source, flags=re.S)
+            assert code and "<details>" in solution.source, "solution folded in <details>"
+            yield cell, code.group(1)
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_each_shown_solution_passes_its_check(path):
+    """Like NeuromatchAcademy's CI: the solution shown to students still passes the check."""
+    ns = dict(run_in_process(path))
+    cells = code_cells(read(path))
+    for stub, code in solutions(path):
+        check = cells[cells.index(stub) + 1]
+        check_name, student_name = CHECK_CALL.match(check.source.strip()).groups()
+        assert f"def {student_name}(" in code, "the solution defines the stub's function"
+        exec(code, ns)
+        verdict = getattr(checks, check_name)(ns[student_name])
+        assert verdict, f"{path.name}: the solution of {student_name} fails: {verdict}"
