@@ -31,6 +31,14 @@ query=None, temperature=1.0, decimals=2)``
 ``scaling_curves(stats)``
     The three saturation numbers of :mod:`course_lib.scaling` against d_k (lesson 03).
 
+``describe_heatmap``, ``describe_row``, ``describe_blend``, ``describe_histogram``
+    The sentence builders behind the descriptions (the widgets use them too).
+``inside_hull(point, values)``
+    Whether a 2-D point lies in the convex hull of the 2-D value vectors.
+``NBVAL_SANITIZE``
+    The nbval sanitize section that blanks the embedded PNG (also in
+    ``tests/nbval_sanitize.cfg``).
+
 Design notes
 ------------
 * Figures are built with :class:`matplotlib.figure.Figure` directly, never through
@@ -76,6 +84,7 @@ __all__ = [
     "causal_mask_pair",
     "describe_blend",
     "describe_heatmap",
+    "describe_histogram",
     "describe_row",
     "dot_product_histograms",
     "inside_hull",

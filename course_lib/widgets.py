@@ -46,6 +46,10 @@ Public API (names are stable; lessons may rely on them)
 ``causal_mask_explorer(Q=None, K=None, tokens=None, *, masked=False)``
     Lesson 07. Control ``masked`` (Checkbox). Numbers: ``weights``, ``mask``.
 
+Renderers (public, not in ``__all__``): ``heatmap_html``, ``bars_svg``, ``histogram_svg``,
+``blend_svg``, ``vectors_svg`` return HTML/SVG strings; ``MAX_TABLE`` (24) is the size above
+which a heatmap is sent as a small PNG (built with numpy and zlib) instead of a table.
+
 Rendering and speed
 -------------------
 A slider move must feel instant, so the explorers do not redraw matplotlib figures: the
@@ -107,6 +111,8 @@ __all__ = [
     "softmax_budget",
     "temperature_explorer",
 ]
+# heatmap_html, bars_svg, histogram_svg, blend_svg and vectors_svg are public helpers too
+# (documented below) but kept out of __all__: lessons use the explorers.
 
 
 # --------------------------------------------------------------------------------------
@@ -537,6 +543,49 @@ def blend_svg(
     return "".join(parts)
 
 
+def vectors_svg(
+    moved: NDArray[np.float64],
+    moved_label: str,
+    others: NDArray[np.float64],
+    other_labels: Sequence[str],
+    *,
+    lim: float,
+    description: str = "",
+) -> str:
+    """Inline SVG of 2-D vectors as arrows from the origin: one moved vector, the others.
+
+    Used by the scores explorer when d_k = 2: the moved query (orange) against every key
+    (blue), or the moved key against every query. The axes stay fixed at ``±lim``.
+    """
+    size, pad = 260, 16
+    scale = (size / 2 - pad) / lim
+
+    def xy(p: NDArray[np.float64]) -> tuple[float, float]:
+        return size / 2 + p[0] * scale, size / 2 - p[1] * scale
+
+    parts = [
+        f'<svg role="img" aria-label="{_esc(description)}" width="{size}" height="{size}" '
+        'style="font:11px sans-serif;margin-right:12px">',
+        '<defs><marker id="arrow-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
+        'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+        'fill="context-stroke"/></marker></defs>',
+        f'<line x1="0" x2="{size}" y1="{size / 2}" y2="{size / 2}" stroke="#bbb"/>',
+        f'<line y1="0" y2="{size}" x1="{size / 2}" x2="{size / 2}" stroke="#bbb"/>',
+    ]
+    for p, lab, colour, width in [
+        *((o, t, BLUE, 1.5) for o, t in zip(others, other_labels, strict=True)),
+        (moved, moved_label, ORANGE, 3.0),
+    ]:
+        x, y = xy(p)
+        parts.append(
+            f'<line x1="{size / 2}" y1="{size / 2}" x2="{x:.1f}" y2="{y:.1f}" '
+            f'stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-head)"/>'
+        )
+        parts.append(f'<text x="{x + 4:.1f}" y="{y - 4:.1f}">{_esc(lab)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 # --------------------------------------------------------------------------------------
 # shared input handling (private)
 # --------------------------------------------------------------------------------------
@@ -681,6 +730,14 @@ def scores_explorer(
             highlight_row=i if vector == "query" else None,
             highlight_col=i if vector == "key" else None,
         )
+        if d_k == 2 and len(toks) <= 12:
+            other, letter = (k, "k") if vector == "query" else (q, "q")
+            arrows = vectors_svg(
+                moved[i], f"{vector[0]}_{token}", other, [f"{letter}_{t}" for t in toks],
+                lim=lim, description=row_text,
+            )
+            body = (f'<div style="display:flex;flex-wrap:wrap;align-items:center">{arrows}'
+                    f"{body}</div>")
         return View(body + _caption(description),
                     description, {"scores": s, "row": line.copy(), "vector": moved[i].copy()})
 

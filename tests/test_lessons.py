@@ -149,8 +149,12 @@ def test_figures_carry_their_description(path):
                 assert alt and len(alt.group(1)) > 40, f"{path.name}: figure without alt text"
 
 
-def test_sanitize_file_is_the_libraries_pattern():
-    assert NBVAL_SANITIZE in (NOTEBOOKS / "nbval-sanitize.cfg").read_text(encoding="utf-8")
+def test_nbval_uses_the_libraries_sanitize_file():
+    """pytest runs the lessons with the one sanitize file that blanks figure PNGs only."""
+    root = NOTEBOOKS.parent
+    assert "--nbval-sanitize-with tests/nbval_sanitize.cfg" in (
+        root / "pyproject.toml").read_text(encoding="utf-8")
+    assert (root / "tests" / "nbval_sanitize.cfg").read_text(encoding="utf-8") == NBVAL_SANITIZE
 
 
 # ------------------------------------------------------------------------------ exercises
@@ -278,3 +282,38 @@ def test_lesson_04_overflow_lab():
     text = stored_text("04_")
     assert "naive weights: [nan nan nan]" in text
     assert "array([0.6652, 0.2447, 0.09  ])" in text
+
+
+def test_lesson_03_stored_table_shows_std_growing_like_sqrt_dk():
+    text = stored_text("03_")
+    rows = re.findall(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", text, flags=re.M)
+    d_ks = [int(r[0]) for r in rows]
+    assert d_ks[0] == 2 and d_ks[-1] == 4096, rows
+    for _, std, root, ratio in rows:
+        assert 0.9 < float(ratio) < 1.1 and abs(float(std) / float(root) - float(ratio)) < 0.01
+
+
+def solutions(path: Path):
+    """(exercise stub cell, solution code) for each exercise; the solution follows its check."""
+    cells = read(path).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "code" and "exercise" in tags(cell):
+            solution = cells[i + 2]
+            assert "solution" in tags(solution), f"{path.name}: exercise without a solution"
+            code = re.search(r"```python\n(.*?)```", solution.source, flags=re.S)
+            assert code and "<details>" in solution.source, "solution folded in <details>"
+            yield cell, code.group(1)
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_each_shown_solution_passes_its_check(path):
+    """Like NeuromatchAcademy's CI: the solution shown to students still passes the check."""
+    ns = dict(run_in_process(path))
+    cells = code_cells(read(path))
+    for stub, code in solutions(path):
+        check = cells[cells.index(stub) + 1]
+        check_name, student_name = CHECK_CALL.match(check.source.strip()).groups()
+        assert f"def {student_name}(" in code, "the solution defines the stub's function"
+        exec(code, ns)
+        verdict = getattr(checks, check_name)(ns[student_name])
+        assert verdict, f"{path.name}: the solution of {student_name} fails: {verdict}"

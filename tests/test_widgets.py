@@ -72,6 +72,23 @@ def test_scores_explorer_via_the_control_itself_and_key_columns():
     assert (ex.controls["x0"].value, ex.controls["x1"].value) == (1.0, -1.0)
 
 
+def test_scores_explorer_draws_the_moved_vector_against_the_others():
+    ex = scores_explorer()
+    ex.set(x0=-1.5)
+    arrows = re.findall(r'<line x1="130.0" y1="130.0" x2="([-\d.]+)" y2="([-\d.]+)" '
+                        r'stroke="(#[0-9A-F]+)"', ex.view.html)
+    # three keys (blue) and sat's query (orange), from the origin at (130, 130)
+    assert [c for *_, c in arrows] == ["#0072B2"] * 3 + ["#E69F00"]
+    qx, qy = (float(v) for v in arrows[-1][:2])
+    kx, ky = (float(v) for v in arrows[0][:2])  # k_the = [1, 0]
+    assert ky == pytest.approx(130.0)
+    assert (qx - 130) / (kx - 130) == pytest.approx(-1.5)
+    assert (130 - qy) / (kx - 130) == pytest.approx(1.0)
+    assert ">q_sat</text>" in ex.view.html and ">k_the</text>" in ex.view.html
+    ex.set(vector="key")
+    assert ">k_sat</text>" in ex.view.html and ">q_the</text>" in ex.view.html
+
+
 def test_compute_is_pure():
     ex = scores_explorer()
     view = ex.view
