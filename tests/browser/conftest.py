@@ -2,12 +2,14 @@
 
 Every test here is marked ``browser`` (select with ``-m browser``, skip with
 ``-m 'not browser'``). Without /usr/bin/chromium or playwright the tests skip, and the skip
-message says what to install. Kept in tests/browser/ on purpose: pytest-playwright, if it is
-installed, must not see a test asking for its own (downloaded) browser.
+message says what to install; under CI (``CI=true``, as .ci/run runs) they fail instead.
+Kept in tests/browser/ on purpose: pytest-playwright, if it is installed, must not see a
+test asking for its own (downloaded) browser.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,10 @@ from widget_notebooks import write_selftest_notebooks
 @pytest.fixture(scope="session")
 def browser_requirements() -> None:
     message = missing_requirements()
+    if message and os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        # CI runs scripts/install-system-packages.sh first: a skip there would hide a
+        # missing install step, so it is an error.
+        pytest.fail(f"CI={os.environ['CI']}: {message}", pytrace=False)
     if message:
         pytest.skip(message)
 
