@@ -88,12 +88,23 @@ COURSE_CASES: list[tuple[str, str, str]] = [
      "from course_lib import widgets as cw\n\ncw.scores_explorer()"),
     ("temperature_explorer slider -> HTML bars", "slider",
      "from course_lib import widgets as cw\n\ncw.temperature_explorer()"),
+    ("softmax_budget slider -> HTML bars", "slider",
+     "from course_lib import widgets as cw\n\ncw.softmax_budget()"),
+    ("blend_explorer slider -> SVG triangle", "slider",
+     "from course_lib import widgets as cw\n\ncw.blend_explorer()"),
+    ("scaling_explorer d_k slider (cached after 1st) -> SVG", "slider",
+     "from course_lib import widgets as cw\n\ncw.scaling_explorer()"),
+    ("scaling_explorer checkbox (cached after 1st) -> SVG", "checkbox",
+     "from course_lib import widgets as cw\n\ncw.scaling_explorer()"),
+    ("causal_mask_explorer checkbox -> HTML heatmaps", "checkbox",
+     "from course_lib import widgets as cw\n\ncw.causal_mask_explorer()"),
 ]
 
 SELECTORS = {
     "slider": ".widget-slider .noUi-handle",
     "dropdown": ".widget-dropdown select",
     "toggle": ".widget-toggle-buttons",
+    "checkbox": ".widget-checkbox input[type=checkbox]",
 }
 
 # Arm: remember the time of the next input event, and resolve window.__changed with the time
@@ -144,6 +155,8 @@ def _move(page: Any, cell: Any, kind: str, i: int) -> None:
         options = select.locator("option").evaluate_all("os => os.map(o => o.value)")
         current = select.input_value()
         select.select_option(next(o for o in options if o != current))
+    elif kind == "checkbox":
+        cell.locator(SELECTORS["checkbox"]).first.click()
     else:
         cell.locator(f"{SELECTORS['toggle']} .widget-toggle-button:not(.mod-active)").first.click()
 
@@ -208,9 +221,9 @@ def main() -> int:
                 browser.close()
     print("Key press / click -> updated output, in Chromium "
           f"(JupyterLab, {args.moves} timed moves each after one warm-up):")
-    print(f"{'kind':9} {'widget':52} {'n':>3} {'median ms':>10} {'p10':>7} {'p90':>7}")
+    print(f"{'kind':9} {'widget':54} {'n':>3} {'median ms':>10} {'p10':>7} {'p90':>7}")
     for kind, label, n, med, p10, p90 in rows:
-        print(f"{kind:9} {label:52} {n:3d} {med:10.1f} {p10:7.1f} {p90:7.1f}")
+        print(f"{kind:9} {label:54} {n:3d} {med:10.1f} {p10:7.1f} {p90:7.1f}")
     for kind in sorted({r[0] for r in rows}):
         meds = [r[3] for r in rows if r[0] == kind]
         print(f"median of medians, {kind}: {statistics.median(meds):.1f} ms")
