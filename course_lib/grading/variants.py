@@ -4,8 +4,10 @@ The committed ``quiz/source/checkpoint/checkpoint.ipynb`` is what this module ma
 :data:`DEFAULT_SEED`; its answers are public, with the repository. An instructor who grades
 a class makes a fresh variant from a private seed: the same questions, different numbers
 (the worked example, the hidden tests' inputs) and a different order of the
-multiple-choice options. The hidden tests compute their expectations with
-:mod:`course_lib` when they run, so they are right for every variant.
+multiple-choice options. The hidden tests' expectations are computed with
+:mod:`course_lib` here, for each variant, and written into the tests as literals: the
+graded checks compare them with real-float arithmetic and call nothing that a student's
+code, running in the same kernel before them, could have replaced.
 
 Every variant is checked before it is written: each hidden test must fail for exactly its
 own mistake in :data:`course_lib.grading.mistakes.MISTAKES` and pass for the correct
