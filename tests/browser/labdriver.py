@@ -72,8 +72,9 @@ CHROMIUM_ARGS = [
 INSTALL_HINT = (
     "The browser tests need Debian's Chromium at /usr/bin/chromium and the Python package "
     "playwright. Install them with `sudo ./scripts/install-system-packages.sh` (it runs "
-    "`apt-get install -y chromium`) and `make setup` (pip installs '.[test]', which includes "
-    "playwright). Never run `playwright install`: these tests use Debian's browser only. "
+    "`apt-get install -y chromium`) and `./course test` (its set-up pip-installs '.[test]', "
+    "which includes playwright). Never run `playwright install`: these tests use Debian's "
+    "browser only. "
     "Deselect these tests with -m 'not browser'."
 )
 
