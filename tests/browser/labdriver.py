@@ -546,6 +546,23 @@ def _controls_by_cell(page: Any) -> list[tuple[int, str, Any]]:
     return found
 
 
+def stable_signature(page: Any, quiet_ms: int = 300, timeout_s: float = 10.0) -> list[str]:
+    """The output signature once it has stopped changing for ``quiet_ms``.
+
+    A widget view that is still rendering must not pass for a callback's redraw.
+    """
+    deadline = time.monotonic() + timeout_s
+    last = output_signature(page)
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(quiet_ms)
+        now = output_signature(page)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError(f"the notebook's outputs kept changing for {timeout_s:.0f} s "
+                         "without anyone touching a widget")
+
+
 def wait_output_change(page: Any, before: list[str], timeout_s: float = 20.0) -> list[int]:
     """Wait until some cell's output signature differs from ``before``; return those cells."""
     deadline = time.monotonic() + timeout_s
@@ -580,7 +597,7 @@ def check_widgets_respond(page: Any, timeout_s: float = 20.0) -> list[str]:
                       ".forEach(el => el.removeAttribute('data-browser-test-moving'))")
         locator.evaluate("(el, roots) => el.closest(roots)"
                          ".setAttribute('data-browser-test-moving', '')", CONTROL_ROOTS)
-        before = output_signature(page)
+        before = stable_signature(page)
         move = move_widget(page, locator, kind)
         changed = wait_output_change(page, before, timeout_s)
         if not changed:
