@@ -105,7 +105,7 @@ class Feedback:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.question}, option {self.letter}: {self.text}"
+        return textwrap.fill(f"{self.question}, option {self.letter}: {self.text}", width=88)
 
 
 @dataclass(frozen=True)
