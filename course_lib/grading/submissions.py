@@ -47,6 +47,8 @@ KINDS = {
     "renamed": "every answer right, in a notebook saved under another name",
     "corrupt_json": "the notebook file cut in half (not valid JSON)",
     "other_kernelspec": "every answer right, with an R kernelspec in the metadata",
+    "peeks_at_hidden_tests": "every answer right; a late answer cell prints the source of "
+    "every cell run so far (IPython's In), hidden tests included",
 }
 
 
@@ -132,6 +134,8 @@ def make_submission(kind: str, released_text: str, variant: Variant) -> dict[str
         answers["sat_output"] = f"sat_output = np.array({sat})"
     elif kind == "infinite_loop":
         answers["sat_output"] = "while True:\n    pass"
+    elif kind == "peeks_at_hidden_tests":
+        answers["mc_causal_mask"] += '\nprint("\\n".join(In))'
     elif kind == "prints_megabytes":
         answers["attention_weights"] = (
             CORRECT_ANSWER + '\n\nfor _i in range(40_000):\n    print(_i, "x" * 100)\n'

@@ -1,23 +1,95 @@
-"""Fixtures for tests/grading: a real nbgrader course, autograded once per session.
+"""Fixtures of the grading tests: nbgrader's real pipeline, run once per session.
 
-The course is the small checkpoint of ``mini_course.py`` (same grade ids as the real
-quiz). Students are made by code from the generated release; every nbgrader step runs
-through :class:`nbgrader.apps.NbGraderAPI` in this process (one start-up, not one per
-command).
+``graded_course`` copies quiz/ (config and source) to a temporary directory, generates the
+release, places one submission of every kind in ``course_lib.grading.submissions.KINDS``
+under ``submitted/<kind>/checkpoint/``, autogrades them all in one call (as
+``nbgrader autograde checkpoint`` does), generates feedback and exports the grades, all
+through ``nbgrader.apps.NbGraderAPI`` in this process.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
 
+from course_lib.grading.pipeline import (
+    ASSIGNMENT,
+    copy_course,
+    export_csv,
+    open_api,
+    place_submission,
+)
+from course_lib.grading.submissions import KINDS, make_submission
+from course_lib.grading.variants import DEFAULT_SEED, Variant, make_variant
+
+ROOT = Path(__file__).resolve().parents[2]
+QUIZ = ROOT / "quiz"
+
+
+@dataclass
+class GradedCourse:
+    """A temporary course directory after the whole pipeline ran."""
+
+    course: Path
+    api: Any
+    variant: Variant
+    released_text: str
+    autograde_result: dict[str, Any]
+    feedback_result: dict[str, Any]
+    grades_csv: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def autograded(self, student: str) -> Path:
+        return self.course / "autograded" / student / ASSIGNMENT / "checkpoint.ipynb"
+
+    def feedback(self, student: str) -> Path:
+        return self.course / "feedback" / student / ASSIGNMENT / "checkpoint.html"
+
+
+@pytest.fixture(scope="session")
+def graded_course(tmp_path_factory) -> GradedCourse:
+    start = time.perf_counter()
+    course = copy_course(QUIZ, tmp_path_factory.mktemp("course") / "quiz")
+    api = open_api(course)
+    result = api.generate_assignment(ASSIGNMENT)
+    assert result["success"], result.get("log", "") + str(result.get("error"))
+    released_text = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
+    variant = make_variant(DEFAULT_SEED)
+    for kind in KINDS:
+        place_submission(course, kind, make_submission(kind, released_text, variant))
+    seconds = {"generate_assignment": time.perf_counter() - start}
+    t = time.perf_counter()
+    autograde_result = api.autograde(ASSIGNMENT, "*")
+    seconds["autograde"] = time.perf_counter() - t
+    t = time.perf_counter()
+    feedback_result = api.generate_feedback(ASSIGNMENT)
+    seconds["generate_feedback"] = time.perf_counter() - t
+    grades_csv = export_csv(api, course / "grades.csv")
+    seconds["total"] = time.perf_counter() - start
+    print(
+        f"\n[grading pipeline] {len(KINDS)} submissions, seconds: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items())
+    )
+    return GradedCourse(
+        course, api, variant, released_text, autograde_result, feedback_result, grades_csv, seconds
+    )
+
+# --------------------------------------------------------------------------------------
+# The mini course of tests/grading/mini_course.py (grade table and class report): a small
+# checkpoint with the same grade ids, whose students cover what the grade table must tell
+# apart (missing notebook, dying kernel, written answers waiting for or given a manual
+# grade, a student without a submission) with scores these tests control exactly.
+# --------------------------------------------------------------------------------------
+
 sys.path.insert(0, str(Path(__file__).parent))
-import mini_course as mc
+import mini_course as mc  # noqa: E402
 
 # name -> answers (by grade id) that the student typed into the release; None = special
 GOOD = {
@@ -47,8 +119,8 @@ NO_SUBMISSION = "s15_absent"
 
 
 @dataclass
-class GradedCourse:
-    """An autograded course directory and what happened to each student."""
+class MiniGradedCourse:
+    """The mini course after autograde, and which autogrades nbgrader reported as ok."""
 
     root: Path
     autograde_ok: dict[str, bool]
@@ -75,7 +147,7 @@ def _submit(root: Path, release: nbformat.NotebookNode, student: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
+def mini_graded_course(tmp_path_factory: pytest.TempPathFactory) -> MiniGradedCourse:
     """Generate, submit, autograde (and grade one written answer by hand), for real."""
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
@@ -110,4 +182,4 @@ def graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
     finally:
         os.chdir(cwd)
         os.environ["PATH"] = old_path
-    return GradedCourse(root, ok)
+    return MiniGradedCourse(root, ok)

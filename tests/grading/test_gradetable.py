@@ -48,15 +48,15 @@ UNGRADED = {
 }
 
 
-def test_header_has_one_column_per_question_with_its_maximum(graded_course):
-    table = build_grade_table(graded_course.root)
+def test_header_has_one_column_per_question_with_its_maximum(mini_graded_course):
+    table = build_grade_table(mini_graded_course.root)
     assert table.header == ["student", "status", *Q, "total (/10)", "failed hidden tests"]
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
-def test_graded_submissions_exact_cells(graded_course, student):
+def test_graded_submissions_exact_cells(mini_graded_course, student):
     status, cells, total, failed = EXPECTED[student]
-    row = build_grade_table(graded_course.root).row(student)
+    row = build_grade_table(mini_graded_course.root).row(student)
     assert row["status"] == status
     assert [row[q] for q in Q] == cells
     assert row["total (/10)"] == total
@@ -64,47 +64,47 @@ def test_graded_submissions_exact_cells(graded_course, student):
 
 
 @pytest.mark.parametrize("student", sorted(UNGRADED))
-def test_ungraded_submissions_say_why_in_every_cell_never_zero(graded_course, student):
+def test_ungraded_submissions_say_why_in_every_cell_never_zero(mini_graded_course, student):
     reason = UNGRADED[student]
-    row = build_grade_table(graded_course.root).row(student)
+    row = build_grade_table(mini_graded_course.root).row(student)
     assert row["status"] == reason
     assert [row[q] for q in Q] == [reason] * 5
     assert row["total (/10)"] == reason
 
 
-def test_every_student_appears_once_in_order(graded_course):
-    table = build_grade_table(graded_course.root)
+def test_every_student_appears_once_in_order(mini_graded_course):
+    table = build_grade_table(mini_graded_course.root)
     assert table.students == sorted([*EXPECTED, *UNGRADED])
 
 
-def test_broken_submissions_really_failed_in_nbgrader(graded_course):
+def test_broken_submissions_really_failed_in_nbgrader(mini_graded_course):
     """The ungraded rows come from real autograde failures, not from the table's guesses."""
-    ok = graded_course.autograde_ok
+    ok = mini_graded_course.autograde_ok
     assert [s for s, good in ok.items() if not good] == [
         "s11_corrupt", "s12_renamed", "s13_missing", "s14_kernel_dies"
     ]
 
 
-def test_nbgrader_export_scores_the_broken_ones_zero_and_the_table_does_not(graded_course,
+def test_nbgrader_export_scores_the_broken_ones_zero_and_the_table_does_not(mini_graded_course,
                                                                              tmp_path):
     """What the table adds to `nbgrader export`: export says 0 for an ungraded notebook."""
     out = tmp_path / "export.csv"
     nbgrader = Path(sys.executable).parent / "nbgrader"
-    subprocess.run([str(nbgrader), "export", f"--to={out}"], cwd=graded_course.root,
+    subprocess.run([str(nbgrader), "export", f"--to={out}"], cwd=mini_graded_course.root,
                    check=True, capture_output=True)
     exported = {r["student_id"]: r for r in csv.DictReader(out.open())}
     assert float(exported["s11_corrupt"]["score"]) == 0.0
     assert float(exported["s12_renamed"]["score"]) == 0.0
     assert float(exported["s01_correct"]["score"]) == 8.0
-    table = build_grade_table(graded_course.root)
+    table = build_grade_table(mini_graded_course.root)
     assert table.row("s11_corrupt")["total (/10)"].startswith("ungraded: corrupt")
 
 
-def test_cli_writes_csv_and_prints_table(graded_course, tmp_path):
+def test_cli_writes_csv_and_prints_table(mini_graded_course, tmp_path):
     out = tmp_path / "grades.csv"
     proc = subprocess.run(
         [sys.executable, "-m", "course_lib.grading.gradetable",
-         "--course-dir", str(graded_course.root), "--csv", str(out)],
+         "--course-dir", str(mini_graded_course.root), "--csv", str(out)],
         capture_output=True, text=True, check=True,
     )
     rows = list(csv.reader(out.open()))
@@ -128,6 +128,6 @@ def test_cli_without_gradebook_says_what_is_missing(tmp_path, capsys):
     assert "nbgrader_config.py" in err
 
 
-def test_unknown_assignment_names_the_known_ones(graded_course):
+def test_unknown_assignment_names_the_known_ones(mini_graded_course):
     with pytest.raises(ValueError, match=r"'quiz9' is not in the gradebook .* \['checkpoint'\]"):
-        build_grade_table(graded_course.root, "quiz9")
+        build_grade_table(mini_graded_course.root, "quiz9")

@@ -16,13 +16,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def report(graded_course, tmp_path_factory):
+def report(mini_graded_course, tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
-    return write_report(graded_course.root, out), out
+    return write_report(mini_graded_course.root, out), out
 
 
-def test_mistake_counts_come_from_the_failing_hidden_tests(graded_course):
-    s = summarize(build_grade_table(graded_course.root))
+def test_mistake_counts_come_from_the_failing_hidden_tests(mini_graded_course):
+    s = summarize(build_grade_table(mini_graded_course.root))
     assert s.mistakes == {
         "test_missing_scale": ["s02_missing_scale", "s10_two_mistakes"],
         "test_wrong_axis": ["s03_wrong_axis", "s10_two_mistakes"],
@@ -33,8 +33,8 @@ def test_mistake_counts_come_from_the_failing_hidden_tests(graded_course):
     assert s.crashed == ["s06_blank"]
 
 
-def test_score_distributions_leave_out_ungraded_and_pending(graded_course):
-    s = summarize(build_grade_table(graded_course.root))
+def test_score_distributions_leave_out_ungraded_and_pending(mini_graded_course):
+    s = summarize(build_grade_table(mini_graded_course.root))
     assert s.n_graded == 10
     assert s.distributions["attention_weights"] == Counter({5: 4, 3: 3, 4: 1, 2: 1, 0: 1})
     assert s.distributions["mc_why_scale"] == Counter({1: 8, 0: 2})
@@ -87,11 +87,11 @@ def test_html_report_has_the_images_with_alt_text(report):
     assert "<td>s11_corrupt</td><td>corrupt notebook (not valid JSON)</td>" in page
 
 
-def test_cli_writes_the_report(graded_course, tmp_path):
+def test_cli_writes_the_report(mini_graded_course, tmp_path):
     out = tmp_path / "class-report"
     proc = subprocess.run(
         [sys.executable, "-m", "course_lib.grading.report",
-         "--course-dir", str(graded_course.root), "--out", str(out)],
+         "--course-dir", str(mini_graded_course.root), "--out", str(out)],
         capture_output=True, text=True, check=True,
     )
     assert sorted(p.name for p in out.iterdir()) == [
@@ -99,3 +99,49 @@ def test_cli_writes_the_report(graded_course, tmp_path):
     ]
     assert "# Class report: checkpoint" in proc.stdout
     assert "10 graded submissions" in proc.stdout.splitlines()[-1]
+
+
+# --------------------------------------------------------------------------------------
+# the real checkpoint (quiz/), graded by quiz-core's pipeline fixture: one submission of
+# each kind in course_lib.grading.submissions.KINDS, each student named for its kind
+# --------------------------------------------------------------------------------------
+
+
+def test_real_checkpoint_mistakes_are_diagnosed_one_each(graded_course):
+    s = summarize(build_grade_table(graded_course.course))
+    assert s.mistakes == {
+        "test_missing_scale": ["edited_tests", "mistake_missing_scale"],
+        "test_wrong_axis": ["mistake_wrong_axis"],
+        "test_naive_exp_overflow": ["mistake_naive_exp_overflow"],
+        "test_dk_from_wrong_axis": ["mistake_dk_from_wrong_axis"],
+    }
+    assert s.crashed == ["blank", "raises"]
+    assert s.ungraded == {
+        "corrupt_json": "corrupt notebook (not valid JSON)",
+        "renamed": "renamed notebook (expected 'checkpoint.ipynb', "
+                   "found 'checkpoint-final.ipynb')",
+    }
+    assert s.n_graded == len(s.table.rows) - 2
+
+
+def test_real_checkpoint_table_and_report(graded_course, tmp_path):
+    table = build_grade_table(graded_course.course)
+    assert table.header == [
+        "student", "status", "attention_weights (/5)", "sat_output (/1)",
+        "mc_why_scale (/1)", "mc_causal_mask (/1)", "written_scaling (/2)", "total (/10)",
+        "failed hidden tests",
+    ]
+    # (not "correct": test_pipeline.py grades that student's written answer by hand)
+    assert list(table.row("other_kernelspec").values()) == [
+        "other_kernelspec", "graded; needs manual grade: written_scaling",
+        "5", "1", "1", "1", "needs manual grade", "8", "",
+    ]
+    assert list(table.row("raises").values())[2:] == [
+        "0", "1", "1", "1", "needs manual grade", "3",
+        "test_missing_scale (RuntimeError) test_wrong_axis (RuntimeError) "
+        "test_naive_exp_overflow (RuntimeError) test_dk_from_wrong_axis (RuntimeError)",
+    ]
+    s = write_report(graded_course.course, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert f"{len(table.rows)} students: {s.n_graded} graded, 2 could not be graded" in md
+    assert "| renamed | renamed notebook (expected 'checkpoint.ipynb', " in md
