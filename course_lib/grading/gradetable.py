@@ -11,7 +11,8 @@ folders, and writes a table where
 * a submission that could not be graded says why in every cell
   (``ungraded: corrupt notebook (not valid JSON)``, ``ungraded: renamed notebook
   (found 'x.ipynb')``, ``ungraded: missing notebook``, ``ungraded: autograde failed``),
-* a written answer still waiting for the instructor says ``needs manual grade``,
+* a written answer still waiting for the instructor says ``needs manual grade`` (and the
+  total, the sum of what is graded so far, says ``+ pending``),
 * the hidden tests a submission failed are listed by name (each is named for the mistake
   it catches, see :data:`DIAGNOSED_MISTAKES`).
 
@@ -141,6 +142,8 @@ class GradeTable:
                     for q in self.questions
                 ]
                 total = _fmt(row.total or 0.0)
+                if any(row.scores.get(q) is None for q in self.questions):
+                    total += " + pending"  # not the final total yet
                 failed = " ".join(
                     [*row.failed_checks]
                     + [f"{name} ({ename})" for name, ename in row.crashed_checks.items()]

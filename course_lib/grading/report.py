@@ -158,7 +158,7 @@ def plot_scores(s: ClassSummary, path: Path) -> str:
             values.append(s.pending[q])
             colors.append(_GREY)
         if n_ungraded:
-            labels.append("un-\ngraded")
+            labels.append("not\ngraded")
             values.append(n_ungraded)
             colors.append(_GREY)
         xs = range(len(labels))

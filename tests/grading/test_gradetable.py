@@ -31,7 +31,7 @@ EXPECTED = {
     "s07_wrong_mc": ("graded", ["5", "1", "0", "0", "0"], "6", ""),
     "s08_written": (
         "graded; needs manual grade: written_scaling",
-        ["5", "1", "1", "1", "needs manual grade"], "8", "",
+        ["5", "1", "1", "1", "needs manual grade"], "8 + pending", "",
     ),
     "s09_written_graded": ("graded", ["5", "1", "1", "1", "1.5"], "9.5", ""),
     "s10_two_mistakes": (
