@@ -132,7 +132,11 @@ def _name_of(fn: Any, default: str) -> str:
 
 
 def _call(
-    fn: Callable[..., Any], args: Sequence[tuple[str, Any]], what: str, hint: str = ""
+    fn: Callable[..., Any],
+    args: Sequence[tuple[str, Any]],
+    what: str,
+    hint: str = "",
+    shape_mistake: str = "raised",
 ) -> Any:
     """Call ``fn`` on copies of the arguments; turn any exception into a verdict."""
     if not callable(fn):
@@ -161,7 +165,8 @@ def _call(
             detail = detail[:117] + "..."
         text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         raise _Stop(
-            _fail("raised", f"`{what}` raised {text} when called with "
+            _fail(shape_mistake if shapes_clash else "raised",
+                  f"`{what}` raised {text} when called with "
                   f"{_shape_text(args)}.{hint if shapes_clash else ''}")
         ) from None
 
@@ -278,10 +283,12 @@ _K_BIG = np.array([[1.0, 0.2, -0.5], [0.999, 0.9, 0.3], [1.0005, 0.4, 0.8], [0.9
 _X = np.array([[0.5, -1.0, 1.3, 0.1], [1.1, 0.3, -0.4, 0.9], [-0.8, 0.6, 0.2, -0.1]])
 _X_BIG = np.array([[1000.0, 999.0, 998.5, 999.5], [-2.0, -1.0, 0.5, 0.0],
                    [5.0, 4.0, 4.5, 3.0]])
-# A mask with n_q = 3, n_k = 4 where neither the mask nor its negation hides a whole row.
-_QM = np.array([[0.9, -0.4, 0.6], [-0.3, 0.8, 0.5], [0.5, 0.5, -0.7]])
+# A mask with n_q = 5, n_k = 4 (d_k = 3) where neither the mask nor its negation hides a whole row.
+_QM = np.array([[0.9, -0.4, 0.6], [-0.3, 0.8, 0.5], [0.5, 0.5, -0.7], [0.2, -0.6, -0.4],
+                [-0.7, 0.1, 0.3]])
 _MASK = np.array([[True, False, True, False], [True, True, False, False],
-                  [False, True, True, True]])
+                  [False, True, True, True], [True, True, True, False],
+                  [False, False, True, False]])
 
 
 def _scores_mistakes(Q: FloatArray, K: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
@@ -418,12 +425,17 @@ def check_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K)]
-        got = _as_array(_call(fn, args, what, _transpose_hint), what, (2, 4))
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
         _diagnose(got, scores(_Q, _K), what, _scores_mistakes(_Q, _K), args)
         return _ok("your QK^T dots every query with every key (2 queries × 4 keys gives a "
                    "2 × 4 table).")
 
     return _run(body)
+
+
+def _qk_call(fn: Callable[..., Any], args: Sequence[tuple[str, Any]], what: str) -> Any:
+    """Call a function of Q and K; a shape clash there means K was not transposed."""
+    return _call(fn, args, what, _transpose_hint, "not_transposing_k")
 
 
 _transpose_hint = (" Each query (a row of Q) is dotted with each key (a row of K), so "
@@ -448,7 +460,7 @@ def check_scaled_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K)]
-        got = _as_array(_call(fn, args, what, _transpose_hint), what, (2, 4))
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
         mistakes = _scale_mistakes(_Q, _K, lambda s: s) + _scores_mistakes(_Q, _K)[1:]
         _diagnose(got, scaled_scores(_Q, _K), what, mistakes, args)
         return _ok("you divided QK^T by sqrt(d_k), with d_k = 3 read from the last axis of Q.")
@@ -499,7 +511,7 @@ def check_attention_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K)]
-        got = _as_array(_call(fn, args, what, _transpose_hint), what, (2, 4))
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
         s = scaled_scores(_Q, _K)
         mistakes = (_scale_mistakes(_Q, _K, softmax) + _softmax_mistakes(s)
                     + [(c, lambda f=f: softmax(f()), m) for c, f, m in _scores_mistakes(_Q, _K)
@@ -509,7 +521,7 @@ def check_attention_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
                         "softmax.")])
         _diagnose(got, attention_weights(_Q, _K), what, mistakes, args)
         args = [("Q", _Q_BIG), ("K", _K_BIG)]
-        got = _as_array(_call(fn, args, what, _transpose_hint), what, (2, 4))
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
         _overflow_verdict(got, attention_weights(_Q_BIG, _K_BIG), what, args,
                           scaled_scores(_Q_BIG, _K_BIG))
         return _ok("your weights are softmax(QK^T / sqrt(d_k)) row by row, and stay finite "
@@ -551,7 +563,7 @@ def check_blend(fn: Callable[[Any, Any], Any]) -> CheckResult:
         args = [("weights", w), ("V", _V)]
         hint = (" Each output row mixes the rows of V with one row of weights: weights @ V "
                 "(weights first).")
-        got = _as_array(_call(fn, args, what, hint), what, (2, 5))
+        got = _as_array(_call(fn, args, what, hint, "blend_shapes"), what, (2, 5))
         _diagnose(got, blend(w, _V), what, _blend_mistakes(w, _V), args)
         return _ok("each output row is the weighted average of the value vectors "
                    "(weights @ V), 2 queries × 5 numbers.")
@@ -589,10 +601,10 @@ def check_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
 
     def body() -> CheckResult:
         args = [("Q", _Q), ("K", _K), ("V", _V)]
-        got = _as_array(_call(fn, args, what, _transpose_hint), what, (2, 5), accept_pair=True)
+        got = _as_array(_qk_call(fn, args, what), what, (2, 5), accept_pair=True)
         _diagnose(got, attention(_Q, _K, _V)[0], what, _attention_mistakes(_Q, _K, _V), args)
         args = [("Q", _Q_BIG), ("K", _K_BIG), ("V", _V)]
-        got = _as_array(_call(fn, args, what, _transpose_hint), what, (2, 5), accept_pair=True)
+        got = _as_array(_qk_call(fn, args, what), what, (2, 5), accept_pair=True)
         x = scaled_scores(_Q_BIG, _K_BIG)
         _diagnose(got, attention(_Q_BIG, _K_BIG, _V)[0], what,
                   [(c, lambda f=f: f() @ _V, m) for c, f, m in _overflow_mistakes(x)], args)
@@ -605,7 +617,7 @@ def check_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
 def check_masked_attention(fn: Callable[[Any, Any, Any, Any], Any]) -> CheckResult:
     """Check a student's ``masked_attention(Q, K, V, mask)``; mask True = may attend.
 
-    The probe mask (3 queries × 4 keys) hides a different set of keys in every row, and
+    The probe mask (5 queries × 4 keys, d_k = 3) hides a different set of keys in every row, and
     neither it nor its negation hides a whole row.
 
     Examples
@@ -624,8 +636,9 @@ def check_masked_attention(fn: Callable[[Any, Any, Any, Any], Any]) -> CheckResu
 
     def body() -> CheckResult:
         args = [("Q", Q), ("K", K), ("V", V), ("mask", mask)]
-        got = _as_array(_call(fn, args, what, _transpose_hint), what, (3, 5), accept_pair=True)
+        got = _as_array(_qk_call(fn, args, what), what, (5, 5), accept_pair=True)
         mistakes = [
+            *_scale_mistakes(Q, K, lambda x: soft(np.where(mask, x, -np.inf)) @ V),
             ("mask_after_softmax", lambda: (soft(s) * mask) @ V,
              "the mask was applied after softmax, so each row's weights no longer sum to 1; "
              "set hidden scores to -inf before softmax."),
@@ -641,8 +654,6 @@ def check_masked_attention(fn: Callable[[Any, Any, Any, Any], Any]) -> CheckResu
             ("mask_with_zero", lambda: soft(s * mask) @ V,
              "multiplying the scores by the mask sets hidden scores to 0, but e^0 = 1 still "
              "gives them weight; use np.where(mask, scores, -np.inf)."),
-            ("missing_scale", lambda: soft(np.where(mask, Q @ K.T, -np.inf)) @ V,
-             "the scores were not divided by sqrt(d_k) before the mask and softmax."),
         ]
         _diagnose(got, attention(Q, K, V, mask=mask)[0], what, mistakes, args)
         return _ok("hidden keys got weight 0 before the blend, and each row still spends a "
@@ -684,7 +695,7 @@ def check_sat_output(answer: Any) -> CheckResult:
             return _fail("missing_scale", f"{_fmt(got)} is what you get without dividing "
                          "the scores by sqrt(2); scale first, then softmax.")
         if np.allclose(got, V[2], atol=0.005):
-            return _fail("wrong_values", "that is 'sat''s own value; the output mixes all "
+            return _fail("wrong_values", "that is the value of 'sat' itself; the output mixes all "
                          "three values with the weights [0.25, 0.25, 0.50].")
         return _fail("wrong_values", f"{_fmt(got)} is not the output for 'sat'; multiply "
                      "each value by its weight [0.25, 0.25, 0.50] and add them up.")

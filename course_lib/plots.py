@@ -31,6 +31,14 @@ query=None, temperature=1.0, decimals=2)``
 ``scaling_curves(stats)``
     The three saturation numbers of :mod:`course_lib.scaling` against d_k (lesson 03).
 
+``describe_heatmap``, ``describe_row``, ``describe_blend``, ``describe_histogram``
+    The sentence builders behind the descriptions (the widgets use them too).
+``inside_hull(point, values)``
+    Whether a 2-D point lies in the convex hull of the 2-D value vectors.
+``NBVAL_SANITIZE``
+    The nbval sanitize section that blanks the embedded PNG (also in
+    ``tests/nbval_sanitize.cfg``).
+
 Design notes
 ------------
 * Figures are built with :class:`matplotlib.figure.Figure` directly, never through
@@ -76,6 +84,7 @@ __all__ = [
     "causal_mask_pair",
     "describe_blend",
     "describe_heatmap",
+    "describe_histogram",
     "describe_row",
     "dot_product_histograms",
     "inside_hull",
@@ -463,8 +472,12 @@ def describe_row(
     kind: Literal["scores", "weights"] = "weights",
     query: str | None = None,
     decimals: int = 2,
+    max_listed: int = 8,
 ) -> str:
     """Describe one row of scores or weights in a sentence (shared with the widgets).
+
+    Rows longer than ``max_listed`` are summarised (smallest and largest entry) instead of
+    listed.
 
     Examples
     --------
@@ -473,10 +486,15 @@ def describe_row(
     largest is sat at 0.50."
     """
     r = np.asarray(row, dtype=np.float64)
-    whose = f"{query}'s " if query else "One row of "
+    whose = f"{query}'s " if query else "The row's "
     prep = "to" if kind == "weights" else "against"
     noun = "attention weights" if kind == "weights" else "scores"
-    listed = _join([f"{_fmt(x, decimals)} {prep} {t}" for x, t in zip(r, tokens, strict=True)])
+    if r.size <= max_listed:
+        listed = _join([f"{_fmt(x, decimals)} {prep} {t}" for x, t in zip(r, tokens, strict=True)])
+    else:
+        lo = int(np.argmin(r))
+        listed = (f"{r.size} values from {_fmt(r[lo], decimals)} ({prep} {tokens[lo]}) to "
+                  f"{_fmt(r.max(), decimals)}")
     text = f"{whose}{noun}: {listed}."
     shown = np.round(r, decimals)
     top = [t for x, t in zip(shown, tokens, strict=True) if x == shown.max()]

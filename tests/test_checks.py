@@ -68,7 +68,7 @@ CASES = {
         lambda Q, K: Q @ K.T,
         [
             ("not_written", _not_written),
-            ("raised", lambda Q, K: Q @ K),  # not transposing K: the shapes do not fit
+            ("not_transposing_k", lambda Q, K: Q @ K),  # the shapes do not fit
             ("transposed_result", lambda Q, K: K @ Q.T),
             ("scaled_too_early", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1])),
             ("wrong_shape", lambda Q, K: (Q * K[:2]).sum(axis=-1)),
@@ -84,7 +84,7 @@ CASES = {
             ("dk_wrong_axis", lambda Q, K: Q @ K.T / np.sqrt(len(K))),
             ("divided_by_dk", lambda Q, K: Q @ K.T / Q.shape[-1]),
             ("multiplied_by_sqrt_dk", lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1])),
-            ("raised", lambda Q, K: Q @ K / np.sqrt(Q.shape[-1])),
+            ("not_transposing_k", lambda Q, K: Q @ K / np.sqrt(Q.shape[-1])),
             ("transposed_result", lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1])),
         ],
     ),
@@ -112,7 +112,7 @@ CASES = {
              lambda Q, K: _softmax_rows((Q @ K.T / np.sqrt(Q.shape[-1])).T).T),
             ("naive_exp_overflow", lambda Q, K: _naive(Q @ K.T / np.sqrt(Q.shape[-1]))),
             ("global_max_shift", lambda Q, K: _global_max(Q @ K.T / np.sqrt(Q.shape[-1]))),
-            ("raised", lambda Q, K: _softmax_rows(Q @ K / np.sqrt(Q.shape[-1]))),
+            ("not_transposing_k", lambda Q, K: _softmax_rows(Q @ K / np.sqrt(Q.shape[-1]))),
             ("transposed_result",
              lambda Q, K: _softmax_rows(K @ Q.T / np.sqrt(Q.shape[-1]))),
             ("not_written", _not_written),
@@ -122,9 +122,10 @@ CASES = {
     "check_blend": (
         lambda w, V: w @ V,
         [
-            ("raised", lambda w, V: V @ w),
-            ("raised", lambda w, V: w.T @ V),
-            ("raised", lambda w, V: w * V),
+            ("blend_shapes", lambda w, V: V @ w),
+            ("blend_shapes", lambda w, V: w.T @ V),
+            ("blend_shapes", lambda w, V: w * V),
+            ("raised", lambda w, V: {}["weights"]),  # any other error: named as such
             ("values_unweighted", lambda w, V: np.tile(V.mean(axis=0), (len(w), 1))),
             ("values_unweighted", lambda w, V: np.tile(V.sum(axis=0), (len(w), 1))),
             ("wrong_values", lambda w, V: np.round(w, 1) @ V),
@@ -143,7 +144,8 @@ CASES = {
              lambda Q, K, V: _naive(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
             ("global_max_shift",
              lambda Q, K, V: _global_max(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
-            ("raised", lambda Q, K, V: _softmax_rows(Q @ K / np.sqrt(Q.shape[-1])) @ V),
+            ("not_transposing_k",
+             lambda Q, K, V: _softmax_rows(Q @ K / np.sqrt(Q.shape[-1])) @ V),
             ("no_softmax", lambda Q, K, V: (Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
             ("values_unweighted", lambda Q, K, V: np.tile(V.mean(axis=0), (len(Q), 1))),
             ("not_written", _not_written),
@@ -166,6 +168,15 @@ CASES = {
              lambda Q, K, V, m: _softmax_rows(Q @ K.T / np.sqrt(Q.shape[-1]) * m) @ V),
             ("missing_scale",
              lambda Q, K, V, m: _softmax_rows(_mask_where(m, Q @ K.T)) @ V),
+            ("dk_wrong_axis",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(m, Q @ K.T / np.sqrt(Q.shape[0]))) @ V),
+            ("dk_wrong_axis",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(m, Q @ K.T / np.sqrt(len(K)))) @ V),
+            ("not_transposing_k",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(m, Q @ K / np.sqrt(Q.shape[-1]))) @ V),
             ("not_written", _not_written),
         ],
     ),
@@ -197,6 +208,8 @@ PHRASES = {
     "mask_inverted": "wrong way round",
     "mask_with_zero": "-inf",
     "wrong_type": "two shapes",
+    "not_transposing_k": "Q @ K.T",
+    "blend_shapes": "weights @ V",
 }
 
 
@@ -245,6 +258,7 @@ def test_not_callable_gets_a_clear_message():
 
 def test_raised_message_names_error_and_shapes():
     result = checks.check_scores(lambda Q, K: Q @ K)
+    assert result.mistake == "not_transposing_k"
     assert "ValueError" in result.message
     assert "Q of shape (2, 3), K of shape (4, 3)" in result.message
     assert "Q @ K.T" in result.message

@@ -151,7 +151,7 @@ def test_import_changes_no_global_state_and_registers_no_pyplot_figure(cat_sat_w
     code = (
         "import matplotlib, numpy as np\n"
         "before = dict(matplotlib.rcParams); state = np.random.get_state()[1].copy()\n"
-        "import course_lib.plots as p\n"
+        "import course_lib.plots as p, course_lib.widgets, course_lib.scaling\n"
         "from course_lib import the_cat_sat, attention_weights\n"
         "ex = the_cat_sat(); p.attention_heatmap(attention_weights(ex.Q, ex.K), ex.tokens)\n"
         "import matplotlib.pyplot as plt\n"
@@ -175,3 +175,104 @@ def test_import_changes_no_global_state_and_registers_no_pyplot_figure(cat_sat_w
 def test_bad_input_gets_a_clear_error(bad, kwargs, message):
     with pytest.raises(AttentionInputError, match=message):
         attention_heatmap(bad, **kwargs)
+
+
+# --------------------------------------------------------------------------------------
+# the other figures
+# --------------------------------------------------------------------------------------
+
+
+def bar_heights(fig: DescribedFigure, axis: int = 0) -> list[float]:
+    return [round(p.get_height(), 6) for p in fig.figure.axes[axis].patches]
+
+
+def test_score_and_weight_bars_draw_and_describe_the_row():
+    fig = plots.score_bars([1.0, -0.5, 2.0], ["the", "cat", "sat"], query="sat")
+    assert bar_heights(fig) == [1.0, -0.5, 2.0]
+    assert fig.description == (
+        "sat's scores: 1.00 against the, -0.50 against cat, 2.00 against sat. "
+        "The largest is sat at 2.00."
+    )
+    fig = plots.weight_bars([0.4, 0.2, 0.4], ["the", "cat", "sat"], query="the")
+    assert bar_heights(fig) == [0.4, 0.2, 0.4]
+    assert fig.description.endswith("They sum to 1.00; the largest, tied at 0.40, are the, sat.")
+    assert cell_texts(fig) == ["0.40", "0.20", "0.40"]
+
+
+def test_budget_bars_show_softmax_of_the_scores_at_a_temperature():
+    from course_lib import softmax
+
+    fig = plots.budget_bars([1.0, 1.0, 2.0], ["the", "cat", "sat"], query="sat",
+                            temperature=2 ** 0.5)
+    assert bar_heights(fig, 0) == [1.0, 1.0, 2.0]
+    np.testing.assert_allclose(bar_heights(fig, 1), softmax([1.0, 1.0, 2.0],
+                                                            temperature=2 ** 0.5), atol=1e-6)
+    assert "into weights 0.25, 0.25, 0.50 at temperature 1.41421" in fig.description
+
+
+def test_dot_product_histograms_same_samples_scaled_and_not():
+    fig = plots.dot_product_histograms(256)
+    counts = [sum(p.get_height() for p in ax.patches) for ax in fig.figure.axes]
+    assert counts == [256 * 16, 256 * 16]
+    left, right = (ax.get_xlim() for ax in fig.figure.axes)
+    assert (left[1] - left[0]) / (right[1] - right[0]) == pytest.approx(16, rel=0.05)
+    assert "Unscaled: 4096 scores with standard deviation 16" in fig.description
+    assert "Scaled by 1/sqrt(256) = 1/16: 4096 scores with standard deviation 1" in (
+        fig.description)
+    # a Generator passed in is used (and advanced); the global seed is not
+    gen = np.random.default_rng(3)
+    a = plots.dot_product_histograms(8, rng=gen).description
+    b = plots.dot_product_histograms(8, rng=gen).description
+    assert a != b
+
+
+def test_scaling_curves_plot_the_sweep():
+    from course_lib.scaling import scaling_sweep
+
+    sweep = scaling_sweep([2, 64, 4096])
+    fig = plots.scaling_curves(sweep)
+    first = fig.figure.axes[0].lines
+    assert list(first[0].get_ydata()) == [s.median_max_weight for s in sweep["unscaled"]]
+    assert list(first[1].get_ydata()) == [s.median_max_weight for s in sweep["scaled"]]
+    assert "Median max weight: unscaled 0.28, 0.91, 1.00; scaled 0.21, 0.22, 0.22." in (
+        fig.description)
+    assert "Softmax-Jacobian size: unscaled" in fig.description
+    with pytest.raises(AttentionInputError, match="sweep must be the dict returned by"):
+        plots.scaling_curves([])
+
+
+def test_blend_triangle_places_the_output_inside():
+    ex = the_cat_sat()
+    fig = plots.blend_triangle([0.25, 0.25, 0.5], ex.V, ex.tokens, query="sat")
+    star = [c for c in fig.figure.axes[0].collections if c.get_offsets().shape == (1, 2)][-1]
+    np.testing.assert_allclose(star.get_offsets()[0], [1.25, 1.5])
+    assert "= [1.25, 1.50], a point inside the triangle of the values" in fig.description
+    odd = plots.blend_triangle([1.5, -0.5, 0.0], ex.V, ex.tokens)
+    assert "[1.50, -1.00], a point OUTSIDE the values' convex hull" in odd.description
+    assert "some are negative, so this is not a weighted average" in odd.description
+    with pytest.raises(AttentionInputError, match=r"shape \(3, 2\) \(got shape \(3, 3\)\)"):
+        plots.blend_triangle([0.2, 0.3, 0.5], np.ones((3, 3)))
+
+
+def test_inside_hull():
+    tri = [[1, 0], [0, 2], [2, 2]]
+    assert plots.inside_hull([1.25, 1.5], tri)
+    assert plots.inside_hull([1, 0], tri)  # a corner counts
+    assert not plots.inside_hull([0, 0], tri)
+    assert plots.inside_hull([0.5, 0.5], [[0, 0], [1, 1]])
+    assert not plots.inside_hull([0.5, 0.6], [[0, 0], [1, 1]])
+
+
+def test_causal_mask_pair_before_and_after():
+    ex = the_cat_sat()
+    fig = plots.causal_mask_pair(ex.Q, ex.K, ex.tokens)
+    before, after = fig.figure.axes[:2]  # then the two colour bars
+    assert [t.get_text() for t in before.texts][:3] == ["0.40", "0.20", "0.40"]
+    assert [t.get_text() for t in after.texts][:3] == ["1.00", "masked", "masked"]
+    d = fig.description
+    assert d.startswith("Two 3 by 3 heatmaps of attention weights, before and after a causal")
+    assert "Before: Rows are the querying tokens" in d
+    assert "After: Rows are the querying tokens the, cat, sat; columns are the attended " in d
+    assert "cat attends 0.33, 0.67, sat masked" in d
+    with pytest.raises(AttentionInputError, match="needs one sequence"):
+        plots.causal_mask_pair(np.ones((2, 2)), np.ones((3, 2)))
