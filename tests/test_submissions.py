@@ -60,4 +60,4 @@ def test_bad_requests_are_refused_clearly():
         make_submission("typo", RELEASED, VARIANT)
     with pytest.raises(KeyError, match="no answer cell with grade id nope"):
         fill_answers(nbformat.reads(RELEASED, as_version=4), {"nope": "x = 1"})
-    assert len(KINDS) == 15
+    assert len(KINDS) == 16

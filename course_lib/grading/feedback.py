@@ -157,7 +157,11 @@ def hidden_lines(
             shown.update(ln.strip() for ln in visible_part(cell.source, begin, end).split("\n"))
         else:
             shown.update(ln.strip() for ln in cell.source.split("\n"))
-    return sorted(line for line in secret - shown if len(line) >= min_length)
+    shown_text = "\n".join(shown)
+    # a line that students see anyway (even inside a longer line) is no secret
+    return sorted(
+        line for line in secret - shown if len(line) >= min_length and line not in shown_text
+    )
 
 
 def _output_text(output: NotebookNode) -> str:

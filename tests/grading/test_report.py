@@ -110,7 +110,7 @@ def test_cli_writes_the_report(mini_graded_course, tmp_path):
 def test_real_checkpoint_mistakes_are_diagnosed_one_each(graded_course):
     s = summarize(build_grade_table(graded_course.course))
     assert s.mistakes == {
-        "test_missing_scale": ["edited_tests", "mistake_missing_scale"],
+        "test_missing_scale": ["edited_tests", "mistake_missing_scale", "monkeypatches_checks"],
         "test_wrong_axis": ["mistake_wrong_axis"],
         "test_naive_exp_overflow": ["mistake_naive_exp_overflow"],
         "test_dk_from_wrong_axis": ["mistake_dk_from_wrong_axis"],
