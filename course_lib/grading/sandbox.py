@@ -261,7 +261,8 @@ class SandboxKernelManager(AsyncKernelManager):
             os.close(seccomp_w)
             fds.append(seccomp_r)
             cmd += ["--seccomp", str(seccomp_r)]
-        cmd += ["--dir", os.path.join(hostdir, "ipc"),
+        cmd += ["--remount-ro", "/",  # only the scratch /tmp stays writable
+                "--dir", os.path.join(hostdir, "ipc"),
                 "--perms", "0600", "--file", str(conn_r), self.connection_file,
                 "--chdir", cwd, "--info-fd", str(info_w), "--",
                 "/usr/bin/prlimit", f"--as={self.memory_limit}",
