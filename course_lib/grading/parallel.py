@@ -243,11 +243,14 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     course = Path(course_dir).resolve()
     stream = stream or sys.stderr
     allowed = allow_unsandboxed or os.environ.get(ALLOW_ENV, "") not in ("", "0")
-    problem = sandbox_problem()
+    config = _load_config(course, allowed)
+    problem = sandbox_problem(config.SandboxKernelManager.get("bwrap_path") or None)
     if problem and not allowed:
         raise RuntimeError("Refusing to run untrusted student code without a sandbox. "
                            + problem)
-    config = _load_config(course, allowed)
+    if problem:
+        print(f"WARNING: Grading WITHOUT a sandbox (student code runs as you): {problem}",
+              file=stream, flush=True)
     if students is None:
         submitted = course / "submitted"
         students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment}") if p.is_dir())

@@ -95,8 +95,13 @@ def _probe(bwrap: str) -> str | None:
     return None
 
 
-def sandbox_problem() -> str | None:
+def sandbox_problem(bwrap_path: str | None = None) -> str | None:
     """Say why the sandbox cannot run on this machine, or return None when it can.
+
+    Parameters
+    ----------
+    bwrap_path : str, optional
+        The ``bwrap`` to use; default the one on ``PATH``.
 
     Returns
     -------
@@ -104,9 +109,10 @@ def sandbox_problem() -> str | None:
         A sentence naming the problem (``bwrap`` missing or not working) followed by
         :data:`INSTALL_HINT`; None when a test sandbox started and exited cleanly.
     """
-    bwrap = shutil.which("bwrap")
+    bwrap = shutil.which(bwrap_path or "bwrap")
     if bwrap is None:
-        return "bubblewrap (`bwrap`) is not installed. " + INSTALL_HINT
+        where = f"at {bwrap_path}" if bwrap_path else "on PATH"
+        return f"bubblewrap (`bwrap`) is not installed (not found {where}). " + INSTALL_HINT
     problem = _probe(bwrap)
     return None if problem is None else problem + " " + INSTALL_HINT
 
@@ -200,14 +206,13 @@ class SandboxKernelManager(AsyncKernelManager):
     # -- decide -------------------------------------------------------------------------
     def _use_sandbox(self) -> bool:
         allowed = self.allow_unsandboxed or os.environ.get(ALLOW_ENV, "") not in ("", "0")
-        problem = sandbox_problem() if not self.bwrap_path else (
-            None if os.access(self.bwrap_path, os.X_OK) and _probe(self.bwrap_path) is None
-            else f"{self.bwrap_path} does not work. " + INSTALL_HINT)
+        problem = sandbox_problem(self.bwrap_path or None)
         if problem is None:
             return True
         if allowed:
-            self.log.warning("Grading WITHOUT a sandbox, as allowed by the instructor: %s",
-                             problem)
+            message = f"Grading WITHOUT a sandbox, as allowed by the instructor: {problem}"
+            self.log.warning(message)
+            print(message, file=sys.stderr, flush=True)  # also when nobody set up logging
             return False
         raise SandboxUnavailableError(
             "Refusing to run untrusted student code without a sandbox. " + problem)
