@@ -14,13 +14,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 from course import ASSIGNMENT as PS1
 from course import make_course, nbgrader, scores, submit
 
+from course_lib.grading.mistakes import MISTAKES
 from course_lib.grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_lib.grading.sandbox import ALLOW_ENV
-from course_lib.grading.submissions import KINDS, make_submission
+from course_lib.grading.submissions import KINDS, answers_for, fill_answers, make_submission
 from course_lib.grading.variants import DEFAULT_SEED, make_variant
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
@@ -53,6 +55,10 @@ def two_courses(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> tup
     variant = make_variant(DEFAULT_SEED)
     for kind in EQUAL_KINDS:
         place_submission(first, kind, make_submission(kind, released, variant))
+    # The missing-scale mistake, plus numpy's comparison monkeypatched to always agree.
+    attack = MISTAKES["missing_scale"] + "\nnp.allclose = lambda *a, **k: True\n"
+    nb = fill_answers(nbformat.reads(released, as_version=4), answers_for(variant, attack))
+    place_submission(first, "monkeypatch", {"checkpoint.ipynb": nbformat.writes(nb).encode()})
     second = base / "parallel"
     shutil.copytree(first, second)
     return first, second
@@ -75,9 +81,21 @@ def test_parallel_scores_equal_serial_nbgrader_autograde(two_courses) -> None:
     parallel_failed = {line.split()[1].rstrip(":") for line in proc.stdout.splitlines()
                        if line.strip().startswith("FAILED")}
     assert parallel_failed == serial_failed
-    n = len(EQUAL_KINDS)
+    n = len(EQUAL_KINDS) + 1
     assert f"{n - len(serial_failed)} of {n} submissions graded" in proc.stdout
     assert "[" in proc.stderr and "graded," in proc.stderr  # the progress bar
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "quiz/ hidden tests compare with np.allclose and compute expectations with course_lib "
+    "inside the student's kernel, so a submission can monkeypatch them; they should use "
+    "literal expectations from a trusted copy and float arithmetic (see tests/sandbox/"
+    "course.py, test_weights_hidden). Remove this mark when quiz-core changes them."))
+def test_quiz_hidden_tests_resist_monkeypatching(two_courses) -> None:
+    serial, _ = two_courses
+    if not (serial / "gradebook.db").exists() or "monkeypatch" not in _all_scores(serial):
+        nbgrader(serial, "autograde", ASSIGNMENT, "--student", "monkeypatch", check=False)
+    assert _all_scores(serial)["monkeypatch"]["test_missing_scale"] == 0.0
 
 
 @pytest.fixture
