@@ -8,7 +8,9 @@ files of one submission, ready to be placed in ``submitted/<student>/checkpoint/
 Examples
 --------
 >>> sorted(KINDS)[:3]
-['blank', 'corrupt_json', 'correct']
+['blank', 'correct', 'corrupt_json']
+>>> len(KINDS)
+15
 """
 
 from __future__ import annotations
