@@ -124,6 +124,11 @@ def _load_config(course_dir: Path, allow_unsandboxed: bool) -> Any:
 def _init_worker(course_dir: str, allow_unsandboxed: bool) -> None:
     global _api
     os.chdir(course_dir)
+    # Kernels inherit the worker's stdout and print their banner there: keep the terminal
+    # for the progress bar (nbgrader's own log is captured by NbGraderAPI).
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
     _install_sqlite_wait()
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
