@@ -301,7 +301,10 @@ class SandboxKernelManager(AsyncKernelManager):
             cmd = self._bwrap_command(kernel_cmd, cwd, fds, info_w, conn_r)
             process = subprocess.Popen(
                 cmd, env=self._kernel_env(kw.get("env")), cwd="/",
-                stdin=subprocess.DEVNULL, stdout=kw.get("stdout"), stderr=kw.get("stderr"),
+                stdin=subprocess.DEVNULL, stderr=kw.get("stderr"),
+                # fd 1 of the kernel carries only its banner and raw os.write(1, ...) of
+                # student code, which must not flood the grader's terminal.
+                stdout=kw.get("stdout") or subprocess.DEVNULL,
                 pass_fds=fds, start_new_session=True, preexec_fn=_ignore_sigint)
         finally:
             for fd in fds:
