@@ -43,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
+from multiprocessing.util import Finalize
 from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
@@ -200,7 +200,8 @@ class SandboxKernelManager(AsyncKernelManager):
                          ).tag(config=True)
 
     _hostdir: str | None = None
-    _watchdog: threading.Timer | None = None
+    _watchdog: threading.Thread | None = None
+    _watchdog_stop: threading.Event
     sandboxed: bool = False
 
     # -- decide -------------------------------------------------------------------------
@@ -222,8 +223,9 @@ class SandboxKernelManager(AsyncKernelManager):
         self.sandboxed = self._use_sandbox()
         if self.sandboxed and self._hostdir is None:
             self._hostdir = tempfile.mkdtemp(prefix="nbgsb-")
-            # Removed on shutdown; this also removes it when a failed start skips shutdown.
-            weakref.finalize(self, shutil.rmtree, self._hostdir, True)
+            # Removed on shutdown, or when the sandbox exits (see _start_watchdog), or at
+            # the latest when this process exits (multiprocessing workers included).
+            Finalize(self, shutil.rmtree, args=(self._hostdir, True), exitpriority=10)
             self.cache_ports = False
             self.transport = "ipc"
             # The kernel binds <ip>-<port> inside its scratch /tmp; on the host the same
@@ -345,23 +347,36 @@ class SandboxKernelManager(AsyncKernelManager):
             "run `python -m course_lib.grading.sandbox` to diagnose.")
 
     def _start_watchdog(self, process: subprocess.Popen[bytes]) -> None:
-        def kill() -> None:
-            if process.poll() is None:
-                self.log.warning("Sandboxed kernel exceeded %.0f s of wall time: killed",
-                                 self.wall_time_limit)
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        """Kill the sandbox after wall_time_limit; remove its host dir once it has exited.
 
-        self._watchdog = threading.Timer(self.wall_time_limit, kill)
-        self._watchdog.daemon = True
+        A kernel that died is never shut down by nbclient, so its directory is removed
+        here rather than in cleanup.
+        """
+        hostdir = self._hostdir
+        deadline = time.monotonic() + self.wall_time_limit
+        stop = threading.Event()
+
+        def watch() -> None:
+            while process.poll() is None and not stop.is_set():
+                if time.monotonic() > deadline:
+                    self.log.warning("Sandboxed kernel exceeded %.0f s of wall time: killed",
+                                     self.wall_time_limit)
+                    try:
+                        os.killpg(process.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                stop.wait(0.2)
+            if hostdir is not None and process.poll() is not None:
+                shutil.rmtree(hostdir, ignore_errors=True)
+
+        self._watchdog = threading.Thread(target=watch, name="sandbox-watchdog", daemon=True)
+        self._watchdog_stop = stop
         self._watchdog.start()
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
         if self._watchdog is not None:
-            self._watchdog.cancel()
+            self._watchdog_stop.set()
             self._watchdog = None
         if self._hostdir is not None and not restart:
             shutil.rmtree(self._hostdir, ignore_errors=True)
