@@ -5,6 +5,7 @@
 set -euo pipefail
 packages=(
   make
+  bubblewrap  # tests/sandbox: the autograding sandbox (course_lib.grading.sandbox)
 )
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null; then exec sudo "$0" "$@"; fi
