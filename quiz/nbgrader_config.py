@@ -30,3 +30,11 @@ c.OverwriteCells.add_missing_cells = True
 # Feedback explains each failed check in words and never shows a hidden test's source,
 # nor a traceback that quotes it (see course_lib/grading/feedback.py).
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks]
+
+# Autograding runs student code in a bubblewrap sandbox (course_lib/grading/sandbox.py):
+# no network, none of the instructor's files (source/, the gradebook, other students),
+# writes only to a scratch dir, limits on memory, processes and time. Without bubblewrap,
+# autograding refuses to run and says how to install it.
+from course_lib.grading.sandbox import enable  # noqa: E402
+
+enable(c)

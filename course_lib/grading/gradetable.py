@@ -1,0 +1,397 @@
+"""A grade table instructors can trust: one column per question, ungraded never shown as 0.
+
+``nbgrader export`` writes one total per student and records a submission it could not
+grade (a corrupt or renamed notebook, an autograde that crashed) as a score of 0, the same
+as a student who answered everything wrong. This module reads the same gradebook
+(:class:`nbgrader.api.Gradebook`) together with the ``submitted/`` and ``autograded/``
+folders, and writes a table where
+
+* each question of the assignment has its own column (the code question sums its visible
+  and hidden tests; the numeric, each multiple-choice and the written answer stand alone),
+* a submission that could not be graded says why in every cell
+  (``ungraded: corrupt notebook (not valid JSON)``, ``ungraded: renamed notebook
+  (found 'x.ipynb')``, ``ungraded: missing notebook``, ``ungraded: autograde failed``),
+* a written answer still waiting for the instructor says ``needs manual grade`` (and the
+  total, the sum of what is graded so far, says ``+ pending``),
+* the hidden tests a submission failed are listed by name (each is named for the mistake
+  it catches, see :data:`DIAGNOSED_MISTAKES`).
+
+Run it in the course directory (``quiz/``), besides ``nbgrader export``, not instead::
+
+    python -m course_lib.grading.gradetable                 # assignment 'checkpoint'
+    python -m course_lib.grading.gradetable --csv grades.csv --course-dir quiz
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "DIAGNOSED_MISTAKES",
+    "GradeTable",
+    "StudentRow",
+    "build_grade_table",
+    "main",
+]
+
+#: The hidden tests of the checkpoint, each named for the mistake it catches, and that
+#: mistake in the words of the lesson. All four belong to the code question.
+DIAGNOSED_MISTAKES: dict[str, str] = {
+    "test_missing_scale": "forgot to divide the scores by sqrt(d_k)",
+    "test_wrong_axis": "softmax over the wrong axis (columns, not rows)",
+    "test_naive_exp_overflow": "exp without subtracting the row max: overflows on large scores",
+    "test_dk_from_wrong_axis": "took d_k from the wrong axis (number of tokens, not vector length)",
+}
+CODE_QUESTION = "attention_weights"
+
+UNGRADED = "ungraded"
+NEEDS_MANUAL = "needs manual grade"
+
+
+@dataclass
+class StudentRow:
+    """One student's line of the table.
+
+    Attributes
+    ----------
+    student : str
+    status : str
+        ``"graded"``, ``"graded; needs manual grade: <question>"``, ``"no submission"`` or
+        ``"ungraded: <reason>"``.
+    scores : dict of str to float or None
+        Score per question; ``None`` where the question is not graded yet.
+    failed_checks : list of str
+        Grade ids of the hidden tests (of :data:`DIAGNOSED_MISTAKES`) that lost points
+        on an ``AssertionError``: the mistakes this submission made.
+    crashed_checks : dict of str to str
+        Hidden tests that lost points because the code raised something else (the
+        function is missing or crashed), mapped to the exception name.
+    """
+
+    student: str
+    status: str
+    scores: dict[str, float | None] = field(default_factory=dict)
+    failed_checks: list[str] = field(default_factory=list)
+    crashed_checks: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def graded(self) -> bool:
+        """True when the autograder produced scores for this submission."""
+        return self.status.startswith("graded")
+
+    @property
+    def total(self) -> float | None:
+        """Sum of the scores that exist, or ``None`` for an ungraded submission."""
+        if not self.graded:
+            return None
+        return sum(s for s in self.scores.values() if s is not None)
+
+
+@dataclass
+class GradeTable:
+    """The grade table of one assignment.
+
+    Attributes
+    ----------
+    assignment : str
+    questions : list of str
+        Column names, in notebook order.
+    max_scores : dict of str to float
+    rows : list of StudentRow
+        Sorted by student id.
+    """
+
+    assignment: str
+    questions: list[str]
+    max_scores: dict[str, float]
+    rows: list[StudentRow]
+
+    @property
+    def header(self) -> list[str]:
+        """Column headers; each question header carries its maximum, ``name (/5)``."""
+        total = sum(self.max_scores.values())
+        return [
+            "student",
+            "status",
+            *(f"{q} (/{_fmt(self.max_scores[q])})" for q in self.questions),
+            f"total (/{_fmt(total)})",
+            "failed hidden tests",
+        ]
+
+    def cells(self, *, short: bool = False) -> list[list[str]]:
+        """The table as strings, one list per student, aligned with :attr:`header`.
+
+        Parameters
+        ----------
+        short : bool, default False
+            Write just ``ungraded`` in the question cells of an ungraded submission (the
+            reason stays in the status column). The CSV repeats the reason in every cell,
+            so that no column read on its own can pass an ungraded submission off as 0.
+        """
+        out = []
+        for row in self.rows:
+            if row.graded:
+                qcells = [
+                    NEEDS_MANUAL if row.scores.get(q) is None else _fmt(row.scores[q])
+                    for q in self.questions
+                ]
+                total = _fmt(row.total or 0.0)
+                if any(row.scores.get(q) is None for q in self.questions):
+                    total += " + pending"  # not the final total yet
+                failed = " ".join(
+                    [*row.failed_checks]
+                    + [f"{name} ({ename})" for name, ename in row.crashed_checks.items()]
+                )
+            else:
+                mark = row.status.split(":")[0] if short else row.status
+                qcells = [mark] * len(self.questions)
+                total = mark
+                failed = ""
+            out.append([row.student, row.status, *qcells, total, failed])
+        return out
+
+    def row(self, student: str) -> dict[str, str]:
+        """One student's cells keyed by header, handy for tests and scripts."""
+        for cells in self.cells():
+            if cells[0] == student:
+                return dict(zip(self.header, cells, strict=True))
+        raise KeyError(f"no student {student!r} in the grade table (have {self.students})")
+
+    @property
+    def students(self) -> list[str]:
+        """Student ids in table order."""
+        return [r.student for r in self.rows]
+
+    def write_csv(self, path: Path) -> None:
+        """Write the table as CSV (UTF-8, one header line)."""
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(self.header)
+            w.writerows(self.cells())
+
+    def to_text(self) -> str:
+        """The table as aligned plain text, for the terminal."""
+        rows = [self.header, *self.cells(short=True)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                 for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+# --------------------------------------------------------------------------------------
+# reading the course directory
+# --------------------------------------------------------------------------------------
+
+
+def _question_of(grade_id: str, answers: set[str]) -> str:
+    """Map a graded cell to its question: tests join the answer they test."""
+    if grade_id in DIAGNOSED_MISTAKES:
+        return CODE_QUESTION
+    if grade_id in answers:
+        return grade_id
+    if grade_id.startswith("test_"):
+        rest = grade_id[len("test_"):]
+        for answer in sorted(answers, key=len, reverse=True):
+            if rest == answer or rest.startswith(answer + "_"):
+                return answer
+    return grade_id
+
+
+def _notebook_problem(folder: Path, notebook: str) -> str | None:
+    """Why ``folder/notebook.ipynb`` cannot be graded, or None if it looks gradable."""
+    import nbformat
+
+    path = folder / f"{notebook}.ipynb"
+    if not path.exists():
+        others = sorted(p.name for p in folder.glob("*.ipynb"))
+        if others:
+            found = ", ".join(repr(o) for o in others)
+            return f"renamed notebook (expected '{notebook}.ipynb', found {found})"
+        return f"missing notebook (no '{notebook}.ipynb' submitted)"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return "corrupt notebook (not valid JSON)"
+    try:
+        nb = nbformat.from_dict(raw)
+        nbformat.validate(nb)
+    except Exception:
+        return "corrupt notebook (JSON but not a valid notebook)"
+    return None
+
+
+def _check_errors(autograded: Path) -> dict[str, str]:
+    """Grade id -> exception name for every cell of an autograded notebook that raised."""
+    import nbformat
+
+    nb = nbformat.read(autograded, as_version=4)
+    errors = {}
+    for cell in nb.cells:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if not gid or cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                errors[gid] = out.get("ename", "Error")
+    return errors
+
+
+def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") -> GradeTable:
+    """Read the gradebook and the submission folders of ``course_dir`` into a table.
+
+    Parameters
+    ----------
+    course_dir : path
+        The nbgrader course directory (holding ``gradebook.db``, ``submitted/``,
+        ``autograded/``).
+    assignment : str, default "checkpoint"
+
+    Returns
+    -------
+    GradeTable
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``course_dir`` has no ``gradebook.db``.
+    ValueError
+        If the gradebook does not know ``assignment``.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    course = Path(course_dir).resolve()
+    db = course / "gradebook.db"
+    if not db.exists():
+        raise FileNotFoundError(
+            f"no gradebook at {db}: run this in the nbgrader course directory (the one with "
+            "nbgrader_config.py) after `nbgrader generate_assignment` and `nbgrader autograde`"
+        )
+    with Gradebook(f"sqlite:///{db}") as gb:
+        try:
+            asg = gb.find_assignment(assignment)
+        except MissingEntry:
+            known = sorted(a.name for a in gb.assignments)
+            raise ValueError(
+                f"assignment {assignment!r} is not in the gradebook {db} (it has {known})"
+            ) from None
+        notebooks = [nb.name for nb in asg.notebooks]
+        answers = {c.name for nb in asg.notebooks for c in nb.solution_cells}
+        questions: list[str] = []
+        max_scores: dict[str, float] = {}
+        for nb in asg.notebooks:
+            for cell in nb.grade_cells:
+                q = _question_of(cell.name, answers)
+                if q not in max_scores:
+                    questions.append(q)
+                    max_scores[q] = 0.0
+                max_scores[q] += float(cell.max_score)
+
+        submitted_root = course / "submitted"
+        students = {s.id for s in gb.students}
+        if submitted_root.is_dir():
+            students |= {p.parent.name for p in submitted_root.glob(f"*/{assignment}")}
+
+        rows = []
+        for student in sorted(students):
+            rows.append(
+                _student_row(gb, course, assignment, notebooks, answers, student)
+            )
+    return GradeTable(assignment, questions, max_scores, rows)
+
+
+def _student_row(gb, course, assignment, notebooks, answers, student) -> StudentRow:
+    from nbgrader.api import MissingEntry
+
+    submitted = course / "submitted" / student / assignment
+    autograded = course / "autograded" / student / assignment
+    if submitted.is_dir():
+        for nb in notebooks:
+            problem = _notebook_problem(submitted, nb)
+            if problem:
+                return StudentRow(student, f"{UNGRADED}: {problem}")
+    try:
+        sub = gb.find_submission(assignment, student)
+    except MissingEntry:
+        if submitted.is_dir():
+            return StudentRow(student, f"{UNGRADED}: not autograded yet")
+        return StudentRow(student, "no submission")
+    for nb in notebooks:
+        if not (autograded / f"{nb}.ipynb").exists():
+            return StudentRow(student, f"{UNGRADED}: autograde failed (no autograded notebook)")
+
+    scores: dict[str, float | None] = {}
+    pending: list[str] = []
+    failed: list[str] = []
+    crashed: dict[str, str] = {}
+    for snb in sub.notebooks:
+        errors = _check_errors(autograded / f"{snb.name}.ipynb")
+        for grade in snb.grades:
+            q = _question_of(grade.name, answers)
+            if grade.auto_score is None and grade.manual_score is None:
+                if grade.cell.cell_type == "code":
+                    return StudentRow(student, f"{UNGRADED}: autograde failed (no score)")
+                scores[q] = None
+                pending.append(q)
+                continue
+            if scores.get(q, 0.0) is not None:
+                scores[q] = scores.get(q, 0.0) + float(grade.score)
+            if grade.name in DIAGNOSED_MISTAKES and grade.score < grade.max_score:
+                ename = errors.get(grade.name)
+                if ename is None or ename == "AssertionError":
+                    failed.append(grade.name)
+                else:
+                    crashed[grade.name] = ename
+    status = "graded"
+    if pending:
+        status += "; needs manual grade: " + ", ".join(dict.fromkeys(pending))
+    order = list(DIAGNOSED_MISTAKES)
+    failed.sort(key=order.index)
+    crashed = {k: crashed[k] for k in sorted(crashed, key=order.index)}
+    return StudentRow(student, status, scores, failed, crashed)
+
+
+# --------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m course_lib.grading.gradetable``: print the table and write a CSV."""
+    p = argparse.ArgumentParser(
+        prog="python -m course_lib.grading.gradetable",
+        description="Per-question grade table from the nbgrader gradebook; submissions "
+        "that could not be graded are marked as such, never as 0.",
+    )
+    p.add_argument("assignment", nargs="?", default="checkpoint")
+    p.add_argument("--course-dir", default=".", type=Path,
+                   help="nbgrader course directory (default: the current directory)")
+    p.add_argument("--csv", type=Path, default=None,
+                   help="CSV file to write (default: <course-dir>/grades-<assignment>.csv)")
+    args = p.parse_args(argv)
+    try:
+        table = build_grade_table(args.course_dir, args.assignment)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"gradetable: {exc}", file=sys.stderr)
+        return 2
+    out = args.csv or args.course_dir / f"grades-{args.assignment}.csv"
+    table.write_csv(out)
+    print(table.to_text())
+    n_ungraded = sum(not r.graded and r.status != "no submission" for r in table.rows)
+    print(f"\n{len(table.rows)} students, {n_ungraded} submission(s) could not be graded; "
+          f"CSV written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

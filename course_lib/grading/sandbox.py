@@ -1,0 +1,435 @@
+"""Run student code in a bubblewrap sandbox while nbgrader autogrades.
+
+nbgrader executes every submitted notebook in a Jupyter kernel that runs as the instructor,
+with the instructor's files and network. This module swaps that kernel for one started
+inside `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``):
+
+* no network (a fresh network namespace with only its own loopback);
+* a file system made only of the OS (``/usr``), the Python installation, ``course_lib`` and
+  the notebook's own directory, all read-only: the course's ``source/``, the gradebook and
+  other students' submissions do not exist inside;
+* writes only to a size-limited scratch ``/tmp`` (also ``$HOME``);
+* limits on address space, processes, CPU time, file size, and a wall-clock deadline.
+
+The kernel talks to nbgrader over Unix sockets inside the scratch directory (ZeroMQ ``ipc``
+transport), which the grading process reaches through ``/proc/<pid>/root``: no writable
+directory is shared between the sandbox and the host.
+
+It plugs into nbgrader the way nbgrader expects: the ``Execute`` preprocessor of
+``nbgrader autograde`` is replaced by :class:`SandboxedExecute`, whose kernel manager is
+:class:`SandboxKernelManager`. Put this in the course's ``nbgrader_config.py``::
+
+    from course_lib.grading.sandbox import enable
+    enable(c)                              # optional limits: enable(c, memory_limit=2 << 30)
+
+``nbgrader autograde`` and the formgrader's "autograde" button then run student code
+sandboxed. Without a working ``bwrap``, autograding refuses to start a kernel, unless the
+instructor opts out with ``c.SandboxKernelManager.allow_unsandboxed = True`` or the
+environment variable ``COURSE_GRADING_ALLOW_UNSANDBOXED=1``.
+
+``python -m course_lib.grading.sandbox`` checks whether the sandbox works on this machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from multiprocessing.util import Finalize
+from typing import Any
+
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Float, Int, List, Unicode
+
+__all__ = [
+    "ALLOW_ENV",
+    "INSTALL_HINT",
+    "SandboxKernelManager",
+    "SandboxUnavailableError",
+    "SandboxedExecute",
+    "enable",
+    "sandbox_problem",
+]
+
+#: Environment variable that lets an instructor run student code without the sandbox.
+ALLOW_ENV = "COURSE_GRADING_ALLOW_UNSANDBOXED"
+
+INSTALL_HINT = (
+    "Install bubblewrap: `sudo apt-get install bubblewrap` on Debian/Ubuntu (the course's "
+    "scripts/install-system-packages.sh does it), `sudo dnf install bubblewrap` on Fedora. "
+    "It needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 on old "
+    "Debian kernels). To grade WITHOUT a sandbox anyway (student code then runs as you, with "
+    f"your files and network), set {ALLOW_ENV}=1 or "
+    "c.SandboxKernelManager.allow_unsandboxed = True in nbgrader_config.py."
+)
+
+_KERNEL_ENV_KEEP = ("LANG", "LC_ALL", "LC_CTYPE", "PYTHONHASHSEED", "NBGRADER_EXECUTION",
+                    "MPLBACKEND", "JPY_SESSION_NAME")
+
+
+class SandboxUnavailableError(RuntimeError):
+    """Raised when student code would run unsandboxed and the instructor did not allow it."""
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    """Start a trivial sandbox once; return why it failed, or None when it works."""
+    cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
+           "--ro-bind", "/usr", "/usr", *_root_links(), "--proc", "/proc", "--dev", "/dev",
+           "--", "/usr/bin/true"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{bwrap} could not be run: {exc}"
+    if proc.returncode != 0:
+        return f"{bwrap} cannot create a sandbox here: {proc.stderr.strip()}"
+    return None
+
+
+def sandbox_problem(bwrap_path: str | None = None) -> str | None:
+    """Say why the sandbox cannot run on this machine, or return None when it can.
+
+    Parameters
+    ----------
+    bwrap_path : str, optional
+        The ``bwrap`` to use; default the one on ``PATH``.
+
+    Returns
+    -------
+    str or None
+        A sentence naming the problem (``bwrap`` missing or not working) followed by
+        :data:`INSTALL_HINT`; None when a test sandbox started and exited cleanly.
+    """
+    bwrap = shutil.which(bwrap_path or "bwrap")
+    if bwrap is None:
+        where = f"at {bwrap_path}" if bwrap_path else "on PATH"
+        return f"bubblewrap (`bwrap`) is not installed (not found {where}). " + INSTALL_HINT
+    problem = _probe(bwrap)
+    return None if problem is None else problem + " " + INSTALL_HINT
+
+
+def _root_links() -> list[str]:
+    """bwrap arguments that recreate /bin, /lib, ... as on the host (symlinks or binds)."""
+    args: list[str] = []
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    return args
+
+
+# seccomp-BPF that makes fork/vfork/clone-without-CLONE_THREAD fail with EPERM and clone3
+# with ENOSYS (so that glibc creates threads with clone): the kernel may start threads but
+# no process. The limit on processes therefore holds for root graders too, for whom the
+# kernel does not enforce RLIMIT_NPROC.
+_ARCH = {"x86_64": (0xC000003E, {57, 58}, 56), "aarch64": (0xC00000B7, set(), 220)}
+
+
+def _no_fork_filter() -> bytes | None:
+    """The compiled seccomp filter for this machine, or None on an unknown architecture."""
+    import platform
+    import struct
+
+    arch = _ARCH.get(platform.machine())
+    if arch is None:
+        return None
+    audit_arch, forks, clone = arch
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    prog: list[tuple[int, int, int, int]] = [
+        (ld, 0, 0, 4),                      # arch
+        (jeq, 1, 0, audit_arch),
+        (ret, 0, 0, eperm),                 # foreign ABI (e.g. i386 int 0x80): refuse all
+        (ld, 0, 0, 0),                      # syscall number
+        (jge, 0, 1, 0x40000000),            # x32 ABI on x86_64
+        (ret, 0, 0, eperm),
+        (jeq, 0, 1, 435),                   # clone3: glibc falls back to clone
+        (ret, 0, 0, enosys),
+    ]
+    for nr in sorted(forks):
+        prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
+    prog += [
+        (jeq, 1, 0, clone),
+        (ret, 0, 0, allow),
+        (ld, 0, 0, 16),                     # clone flags (low 32 bits of args[0])
+        (jset, 0, 1, 0x00010000),           # CLONE_THREAD: a thread, allowed
+        (ret, 0, 0, allow),
+        (ret, 0, 0, eperm),
+    ]
+    return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
+
+
+def _ignore_sigint() -> None:  # runs in the child between fork and exec
+    # The interrupt that nbclient sends on a cell timeout goes to the whole process group;
+    # bwrap must survive it (ipykernel installs its own handler while it runs a cell).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """A kernel manager that starts every kernel inside a bubblewrap sandbox.
+
+    Configure it as ``c.SandboxKernelManager.<trait>`` in ``nbgrader_config.py``.
+    """
+
+    memory_limit = Int(2 << 30, help="Address-space limit of each sandboxed process, in bytes."
+                       ).tag(config=True)
+    max_processes = Int(64, help="Processes and threads the sandbox may hold at once."
+                        ).tag(config=True)
+    cpu_time_limit = Int(600, help="CPU seconds per sandboxed process.").tag(config=True)
+    wall_time_limit = Float(900.0, help="Seconds after which the whole sandbox is killed."
+                            ).tag(config=True)
+    scratch_size = Int(256 << 20, help="Size of the writable scratch /tmp, in bytes."
+                       ).tag(config=True)
+    max_open_files = Int(256, help="Open file descriptors per process.").tag(config=True)
+    readable_paths = List(Unicode(), help="Extra host paths mounted read-only in the sandbox."
+                          ).tag(config=True)
+    allow_unsandboxed = Bool(False, help=(
+        "Run student code WITHOUT a sandbox when bubblewrap is missing (it then runs as you)."
+    )).tag(config=True)
+    bwrap_path = Unicode("", help="Path of bwrap; empty means look it up on PATH."
+                         ).tag(config=True)
+
+    _hostdir: str | None = None
+    _watchdog: threading.Thread | None = None
+    _watchdog_stop: threading.Event
+    sandboxed: bool = False
+
+    # -- decide -------------------------------------------------------------------------
+    def _use_sandbox(self) -> bool:
+        allowed = self.allow_unsandboxed or os.environ.get(ALLOW_ENV, "") not in ("", "0")
+        problem = sandbox_problem(self.bwrap_path or None)
+        if problem is None:
+            return True
+        if allowed:
+            message = f"Grading WITHOUT a sandbox, as allowed by the instructor: {problem}"
+            self.log.warning(message)
+            print(message, file=sys.stderr, flush=True)  # also when nobody set up logging
+            return False
+        raise SandboxUnavailableError(
+            "Refusing to run untrusted student code without a sandbox. " + problem)
+
+    # -- launch ---------------------------------------------------------------------------
+    async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
+        self.sandboxed = self._use_sandbox()
+        if self.sandboxed and self._hostdir is None:
+            self._hostdir = tempfile.mkdtemp(prefix="nbgsb-")
+            # Removed on shutdown, or when the sandbox exits (see _start_watchdog), or at
+            # the latest when this process exits (multiprocessing workers included).
+            Finalize(self, shutil.rmtree, args=(self._hostdir, True), exitpriority=10)
+            self.cache_ports = False
+            self.transport = "ipc"
+            # The kernel binds <ip>-<port> inside its scratch /tmp; on the host the same
+            # path reaches it through a symlink into /proc/<pid>/root, made after launch.
+            self.ip = os.path.join(self._hostdir, "ipc", "k")
+            self.connection_file = os.path.join(self._hostdir, "kernel.json")
+        return await super()._async_pre_start_kernel(**kw)
+
+    def _bwrap_command(self, kernel_cmd: list[str], cwd: str, fds: list[int],
+                       info_w: int, conn_r: int) -> list[str]:
+        bwrap = self.bwrap_path or shutil.which("bwrap") or "bwrap"
+        hostdir = self._hostdir
+        assert hostdir is not None
+        cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
+               "--hostname", "sandbox",
+               "--ro-bind", "/usr", "/usr", *_root_links(),
+               "--proc", "/proc", "--dev", "/dev",
+               "--size", str(self.scratch_size), "--perms", "1777", "--tmpfs", "/tmp",
+               "--dir", "/tmp/home"]
+        for name in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "fonts",
+                     "passwd", "group", "nsswitch.conf", "matplotlibrc"):
+            cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        # Read-only mounts: the Python that runs the kernel, course_lib, the notebook's dir.
+        paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        exe = shutil.which(kernel_cmd[0]) or kernel_cmd[0]
+        paths.add(os.path.dirname(os.path.dirname(os.path.realpath(exe))))
+        paths.add(os.path.dirname(os.path.dirname(os.path.abspath(exe))))
+        import course_lib
+
+        paths.update(os.path.realpath(p) for p in course_lib.__path__)
+        paths.update(self.readable_paths)
+        paths.add(cwd)
+        for path in sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"):
+            if os.path.exists(path):
+                cmd += ["--ro-bind", path, path]
+        seccomp = _no_fork_filter()
+        if seccomp is not None:
+            seccomp_r, seccomp_w = os.pipe()
+            os.write(seccomp_w, seccomp)  # a few hundred bytes: fits in the pipe buffer
+            os.close(seccomp_w)
+            fds.append(seccomp_r)
+            cmd += ["--seccomp", str(seccomp_r)]
+        cmd += ["--remount-ro", "/",  # only the scratch /tmp stays writable
+                "--dir", os.path.join(hostdir, "ipc"),
+                "--perms", "0600", "--file", str(conn_r), self.connection_file,
+                "--chdir", cwd, "--info-fd", str(info_w), "--",
+                "/usr/bin/prlimit", f"--as={self.memory_limit}",
+                f"--nproc={self.max_processes}", f"--cpu={self.cpu_time_limit}",
+                f"--fsize={self.scratch_size}", f"--nofile={self.max_open_files}",
+                "--core=0", "--"]
+        return cmd + list(kernel_cmd)
+
+    def _kernel_env(self, env: dict[str, str] | None) -> dict[str, str]:
+        env = dict(env if env is not None else os.environ)
+        clean = {k: v for k, v in env.items() if k in _KERNEL_ENV_KEEP}
+        bindir = os.path.dirname(sys.executable)
+        clean.update(PATH=f"{bindir}:/usr/local/bin:/usr/bin:/bin", HOME="/tmp/home",
+                     TMPDIR="/tmp", MPLCONFIGDIR="/tmp/home/.mpl",
+                     IPYTHONDIR="/tmp/home/.ipython", JUPYTER_RUNTIME_DIR="/tmp/home/.jrt",
+                     OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                     PYDEVD_DISABLE_FILE_VALIDATION="1")
+        clean.setdefault("MPLBACKEND", "Agg")
+        return clean
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        if not self.sandboxed:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        assert self.provisioner is not None and self._hostdir is not None
+        cwd = os.path.abspath(kw.get("cwd") or os.getcwd())
+        fds: list[int] = []
+        info_r, info_w = os.pipe()
+        conn_r = os.open(self.connection_file, os.O_RDONLY | os.O_CLOEXEC)
+        fds += [info_w, conn_r]
+        try:
+            cmd = self._bwrap_command(kernel_cmd, cwd, fds, info_w, conn_r)
+            process = subprocess.Popen(
+                cmd, env=self._kernel_env(kw.get("env")), cwd="/",
+                stdin=subprocess.DEVNULL, stderr=kw.get("stderr"),
+                # fd 1 of the kernel carries only its banner and raw os.write(1, ...) of
+                # student code, which must not flood the grader's terminal.
+                stdout=kw.get("stdout") or subprocess.DEVNULL,
+                pass_fds=fds, start_new_session=True, preexec_fn=_ignore_sigint)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        info = self._read_info(info_r, process)
+        link = os.path.join(self._hostdir, "ipc")
+        os.symlink(f"/proc/{info['child-pid']}/root{link}", link)
+        prov = self.provisioner
+        prov.process = process  # type: ignore[attr-defined]
+        prov.pid = process.pid  # type: ignore[attr-defined]
+        prov.pgid = os.getpgid(process.pid)  # type: ignore[attr-defined]
+        prov.cwd = cwd  # type: ignore[attr-defined]
+        self._start_watchdog(process)
+        self._reconcile_connection_info(prov.connection_info)  # type: ignore[attr-defined]
+        return None
+
+    @staticmethod
+    def _read_info(fd: int, process: subprocess.Popen[bytes]) -> dict[str, Any]:
+        data = b""
+        deadline = time.monotonic() + 30
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([stream], [], [], 0.5)
+                if ready:
+                    chunk = stream.read(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                    try:
+                        return json.loads(data)
+                    except ValueError:
+                        continue
+                elif process.poll() is not None:
+                    break
+        process.kill()
+        raise RuntimeError(
+            f"bubblewrap did not start the sandbox (exit status {process.poll()}); "
+            "run `python -m course_lib.grading.sandbox` to diagnose.")
+
+    def _start_watchdog(self, process: subprocess.Popen[bytes]) -> None:
+        """Kill the sandbox after wall_time_limit; remove its host dir once it has exited.
+
+        A kernel that died is never shut down by nbclient, so its directory is removed
+        here rather than in cleanup.
+        """
+        hostdir = self._hostdir
+        deadline = time.monotonic() + self.wall_time_limit
+        stop = threading.Event()
+
+        def watch() -> None:
+            while process.poll() is None and not stop.is_set():
+                if time.monotonic() > deadline:
+                    self.log.warning("Sandboxed kernel exceeded %.0f s of wall time: killed",
+                                     self.wall_time_limit)
+                    try:
+                        os.killpg(process.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                stop.wait(0.2)
+            if hostdir is not None and process.poll() is not None:
+                shutil.rmtree(hostdir, ignore_errors=True)
+
+        self._watchdog = threading.Thread(target=watch, name="sandbox-watchdog", daemon=True)
+        self._watchdog_stop = stop
+        self._watchdog.start()
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self._watchdog is not None:
+            self._watchdog_stop.set()
+            self._watchdog = None
+        if self._hostdir is not None and not restart:
+            shutil.rmtree(self._hostdir, ignore_errors=True)
+            self._hostdir = None
+
+
+class SandboxedExecute(Execute):
+    """nbgrader's ``Execute`` preprocessor with the kernel in the sandbox."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
+        super().__init__(*args, **kwargs)
+
+
+def enable(c: Any, **limits: Any) -> None:
+    """Make ``nbgrader autograde`` (and the formgrader) run student code sandboxed.
+
+    Parameters
+    ----------
+    c : traitlets.config.Config
+        The ``c`` of an ``nbgrader_config.py``.
+    **limits
+        Traits of :class:`SandboxKernelManager` to set, e.g. ``memory_limit=1 << 30``.
+
+    Raises
+    ------
+    TypeError
+        If a name in ``limits`` is not a configurable trait of the sandbox.
+    """
+    from nbgrader.converters.autograde import Autograde
+
+    default = Autograde.class_traits()["autograde_preprocessors"].default()
+    current = c.Autograde.get("autograde_preprocessors") or default
+    c.Autograde.autograde_preprocessors = [
+        SandboxedExecute if pp in (Execute, "nbgrader.preprocessors.Execute") else pp
+        for pp in current
+    ]
+    known = set(SandboxKernelManager.class_trait_names(config=True))
+    for name, value in limits.items():
+        if name not in known:
+            raise TypeError(f"enable() got {name!r}; expected one of {sorted(known)}")
+        setattr(c.SandboxKernelManager, name, value)
+
+
+def main() -> int:
+    """Report whether student code can be sandboxed here; exit 1 when it cannot."""
+    problem = sandbox_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    print(f"bubblewrap works here: {shutil.which('bwrap')}; autograding will be sandboxed.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

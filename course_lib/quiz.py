@@ -1,0 +1,380 @@
+"""The checkpoint as a self-study quiz: pick an answer, read at once why it is right or wrong.
+
+For learners without an instructor. It asks the two multiple-choice questions of the
+graded checkpoint (why divide by sqrt(d_k); what a causal mask changes), with the same
+options in the same order, and three more on the lesson's worked example. Every option
+has its own feedback; a wrong option's feedback explains what is wrong with it, without
+naming the right letter.
+
+In a notebook, show the widget and click::
+
+    from course_lib.quiz import SelfStudyQuiz
+    quiz = SelfStudyQuiz()
+    quiz                                   # one set of radio buttons per question
+
+or answer in code, which is also how the tests drive it (no browser needed)::
+
+    print(quiz.answer("why_scale", "B"))   # the feedback for option B
+
+How the answers are kept out of sight
+-------------------------------------
+The question bank (:mod:`course_lib._self_study_bank`) stores, per question, a SHA-256
+digest of the right letter and each option's feedback XOR-ed with a SHA-256 key stream
+(base64). Nothing readable says which letter is right, neither in the notebook, nor in
+its outputs, nor in a plain ``grep`` of the library. This deters casual peeking, not a
+determined reader: there are only four letters to hash, and the key of each feedback is
+derived from public strings, so anyone who reads this module can decode everything
+(``python -m course_lib.quiz unseal`` does it, for maintainers). The graded checkpoint
+does not rely on it: its source with the answers stays with the instructor, and
+:mod:`course_lib.grading.variants` makes a fresh variant for a class.
+
+Editing the questions: ``python -m course_lib.quiz unseal > bank.json``, edit the JSON,
+then ``python -m course_lib.quiz seal bank.json`` rewrites the bank module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import html
+import json
+import sys
+import textwrap
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Feedback", "Question", "SelfStudyQuiz", "load_questions"]
+
+_NAMESPACE = "attention-term-by-term/self-study/v1"
+_BANK_MODULE = Path(__file__).with_name("_self_study_bank.py")
+
+
+# --------------------------------------------------------------------------------------
+# sealing (obfuscation, not security: see the module docstring)
+# --------------------------------------------------------------------------------------
+
+
+def _key_stream(question: str, letter: str, n: int) -> bytes:
+    key = hashlib.sha256(f"{_NAMESPACE}/feedback/{question}/{letter}".encode()).digest()
+    blocks = (hashlib.sha256(key + i.to_bytes(4, "big")).digest() for i in range(n // 32 + 1))
+    return b"".join(blocks)[:n]
+
+
+def _seal(text: str, question: str, letter: str) -> str:
+    data = text.encode("utf-8")
+    stream = _key_stream(question, letter, len(data))
+    return base64.b64encode(bytes(a ^ b for a, b in zip(data, stream, strict=True))).decode()
+
+
+def _unseal(token: str, question: str, letter: str) -> str:
+    data = base64.b64decode(token)
+    stream = _key_stream(question, letter, len(data))
+    return bytes(a ^ b for a, b in zip(data, stream, strict=True)).decode("utf-8")
+
+
+def _digest(question: str, letter: str) -> str:
+    return hashlib.sha256(f"{_NAMESPACE}/right/{question}/{letter}".encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------------------
+# questions and feedback
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What the quiz says about one chosen option.
+
+    Attributes
+    ----------
+    question : str
+        The question's id, e.g. ``"why_scale"``.
+    letter : str
+        The chosen option, ``"A"`` to ``"D"``.
+    correct : bool
+    text : str
+        Why the option is right, or what is wrong with it.
+    """
+
+    question: str
+    letter: str
+    correct: bool
+    text: str
+
+    def __str__(self) -> str:
+        return textwrap.fill(f"{self.question}, option {self.letter}: {self.text}", width=88)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice question of the bank.
+
+    Attributes
+    ----------
+    id : str
+    prompt : str
+        The question, as Markdown-free text.
+    choices : tuple of (str, str)
+        ``(letter, text)`` pairs in display order.
+    """
+
+    id: str
+    prompt: str
+    choices: tuple[tuple[str, str], ...]
+    _right_digest: str
+    _sealed: dict[str, str]
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        """The option letters, in order."""
+        return tuple(letter for letter, _ in self.choices)
+
+    def check(self, letter: str) -> Feedback:
+        """The feedback for choosing ``letter`` (case and spaces ignored).
+
+        Raises
+        ------
+        ValueError
+            If ``letter`` is not one of this question's options.
+        """
+        if not isinstance(letter, str):
+            raise ValueError(
+                f"choose one of the letters {', '.join(self.letters)} as a string "
+                f"(got {letter!r})"
+            )
+        chosen = letter.strip().upper()
+        if chosen not in self._sealed:
+            raise ValueError(
+                f"question {self.id!r} has options {', '.join(self.letters)} (got {letter!r})"
+            )
+        return Feedback(
+            self.id,
+            chosen,
+            _digest(self.id, chosen) == self._right_digest,
+            _unseal(self._sealed[chosen], self.id, chosen),
+        )
+
+
+def load_questions() -> list[Question]:
+    """The questions of the self-study quiz, from :mod:`course_lib._self_study_bank`."""
+    from ._self_study_bank import QUESTIONS
+
+    return [
+        Question(
+            id=q["id"],
+            prompt=q["prompt"],
+            choices=tuple((c[0], c[1]) for c in q["choices"]),
+            _right_digest=q["right"],
+            _sealed=dict(q["feedback"]),
+        )
+        for q in QUESTIONS
+    ]
+
+
+# --------------------------------------------------------------------------------------
+# the widget
+# --------------------------------------------------------------------------------------
+
+
+class SelfStudyQuiz:
+    """The self-study quiz as ipywidgets: one set of radio buttons per question.
+
+    Choosing an option shows its feedback under the question at once and updates the
+    score line at the bottom. :meth:`answer` does the same from code.
+
+    Parameters
+    ----------
+    questions : iterable of Question, optional
+        Defaults to :func:`load_questions`.
+
+    Examples
+    --------
+    >>> quiz = SelfStudyQuiz()
+    >>> [q.id for q in quiz.questions]
+    ['why_scale', 'causal_mask', 'sat_weights', 'sat_output', 'row_sums']
+    >>> fb = quiz.answer("why_scale", "D")
+    >>> fb.correct
+    False
+    >>> quiz.score_text
+    '0 of 5 right (1 answered)'
+    """
+
+    def __init__(self, questions: Iterable[Question] | None = None) -> None:
+        import ipywidgets as w
+
+        self.questions = list(load_questions() if questions is None else questions)
+        self._by_id = {q.id: q for q in self.questions}
+        self._results: dict[str, Feedback] = {}
+        self._radios: dict[str, Any] = {}
+        self._feedback: dict[str, Any] = {}
+        boxes = []
+        for number, q in enumerate(self.questions, start=1):
+            radio = w.RadioButtons(
+                options=[(f"{letter}. {text}", letter) for letter, text in q.choices],
+                value=None,
+                layout=w.Layout(width="auto"),
+                style={"description_width": "0px"},
+            )
+            fb = w.HTML(value="")
+            radio.observe(self._on_change(q.id), names="value")
+            self._radios[q.id] = radio
+            self._feedback[q.id] = fb
+            prompt = w.HTML(f"<b>{number}. {html.escape(q.prompt)}</b>")
+            boxes.append(w.VBox([prompt, radio, fb]))
+        self._score = w.HTML(value=self._score_html())
+        self.widget = w.VBox([*boxes, self._score])
+
+    # the notebook shows the widget when the quiz is the last expression of a cell
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"SelfStudyQuiz({len(self.questions)} questions; {self.score_text})"
+
+    def _on_change(self, qid: str):
+        def handler(change: dict[str, Any]) -> None:
+            if change["new"] is not None:
+                self._show(self._by_id[qid].check(change["new"]))
+
+        return handler
+
+    def _show(self, fb: Feedback) -> None:
+        self._results[fb.question] = fb
+        mark, color = ("Right", "#1b7837") if fb.correct else ("Not quite", "#b2182b")
+        self._feedback[fb.question].value = (
+            f'<div style="color:{color}"><b>{mark}.</b></div>'
+            f"<div>{html.escape(fb.text)}</div>"
+        )
+        self._score.value = self._score_html()
+
+    def _score_html(self) -> str:
+        return f"<i>{html.escape(self.score_text)}</i>"
+
+    @property
+    def score_text(self) -> str:
+        """``'<right> of <questions> right (<answered> answered)'``."""
+        right = sum(fb.correct for fb in self._results.values())
+        return f"{right} of {len(self.questions)} right ({len(self._results)} answered)"
+
+    def feedback_text(self, question: str) -> str:
+        """The feedback currently shown under ``question`` ('' before an answer)."""
+        fb = self._results.get(self._question(question).id)
+        return "" if fb is None else fb.text
+
+    def _question(self, question: str) -> Question:
+        try:
+            return self._by_id[question]
+        except KeyError:
+            raise KeyError(
+                f"no question {question!r} in the quiz (have {', '.join(self._by_id)})"
+            ) from None
+
+    def answer(self, question: str, letter: str) -> Feedback:
+        """Choose ``letter`` for ``question``, as a click would, and return the feedback.
+
+        Raises
+        ------
+        KeyError
+            If there is no such question.
+        ValueError
+            If ``letter`` is not one of its options.
+        """
+        q = self._question(question)
+        fb = q.check(letter)
+        radio = self._radios[q.id]
+        if radio.value == fb.letter:
+            self._show(fb)  # the same choice again: no change event, show it anyway
+        else:
+            radio.value = fb.letter  # the observer shows the feedback
+        return fb
+
+
+# --------------------------------------------------------------------------------------
+# maintainers: turn a plain JSON bank into the sealed module, and back
+# --------------------------------------------------------------------------------------
+
+
+def _py_str(s: str, indent: str) -> str:
+    """A string literal for the generated module, split into lines of at most ~90 chars."""
+    pieces = textwrap.wrap(s, 64, drop_whitespace=False, replace_whitespace=False) or [""]
+    if "".join(pieces) != s:  # pragma: no cover - textwrap keeps every character here
+        raise ValueError(f"cannot split {s!r} losslessly")
+    if len(pieces) == 1:
+        return json.dumps(pieces[0], ensure_ascii=False)
+    inner = f"\n{indent}    ".join(json.dumps(p, ensure_ascii=False) for p in pieces)
+    return f"(\n{indent}    {inner}\n{indent})"
+
+
+def _write_bank(plain: Sequence[dict[str, Any]], path: Path) -> None:
+    lines = [
+        '"""The self-study quiz, sealed (generated by `python -m course_lib.quiz seal`).',
+        "",
+        "Do not edit by hand: unseal, edit the JSON, seal again (see course_lib.quiz).",
+        '"""',
+        "",
+        "QUESTIONS = [",
+    ]
+    for q in plain:
+        letters = [c[0] for c in q["choices"]]
+        if q["right"] not in letters:
+            raise ValueError(f"question {q['id']!r}: right letter {q['right']!r} not in {letters}")
+        if sorted(q["feedback"]) != sorted(letters):
+            raise ValueError(f"question {q['id']!r}: feedback needed for each of {letters}")
+        lines += [
+            "    {",
+            f'        "id": {json.dumps(q["id"])},',
+            f'        "prompt": {_py_str(q["prompt"], "        ")},',
+            '        "choices": [',
+        ]
+        for letter, text in q["choices"]:
+            lines.append(f'            ({json.dumps(letter)}, {_py_str(text, "            ")}),')
+        lines += [
+            "        ],",
+            f'        "right": {_py_str(_digest(q["id"], q["right"]), "        ")},',
+            '        "feedback": {',
+        ]
+        for letter in letters:
+            token = _seal(q["feedback"][letter], q["id"], letter)
+            lines.append(f'            {json.dumps(letter)}: {_py_str(token, "            ")},')
+        lines += ["        },", "    },"]
+    lines.append("]")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _unseal_bank() -> list[dict[str, Any]]:
+    out = []
+    for q in load_questions():
+        right = [fb.letter for fb in map(q.check, q.letters) if fb.correct]
+        out.append({
+            "id": q.id,
+            "prompt": q.prompt,
+            "choices": [list(c) for c in q.choices],
+            "right": right[0] if right else None,
+            "feedback": {letter: q.check(letter).text for letter in q.letters},
+        })
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m course_lib.quiz seal BANK.json`` or ``... unseal`` (maintainers only)."""
+    p = argparse.ArgumentParser(prog="python -m course_lib.quiz",
+                                description="Seal or unseal the self-study question bank.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("seal", help="write course_lib/_self_study_bank.py from a plain JSON")
+    s.add_argument("bank", type=Path)
+    s.add_argument("--out", type=Path, default=_BANK_MODULE)
+    sub.add_parser("unseal", help="print the bank as plain JSON (answers included)")
+    args = p.parse_args(argv)
+    if args.cmd == "seal":
+        _write_bank(json.loads(args.bank.read_text(encoding="utf-8")), args.out)
+        print(f"wrote {args.out}")
+    else:
+        print(json.dumps(_unseal_bank(), indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""The grade table, read from a gradebook that nbgrader's real autograder filled in."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_lib.grading.gradetable import build_grade_table, main
+
+pytestmark = pytest.mark.slow
+
+Q = ["attention_weights (/5)", "sat_output (/1)", "mc_why_scale (/1)", "mc_causal_mask (/1)",
+     "written_scaling (/2)"]
+
+# student -> (status, the five question cells, total, failed hidden tests)
+EXPECTED = {
+    "s01_correct": ("graded", ["5", "1", "1", "1", "0"], "8", ""),
+    "s02_missing_scale": ("graded", ["3", "1", "1", "1", "0"], "6", "test_missing_scale"),
+    "s03_wrong_axis": ("graded", ["3", "1", "1", "1", "0"], "6", "test_wrong_axis"),
+    "s04_naive_exp": ("graded", ["4", "1", "1", "1", "0"], "7", "test_naive_exp_overflow"),
+    "s05_dk_wrong_axis": ("graded", ["3", "1", "1", "1", "0"], "6", "test_dk_from_wrong_axis"),
+    "s06_blank": (
+        "graded", ["0", "0", "0", "0", "0"], "0",
+        "test_missing_scale (NameError) test_wrong_axis (NameError) "
+        "test_naive_exp_overflow (NameError) test_dk_from_wrong_axis (NameError)",
+    ),
+    "s07_wrong_mc": ("graded", ["5", "1", "0", "0", "0"], "6", ""),
+    "s08_written": (
+        "graded; needs manual grade: written_scaling",
+        ["5", "1", "1", "1", "needs manual grade"], "8 + pending", "",
+    ),
+    "s09_written_graded": ("graded", ["5", "1", "1", "1", "1.5"], "9.5", ""),
+    "s10_two_mistakes": (
+        "graded", ["2", "1", "1", "1", "0"], "5", "test_missing_scale test_wrong_axis",
+    ),
+}
+UNGRADED = {
+    "s11_corrupt": "ungraded: corrupt notebook (not valid JSON)",
+    "s12_renamed": "ungraded: renamed notebook (expected 'checkpoint.ipynb', "
+                   "found 'checkpoint (1).ipynb')",
+    "s13_missing": "ungraded: missing notebook (no 'checkpoint.ipynb' submitted)",
+    "s14_kernel_dies": "ungraded: autograde failed (no autograded notebook)",
+    "s15_absent": "no submission",
+}
+
+
+def test_header_has_one_column_per_question_with_its_maximum(mini_graded_course):
+    table = build_grade_table(mini_graded_course.root)
+    assert table.header == ["student", "status", *Q, "total (/10)", "failed hidden tests"]
+
+
+@pytest.mark.parametrize("student", sorted(EXPECTED))
+def test_graded_submissions_exact_cells(mini_graded_course, student):
+    status, cells, total, failed = EXPECTED[student]
+    row = build_grade_table(mini_graded_course.root).row(student)
+    assert row["status"] == status
+    assert [row[q] for q in Q] == cells
+    assert row["total (/10)"] == total
+    assert row["failed hidden tests"] == failed
+
+
+@pytest.mark.parametrize("student", sorted(UNGRADED))
+def test_ungraded_submissions_say_why_in_every_cell_never_zero(mini_graded_course, student):
+    reason = UNGRADED[student]
+    row = build_grade_table(mini_graded_course.root).row(student)
+    assert row["status"] == reason
+    assert [row[q] for q in Q] == [reason] * 5
+    assert row["total (/10)"] == reason
+
+
+def test_every_student_appears_once_in_order(mini_graded_course):
+    table = build_grade_table(mini_graded_course.root)
+    assert table.students == sorted([*EXPECTED, *UNGRADED])
+
+
+def test_broken_submissions_really_failed_in_nbgrader(mini_graded_course):
+    """The ungraded rows come from real autograde failures, not from the table's guesses."""
+    ok = mini_graded_course.autograde_ok
+    assert [s for s, good in ok.items() if not good] == [
+        "s11_corrupt", "s12_renamed", "s13_missing", "s14_kernel_dies"
+    ]
+
+
+def test_nbgrader_export_scores_the_broken_ones_zero_and_the_table_does_not(mini_graded_course,
+                                                                             tmp_path):
+    """What the table adds to `nbgrader export`: export says 0 for an ungraded notebook."""
+    out = tmp_path / "export.csv"
+    nbgrader = Path(sys.executable).parent / "nbgrader"
+    subprocess.run([str(nbgrader), "export", f"--to={out}"], cwd=mini_graded_course.root,
+                   check=True, capture_output=True)
+    exported = {r["student_id"]: r for r in csv.DictReader(out.open())}
+    assert float(exported["s11_corrupt"]["score"]) == 0.0
+    assert float(exported["s12_renamed"]["score"]) == 0.0
+    assert float(exported["s01_correct"]["score"]) == 8.0
+    table = build_grade_table(mini_graded_course.root)
+    assert table.row("s11_corrupt")["total (/10)"].startswith("ungraded: corrupt")
+
+
+def test_cli_writes_csv_and_prints_table(mini_graded_course, tmp_path):
+    out = tmp_path / "grades.csv"
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading.gradetable",
+         "--course-dir", str(mini_graded_course.root), "--csv", str(out)],
+        capture_output=True, text=True, check=True,
+    )
+    rows = list(csv.reader(out.open()))
+    assert rows[0] == ["student", "status", *Q, "total (/10)", "failed hidden tests"]
+    by_student = {r[0]: r for r in rows[1:]}
+    assert by_student["s04_naive_exp"] == [
+        "s04_naive_exp", "graded", "4", "1", "1", "1", "0", "7", "test_naive_exp_overflow"
+    ]
+    assert by_student["s11_corrupt"][2:8] == ["ungraded: corrupt notebook (not valid JSON)"] * 6
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:2] == ["student", "status"]
+    corrupt_line = next(line for line in lines if line.startswith("s11_corrupt"))
+    assert corrupt_line.split("  ")[-1].strip() == "ungraded"
+    assert "15 students, 4 submission(s) could not be graded" in proc.stdout
+
+
+def test_cli_without_gradebook_says_what_is_missing(tmp_path, capsys):
+    assert main(["--course-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"no gradebook at {tmp_path / 'gradebook.db'}" in err
+    assert "nbgrader_config.py" in err
+
+
+def test_unknown_assignment_names_the_known_ones(mini_graded_course):
+    with pytest.raises(ValueError, match=r"'quiz9' is not in the gradebook .* \['checkpoint'\]"):
+        build_grade_table(mini_graded_course.root, "quiz9")

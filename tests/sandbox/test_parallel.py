@@ -1,0 +1,131 @@
+"""The parallel engine grades exactly like serial ``nbgrader autograde``; no sandbox, no run.
+
+The equality test grades the real checkpoint quiz (quiz/) with one submission of every kind
+that the quiz's own pipeline test uses (correct, each mistake, blank, raises, corrupt,
+renamed, other kernelspec, ...): once with the plain ``nbgrader autograde checkpoint`` command, once
+with ``python -m course_lib.grading.parallel``, each in its own copy of the course.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from course import ASSIGNMENT as PS1
+from course import make_course, nbgrader, scores, submit
+
+from course_lib.grading.mistakes import MISTAKES
+from course_lib.grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
+from course_lib.grading.sandbox import ALLOW_ENV
+from course_lib.grading.submissions import KINDS, answers_for, fill_answers, make_submission
+from course_lib.grading.variants import DEFAULT_SEED, make_variant
+
+QUIZ = Path(__file__).resolve().parents[2] / "quiz"
+# Every kind but the two slow ones (timeouts are covered by test_hostile.py's "sleep").
+EQUAL_KINDS = [k for k in KINDS if k not in ("infinite_loop", "prints_megabytes")]
+
+
+def _all_scores(course: Path) -> dict[str, dict[str, float | None]]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out: dict[str, dict[str, float | None]] = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in gb.students:
+            try:
+                nb = gb.find_submission_notebook(ASSIGNMENT, "checkpoint", student.id)
+            except MissingEntry:
+                continue
+            out[student.id] = {g.name: g.auto_score for g in nb.grades}
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_courses(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two identical copies of the quiz with every kind of submission, not yet graded."""
+    base = tmp_path_factory.mktemp("equal")
+    first = copy_course(QUIZ, base / "serial")
+    result = open_api(first).generate_assignment(ASSIGNMENT)
+    assert result["success"], result.get("log")
+    released = (first / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
+    variant = make_variant(DEFAULT_SEED)
+    for kind in EQUAL_KINDS:
+        place_submission(first, kind, make_submission(kind, released, variant))
+    # The missing-scale mistake, plus numpy's comparison monkeypatched to always agree.
+    attack = MISTAKES["missing_scale"] + "\nnp.allclose = lambda *a, **k: True\n"
+    nb = fill_answers(nbformat.reads(released, as_version=4), answers_for(variant, attack))
+    place_submission(first, "monkeypatch", {"checkpoint.ipynb": nbformat.writes(nb).encode()})
+    second = base / "parallel"
+    shutil.copytree(first, second)
+    return first, second
+
+
+def test_parallel_scores_equal_serial_nbgrader_autograde(two_courses) -> None:
+    serial, parallel = two_courses
+    nbgrader(serial, "autograde", ASSIGNMENT, check=False)  # some kinds fail, on purpose
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading.parallel", ASSIGNMENT, "--jobs", "2"],
+        cwd=parallel, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    want, got = _all_scores(serial), _all_scores(parallel)
+    assert {"correct", "blank", "mistake_missing_scale"} <= set(want)
+    assert got == want
+    assert all(v == 1.0 for k, v in want["correct"].items() if k.startswith("test_"))
+    # The summary names every submission that nbgrader could not grade, with a reason.
+    serial_failed = {s for s in EQUAL_KINDS if not (serial / "autograded" / s / ASSIGNMENT /
+                                              "checkpoint.ipynb").exists()}
+    parallel_failed = {line.split()[1].rstrip(":") for line in proc.stdout.splitlines()
+                       if line.strip().startswith("FAILED")}
+    assert parallel_failed == serial_failed
+    n = len(EQUAL_KINDS) + 1
+    assert f"{n - len(serial_failed)} of {n} submissions graded" in proc.stdout
+    assert "[" in proc.stderr and "graded," in proc.stderr  # the progress bar
+
+
+def test_quiz_hidden_tests_resist_monkeypatching(two_courses) -> None:
+    serial, _ = two_courses
+    if not (serial / "gradebook.db").exists() or "monkeypatch" not in _all_scores(serial):
+        nbgrader(serial, "autograde", ASSIGNMENT, "--student", "monkeypatch", check=False)
+    assert _all_scores(serial)["monkeypatch"]["test_missing_scale"] == 0.0
+
+
+@pytest.fixture
+def ps1(bwrap_ok: None, tmp_path: Path) -> Path:
+    root = make_course(tmp_path / "course")
+    submit(root, "honest")
+    return root
+
+
+def test_refuses_without_bubblewrap_and_says_how_to_install(ps1: Path) -> None:
+    config = ps1 / "nbgrader_config.py"
+    config.write_text(config.read_text()
+                      + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
+    env = {k: v for k, v in os.environ.items() if k != ALLOW_ENV}
+    proc = subprocess.run([sys.executable, "-m", "course_lib.grading.parallel", PS1],
+                          cwd=ps1, capture_output=True, text=True, timeout=300, env=env,
+                          check=False)
+    assert proc.returncode == 2
+    assert "Refusing to run untrusted student code without a sandbox" in proc.stderr
+    assert "apt-get install bubblewrap" in proc.stderr and ALLOW_ENV in proc.stderr
+    # Plain `nbgrader autograde` refuses too: the kernel never starts, nothing is graded.
+    cli = nbgrader(ps1, "autograde", PS1, check=False)
+    assert cli.returncode != 0
+    assert "Refusing to run untrusted student code" in cli.stdout + cli.stderr
+    assert all(v is None for v in scores(ps1)["honest"].values())
+
+
+def test_instructor_can_opt_out_explicitly(ps1: Path) -> None:
+    config = ps1 / "nbgrader_config.py"
+    config.write_text(config.read_text()
+                      + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
+    proc = subprocess.run([sys.executable, "-m", "course_lib.grading.parallel", PS1,
+                           "--allow-unsandboxed", "--no-progress"],
+                          cwd=ps1, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Grading WITHOUT a sandbox" in proc.stderr
+    assert scores(ps1)["honest"] == {"test_squares": 1.0, "test_weights_hidden": 2.0,
+                                     "test_weights_naive": 1.0}

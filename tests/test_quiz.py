@@ -1,0 +1,171 @@
+"""The self-study quiz: feedback per option, checked by hash, driven from Python."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from course_lib import attention, attention_weights, the_cat_sat
+from course_lib.quiz import SelfStudyQuiz, load_questions, main
+
+ROOT = Path(__file__).resolve().parent.parent
+BANK = ROOT / "course_lib" / "_self_study_bank.py"
+CHECKPOINT = ROOT / "quiz" / "source" / "checkpoint" / "checkpoint.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "08_checkpoint_self_study.ipynb"
+
+
+def right_letter(question) -> str:
+    right = [letter for letter in question.letters if question.check(letter).correct]
+    assert len(right) == 1, f"{question.id}: right letters {right}"
+    return right[0]
+
+
+def test_every_question_has_four_options_and_exactly_one_right():
+    questions = load_questions()
+    assert [q.id for q in questions] == [
+        "why_scale", "causal_mask", "sat_weights", "sat_output", "row_sums"
+    ]
+    for q in questions:
+        assert q.letters == ("A", "B", "C", "D")
+        right_letter(q)
+
+
+def test_feedback_says_right_or_explains_the_wrong_choice():
+    for q in load_questions():
+        for letter in q.letters:
+            fb = q.check(letter)
+            if fb.correct:
+                assert fb.text.startswith("Right. ")
+            else:
+                assert fb.text.startswith("Not this one. ")
+                # the explanation of a wrong choice never gives the answer away
+                assert not re.search(r"\b(answer|option) [A-D]\b", fb.text), fb.text
+                assert len(fb.text) > 80
+
+
+def _numbers(text: str) -> np.ndarray:
+    return np.array([float(x) for x in re.findall(r"-?\d+\.?\d*", text)])
+
+
+def test_worked_example_questions_agree_with_course_lib():
+    """The option marked right by its hash is what course_lib computes; the others are not."""
+    ex = the_cat_sat()
+    weights = attention_weights(ex.Q, ex.K)[2].round(2)
+    output = attention(ex.Q, ex.K, ex.V)[0][2].round(2)
+    by_id = {q.id: q for q in load_questions()}
+    for qid, truth in (("sat_weights", weights), ("sat_output", output)):
+        q = by_id[qid]
+        for letter, text in q.choices:
+            nums = _numbers(text)
+            matches = nums.shape == truth.shape and np.allclose(nums, truth)
+            assert matches == q.check(letter).correct, (qid, letter, text)
+
+
+def _checkpoint_options_and_answers():
+    nb = nbformat.read(CHECKPOINT, as_version=4)
+    options, answers = {}, {}
+    for cell in nb.cells:
+        for qid, marker in (("why_scale", "why divide by sqrt(d_k)?"),
+                            ("causal_mask", "what does a causal mask change?")):
+            if cell.cell_type == "markdown" and marker in cell.source:
+                options[qid] = re.findall(r"^- \*\*([A-D])\.\*\* (.+)$", cell.source, re.M)
+        m = re.search(r'answer_(why_scale|causal_mask) = "([A-D])"', cell.source)
+        if m and "### BEGIN SOLUTION" in cell.source:
+            answers[m.group(1)] = m.group(2)
+    return options, answers
+
+
+def test_multiple_choice_questions_are_the_checkpoints_with_the_same_answers():
+    options, answers = _checkpoint_options_and_answers()
+    assert sorted(options) == sorted(answers) == ["causal_mask", "why_scale"]
+    by_id = {q.id: q for q in load_questions()}
+    for qid in ("why_scale", "causal_mask"):
+        assert [list(c) for c in by_id[qid].choices] == [list(o) for o in options[qid]]
+        assert right_letter(by_id[qid]) == answers[qid]
+
+
+def test_widget_click_shows_feedback_and_score():
+    quiz = SelfStudyQuiz()
+    wrong = next(x for x in "ABCD" if not quiz.questions[0].check(x).correct)
+    quiz._radios["why_scale"].value = wrong  # what a click on that radio button does
+    expected = quiz.questions[0].check(wrong).text
+    assert quiz.feedback_text("why_scale") == expected
+    assert "Not quite." in quiz._feedback["why_scale"].value
+    assert quiz.score_text == "0 of 5 right (1 answered)"
+    right = right_letter(quiz.questions[0])
+    fb = quiz.answer("why_scale", right.lower())
+    assert fb.correct and fb.letter == right
+    assert quiz._radios["why_scale"].value == right
+    assert "Right." in quiz._feedback["why_scale"].value
+    assert quiz.score_text == "1 of 5 right (1 answered)"
+    quiz.answer("why_scale", right)  # the same choice again still shows its feedback
+    assert quiz.feedback_text("why_scale") == fb.text
+    assert quiz.feedback_text("row_sums") == ""
+
+
+def test_widget_is_what_the_notebook_displays():
+    quiz = SelfStudyQuiz()
+    bundle = quiz._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert repr(quiz) == "SelfStudyQuiz(5 questions; 0 of 5 right (0 answered))"
+
+
+def test_bad_answers_get_clear_errors():
+    quiz = SelfStudyQuiz()
+    with pytest.raises(KeyError, match=r"no question 'why' in the quiz .*why_scale"):
+        quiz.answer("why", "A")
+    with pytest.raises(ValueError, match=r"'why_scale' has options A, B, C, D \(got 'E'\)"):
+        quiz.answer("why_scale", "E")
+    with pytest.raises(ValueError, match=r"as a string \(got 3\)"):
+        quiz.answer("why_scale", 3)
+
+
+def test_bank_module_holds_no_feedback_or_answer_in_plain_text():
+    source = BANK.read_text()
+    for q in load_questions():
+        for letter in q.letters:
+            text = q.check(letter).text
+            for sentence in re.split(r"(?<=\.) ", text):
+                if len(sentence) > 20:
+                    assert sentence[:40] not in source, sentence
+    assert "Right." not in source and "Not this one" not in source
+
+
+def test_seal_unseal_round_trip(tmp_path, capsys):
+    assert main(["unseal"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert {q["id"]: q["right"] for q in plain}["sat_weights"] == right_letter(
+        load_questions()[2]
+    )
+    (tmp_path / "bank.json").write_text(json.dumps(plain))
+    out = tmp_path / "bank.py"
+    assert main(["seal", str(tmp_path / "bank.json"), "--out", str(out)]) == 0
+    assert out.read_text() == BANK.read_text()
+    plain[0]["right"] = "E"
+    (tmp_path / "bad.json").write_text(json.dumps(plain))
+    with pytest.raises(ValueError, match="right letter 'E' not in"):
+        main(["seal", str(tmp_path / "bad.json"), "--out", str(out)])
+
+
+def test_self_study_notebook_never_shows_a_right_answer():
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    text = NOTEBOOK.read_text()
+    by_id = {q.id: q for q in load_questions()}
+    for q in by_id.values():
+        right = q.check(right_letter(q)).text
+        assert right[len("Right. "):][:40] not in text
+    assert "Right." not in text
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    calls = re.findall(r'answer\("(\w+)", "([A-Da-d])"\)', code)
+    assert calls, "the notebook should answer at least one question in code"
+    for qid, letter in calls:
+        assert not by_id[qid].check(letter).correct, (qid, letter)
+    ignored = [c for c in nb.cells if "nbval-ignore-output" in c.metadata.get("tags", [])]
+    assert len(ignored) == 1 and "quiz" in ignored[0].source
+    assert all(c.execution_count for c in nb.cells if c.cell_type == "code")
+    assert nb.metadata.kernelspec.name == "python3"

@@ -1,0 +1,74 @@
+"""Fast checks of course_lib.grading.sandbox and .parallel (no bubblewrap needed)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from nbgrader.preprocessors import Execute
+from traitlets.config import Config
+
+from course_lib.grading.parallel import GradeResult, Summary, _reason
+from course_lib.grading.sandbox import (
+    INSTALL_HINT,
+    SandboxedExecute,
+    SandboxKernelManager,
+    _no_fork_filter,
+    enable,
+    sandbox_problem,
+)
+
+
+def test_enable_swaps_only_the_execute_preprocessor_and_sets_limits() -> None:
+    c = Config()
+    enable(c, memory_limit=1 << 30)
+    pps = c.Autograde.autograde_preprocessors
+    assert SandboxedExecute in pps and Execute not in pps
+    assert len(pps) == 7
+    assert c.SandboxKernelManager.memory_limit == 1 << 30
+    enable(c)  # twice is the same as once
+    assert c.Autograde.autograde_preprocessors == pps
+
+
+def test_enable_names_the_expected_limits_on_a_typo() -> None:
+    with pytest.raises(TypeError, match="memory_limit"):
+        enable(Config(), memory_limt=1)
+
+
+def test_sandboxed_execute_uses_the_sandbox_kernel_manager() -> None:
+    assert SandboxedExecute().kernel_manager_class is SandboxKernelManager
+
+
+def test_missing_bwrap_is_explained_with_the_install_command() -> None:
+    problem = sandbox_problem("/nonexistent/bwrap")
+    assert problem is not None and "not found at /nonexistent/bwrap" in problem
+    assert INSTALL_HINT in problem and "apt-get install bubblewrap" in problem
+
+
+def test_no_fork_filter_is_a_bpf_program_ending_in_returns() -> None:
+    prog = _no_fork_filter()
+    if prog is None:
+        pytest.skip("no seccomp filter for this CPU architecture")
+    assert len(prog) % 8 == 0
+    ins = [struct.unpack("<HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
+    assert ins[0] == (0x20, 0, 0, 4)  # loads the architecture first
+    assert ins[-1] == (0x06, 0, 0, 0x00050001)  # ... and ends refusing with EPERM
+    for n, (code, jt, jf, _k) in enumerate(ins):  # every jump lands inside the program
+        if code & 0x07 == 0x05:
+            assert n + 1 + max(jt, jf) < len(ins)
+
+
+def test_failure_reasons_are_named_in_words() -> None:
+    assert _reason("... nbclient.exceptions.DeadKernelError: Kernel died", None) == (
+        "the kernel died (killed, or it crashed) while running the notebook")
+    assert _reason("[ERROR] Something odd: ValueError: x", None) == (
+        "[ERROR] Something odd: ValueError: x")
+    assert _reason("", None) == "nbgrader reported a failure"
+
+
+def test_summary_lists_every_failure_with_its_reason() -> None:
+    s = Summary("ps1", 2, 10.0, [GradeResult("a", True, 1.0), GradeResult("b", False, 1.0,
+                                                                              "why")])
+    text = s.render()
+    assert text.startswith("ps1: 1 of 2 submissions graded, 1 failed, in 10.0 s")
+    assert "FAILED b: why" in text and "FAILED a" not in text
