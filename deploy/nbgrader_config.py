@@ -11,3 +11,7 @@ c.CourseDirectory.course_id = "attention-course"
 # the instructor's release creates nothing new because root pre-created the course's folders.
 c.Exchange.root = "/srv/nbgrader/exchange"
 
+
+# Submissions readable by the student and the instructor's group only (plain nbgrader makes
+# them world-readable, hidden by an unguessable name). Needs course_lib in the environment.
+c.ExchangeFactory.submit = "course_lib.grading.exchange.PrivateSubmit"

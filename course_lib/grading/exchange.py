@@ -13,6 +13,14 @@ Enable it in the instructor's course ``nbgrader_config.py``::
 
 Refused submissions stay in the exchange for the instructor to look at; each refusal is
 logged as an error naming the submission, the student it claims and the user who made it.
+
+Plain nbgrader also leaves every submission world-readable (folder 0777, files 0644), hidden
+only by an unguessable name in an ``inbound`` folder nobody can list. :class:`PrivateSubmit`,
+set in the global config that students' nbgrader reads, closes that: the exchange's
+``inbound`` is setgid to the instructor's group, so a submission belongs to that group, and
+``PrivateSubmit`` gives it modes 0770/0640: the student and the instructor, nobody else::
+
+    c.ExchangeFactory.submit = "course_lib.grading.exchange.PrivateSubmit"
 """
 
 from __future__ import annotations
@@ -22,8 +30,12 @@ import pwd
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default.submit import ExchangeSubmit
 
-__all__ = ["OwnerCheckedCollect", "foreign_owners"]
+__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "foreign_owners"]
+
+SUBMISSION_DIR_MODE = 0o770
+SUBMISSION_FILE_MODE = 0o640
 
 
 def foreign_owners(path: str | os.PathLike[str], student_id: str) -> list[str]:
@@ -93,3 +105,15 @@ class OwnerCheckedCollect(ExchangeCollect):
     def init_src(self) -> None:
         super().init_src()
         self.src_records = [r for r in self.src_records if r.get("genuine", True)]
+
+
+class PrivateSubmit(ExchangeSubmit):
+    """``nbgrader submit`` whose submission only the student and the instructor's group read."""
+
+    def copy_files(self) -> None:
+        super().copy_files()
+        dest = Path(self.inbound_path) / self.assignment_filename
+        for p in [dest, *dest.rglob("*")]:
+            if p.is_symlink():
+                continue
+            p.chmod(SUBMISSION_DIR_MODE if p.is_dir() else SUBMISSION_FILE_MODE)

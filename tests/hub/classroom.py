@@ -555,6 +555,11 @@ def permission_violations(run: ClassRun) -> list[str]:
                 f"port={run.postgres.port}, dbname={run.postgres.dbname!r}, "
                 f"user={run.instructor.name!r}, connect_timeout=5)",
             ]
+        for sub in sorted((run.course_exchange / "inbound").glob(f"{other.name}+*")):
+            if sub.stat().st_uid == s.uid:  # an impostor's own folder under the other's name
+                continue
+            attempts[f"read {other.name}'s submission {sub.name}"] = [
+                "cat", str(sub / f"{ASSIGNMENT}.ipynb")]
         if i > 0:  # once is enough for these
             attempts = {k: v for k, v in attempts.items() if other.name in k}
         for what, argv in attempts.items():

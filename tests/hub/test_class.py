@@ -111,7 +111,7 @@ def _class_flow(backend: str, with_hub: bool) -> dict:
     with ClassRun(n_students=3, backend=backend, extra_students=2 if with_hub else 0) as run:
         run.release()
         run.students_work()
-        s1, s2, _s3 = run.students
+        s1, s2, s3 = run.students
         rec["kinds"] = {s.name: s.kind for s in run.students + run.hub_students}
         # s1 (correct answer) submits under s2's name after s2's own (wrong) submission.
         rec["impostor_submit_rc"] = run.impostor_submits(s1, s2).returncode
@@ -140,6 +140,13 @@ def _class_flow(backend: str, with_hub: bool) -> dict:
         inbound.chmod(0o2777)
         rec["violations_loosened"] = permission_violations(run)
         inbound.chmod(INBOUND_MODE)
+        # Submissions as plain nbgrader leaves them (0777 folder, 0644 files): caught too.
+        sub = sorted(inbound.glob(f"{s3.name}+*"))[0]
+        sub.chmod(0o777)
+        (sub / f"{ASSIGNMENT}.ipynb").chmod(0o644)
+        rec["violations_plain_submission"] = permission_violations(run)
+        rec["submission_modes"] = {
+            p.name: oct(p.stat().st_mode & 0o7777) for p in sorted(inbound.glob(f"{s1.name}+*"))}
         rec["timings"] = dict(run.timings)
         rec["users"] = [p.name for p in run.created_users]
         rec["root"] = str(run.root)
@@ -212,6 +219,13 @@ def test_a_loosened_permission_is_caught(sqlite_class):
     loosened = sqlite_class["violations_loosened"]
     assert any("inbound has mode 0o2777" in v for v in loosened), loosened
     assert any("could list the submissions (inbound)" in v for v in loosened), loosened
+
+
+def test_submissions_are_private(sqlite_class):
+    # PrivateSubmit (deploy/nbgrader_config.py): the student and the instructor's group only.
+    assert set(sqlite_class["submission_modes"].values()) == {"0o770"}
+    plain = sqlite_class["violations_plain_submission"]
+    assert any("submission" in v and "could read" in v for v in plain), plain
 
 
 def test_everything_is_removed_afterwards(sqlite_class):
