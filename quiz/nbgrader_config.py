@@ -1,0 +1,32 @@
+"""nbgrader configuration of the checkpoint quiz: run every nbgrader command from quiz/.
+
+This directory is the nbgrader course directory (source/, release/, submitted/,
+autograded/, feedback/ and gradebook.db all live here). The README's section
+"For instructors: the checkpoint quiz" shows the commands.
+"""
+
+import os
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
+from course_lib.grading.feedback import ExplainChecks
+
+c = get_config()  # noqa: F821 (traitlets provides get_config when it loads this file)
+
+c.CourseDirectory.course_id = "attention-course"
+# The course directory is this file's directory, wherever nbgrader is started from.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+
+# Grading runs every cell with a time limit: a student's infinite loop is interrupted
+# after this many seconds (the cell records a timeout error) and grading goes on with
+# the next cell. Every cell of the quiz takes well under a second.
+c.Execute.timeout = 10
+c.Execute.interrupt_on_timeout = True
+
+# A student who deleted a test cell gets it back (and graded) instead of a silent 0.
+c.OverwriteCells.add_missing_cells = True
+
+# Feedback explains each failed check in words and never shows a hidden test's source,
+# nor a traceback that quotes it (see course_lib/grading/feedback.py).
+c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks]
