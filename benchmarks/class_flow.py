@@ -46,17 +46,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args(argv)
     ensure_env()
-    results = {}
+    print(f"class flow, gradebook={args.backend}, median of {args.repeat} run(s), seconds")
+    print(f"{'students':>8} " + " ".join(f"{p:>17}" for p in (*PHASES, "total")) + "  s/student",
+          flush=True)
+    base = None
     for n in args.sizes:
         runs = [one_class(n, args.backend) for _ in range(args.repeat)]
-        results[n] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    print(f"class flow, gradebook={args.backend}, median of {args.repeat} run(s), seconds")
-    print(f"{'students':>8} " + " ".join(f"{p:>17}" for p in (*PHASES, "total")) + "  s/student")
-    base = results[args.sizes[0]]["total"] / args.sizes[0]
-    for n, r in results.items():
+        r = {k: statistics.median(run[k] for run in runs) for k in runs[0]}
         per = r["total"] / n
+        base = base or per
         print(f"{n:>8} " + " ".join(f"{r[p]:>17.1f}" for p in (*PHASES, "total"))
-              + f"  {per:9.2f}  (x{per / base:.2f} per student vs {args.sizes[0]})")
+              + f"  {per:9.2f}  (x{per / base:.2f} per student vs {args.sizes[0]})", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ logged as an error naming the submission, the student it claims and the user who
 Plain nbgrader also leaves every submission world-readable (folder 0777, files 0644), hidden
 only by an unguessable name in an ``inbound`` folder nobody can list. :class:`PrivateSubmit`,
 set in the global config that students' nbgrader reads, closes that: the exchange's
-``inbound`` is setgid to the instructor's group, so a submission belongs to that group, and
-``PrivateSubmit`` gives it modes 0770/0640: the student and the instructor, nobody else::
+``inbound`` is setgid to the instructor's group, so a submission's folder belongs to that
+group, and ``PrivateSubmit`` gives it mode 0770: the student and the instructor, nobody
+else, can enter it::
 
     c.ExchangeFactory.submit = "course_lib.grading.exchange.PrivateSubmit"
 """
@@ -35,7 +36,6 @@ from nbgrader.exchange.default.submit import ExchangeSubmit
 __all__ = ["OwnerCheckedCollect", "PrivateSubmit", "foreign_owners"]
 
 SUBMISSION_DIR_MODE = 0o770
-SUBMISSION_FILE_MODE = 0o640
 
 
 def foreign_owners(path: str | os.PathLike[str], student_id: str) -> list[str]:
@@ -108,12 +108,23 @@ class OwnerCheckedCollect(ExchangeCollect):
 
 
 class PrivateSubmit(ExchangeSubmit):
-    """``nbgrader submit`` whose submission only the student and the instructor's group read."""
+    """``nbgrader submit`` whose submission only the student and the instructor's group enter.
+
+    The submission's folders get mode 0770. They belong to the instructor's group because
+    ``inbound`` is setgid to it (the modes in deploy/README.md); if they do not (an exchange
+    set up otherwise), nbgrader's own modes are left alone, so that the instructor can still
+    collect, and a warning says why.
+    """
 
     def copy_files(self) -> None:
         super().copy_files()
         dest = Path(self.inbound_path) / self.assignment_filename
-        for p in [dest, *dest.rglob("*")]:
-            if p.is_symlink():
-                continue
-            p.chmod(SUBMISSION_DIR_MODE if p.is_dir() else SUBMISSION_FILE_MODE)
+        group = os.stat(self.inbound_path).st_gid
+        dirs = [dest, *(p for p in dest.rglob("*") if p.is_dir() and not p.is_symlink())]
+        if any(d.stat().st_gid != group for d in dirs):
+            self.log.warning(
+                "Submission left readable by everyone who knows its name: %s is not setgid "
+                "to the instructor's group (see deploy/README.md)", self.inbound_path)
+            return
+        for d in dirs:
+            d.chmod(SUBMISSION_DIR_MODE)

@@ -39,13 +39,14 @@ REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 COURSE_ID = "attention-course"
 ASSIGNMENT = "checkpoint"
-# The assignment the class works on. None: a tiny stand-in made by `write_tiny_assignment`
-# with the real quiz's grade ids. Switching to the real quiz is this one line:
-#   ASSIGNMENT_SOURCE = REPO / "quiz" / "source" / ASSIGNMENT
-ASSIGNMENT_SOURCE: Path | None = None
+# The assignment the class works on: the real checkpoint quiz, and the instructor's course
+# config is the quiz's own nbgrader_config.py followed by deploy/course_nbgrader_config.py.
+QUIZ = REPO / "quiz"
+ASSIGNMENT_SOURCE = QUIZ / "source" / ASSIGNMENT
 ANSWER_CELL = "attention_weights"
 VISIBLE_TEST = "test_attention_weights_visible"
 SCALE_TEST = "test_missing_scale"
+SAT_TEST = "test_sat_output"
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 ENV_CACHE = Path(os.environ.get("ATTENTION_HUB_ENV_CACHE", "/var/cache/attention-course"))
@@ -111,105 +112,53 @@ def ensure_env(log=print) -> Path:
 # --------------------------------------------------------------------------------------
 
 
-def _meta(grade_id: str, *, solution: bool, grade: bool, points: int = 0) -> dict:
-    meta = {
-        "grade": grade, "grade_id": grade_id, "locked": not solution,
-        "schema_version": 3, "solution": solution, "task": False,
-    }
-    if grade:
-        meta["points"] = points
-    return {"nbgrader": meta}
-
-
-def write_tiny_assignment(dest: Path) -> None:
-    """A two-test stand-in for the checkpoint quiz, with the real quiz's grade ids."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# Checkpoint (stand-in)\n\nWrite `attention_weights`."),
-        nbformat.v4.new_code_cell(
-            "import numpy as np\n\nfrom course_lib.attention import softmax",
-            metadata=_meta("setup", solution=False, grade=False),
-        ),
-        nbformat.v4.new_code_cell(
-            "def attention_weights(Q, K):\n"
-            '    """softmax(QK^T / sqrt(d_k)), row by row."""\n'
-            "    ### BEGIN SOLUTION\n"
-            "    d_k = np.shape(K)[-1]\n"
-            "    return softmax(np.asarray(Q) @ np.asarray(K).T / np.sqrt(d_k), axis=-1)\n"
-            "    ### END SOLUTION",
-            metadata=_meta(ANSWER_CELL, solution=True, grade=False),
-        ),
-        nbformat.v4.new_code_cell(
-            '"""One row per query, one column per key, and each row sums to 1."""\n'
-            "Q = np.array([[1.0, 0.0], [0.0, 1.0]])\n"
-            "K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])\n"
-            "w = attention_weights(Q, K)\n"
-            "assert w.shape == (2, 3)\n"
-            "assert np.allclose(w.sum(axis=1), 1.0)",
-            metadata=_meta(VISIBLE_TEST, solution=False, grade=True, points=1),
-        ),
-        nbformat.v4.new_code_cell(
-            '"""The scores are divided by sqrt(d_k) before the softmax."""\n'
-            "### BEGIN HIDDEN TESTS\n"
-            "from course_lib.attention import attention_weights as reference\n"
-            "Q = np.array([[2.0, 0.0, 1.0, 0.0]])\n"
-            "K = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 3.0]])\n"
-            "assert np.allclose(attention_weights(Q, K), reference(Q, K))\n"
-            "### END HIDDEN TESTS",
-            metadata=_meta(SCALE_TEST, solution=False, grade=True, points=2),
-        ),
-    ]
-    dest.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, dest / f"{ASSIGNMENT}.ipynb")
-
-
-ANSWERS = {
-    # Self-contained, so they work whatever the notebook's setup cell imports.
-    "correct": (
-        "import numpy as np\n\n"
-        "def attention_weights(Q, K):\n"
-        "    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)\n"
-        "    s = Q @ K.T / np.sqrt(K.shape[-1])\n"
-        "    e = np.exp(s - s.max(axis=-1, keepdims=True))\n"
-        "    return e / e.sum(axis=-1, keepdims=True)\n"
-    ),
-    "wrong": (  # forgets the 1/sqrt(d_k)
-        "import numpy as np\n\n"
-        "def attention_weights(Q, K):\n"
-        "    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)\n"
-        "    s = Q @ K.T\n"
-        "    e = np.exp(s - s.max(axis=-1, keepdims=True))\n"
-        "    return e / e.sum(axis=-1, keepdims=True)\n"
-    ),
-    "blank": None,  # the released notebook, untouched
-}
 KINDS = ("correct", "wrong", "blank")
 
 
 def answer_notebook(nb: dict, kind: str) -> dict:
-    """Return the released notebook ``nb`` (JSON dict) with the answer cell filled for ``kind``."""
-    if kind not in ANSWERS:
-        raise ValueError(f"kind must be one of {sorted(ANSWERS)} (got {kind!r})")
-    code = ANSWERS[kind]
-    if code is None:
+    """The released notebook ``nb`` (JSON dict) answered as a ``kind`` student would.
+
+    ``correct`` answers every question right, ``wrong`` forgets the 1/sqrt(d_k) in
+    ``attention_weights`` (and so gets the 'sat' output wrong too), ``blank`` hands the
+    released notebook back untouched. The answers are quiz-core's (course_lib.grading).
+    """
+    from course_lib.grading.mistakes import MISTAKES
+    from course_lib.grading.submissions import answers_for, fill_answers
+    from course_lib.grading.variants import DEFAULT_SEED, make_variant
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
+    if kind == "blank":
         return nb
-    for cell in nb["cells"]:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ANSWER_CELL:
-            cell["source"] = code
-            return nb
-    raise ValueError(f"the released notebook has no cell with grade id {ANSWER_CELL!r}")
+    variant = make_variant(DEFAULT_SEED)  # the variant quiz/source/ is built from
+    answers = answers_for(variant) if kind == "correct" else answers_for(
+        variant, MISTAKES["missing_scale"])
+    filled = fill_answers(nbformat.from_dict(nb), answers)
+    return json.loads(nbformat.writes(filled))
 
 
-def expected_scores(kind: str, max_scores: dict[str, float]) -> dict[str, float]:
-    """What nbgrader must give ``kind`` on the two attention_weights test cells."""
-    full = {VISIBLE_TEST: max_scores[VISIBLE_TEST], SCALE_TEST: max_scores[SCALE_TEST]}
+def expected_failures(kind: str, grade_ids: Sequence[str]) -> set[str]:
+    """The autograded checks a ``kind`` student fails (the others score full points)."""
     if kind == "correct":
-        return full
+        return set()
     if kind == "wrong":
-        return {VISIBLE_TEST: full[VISIBLE_TEST], SCALE_TEST: 0.0}
-    return {VISIBLE_TEST: 0.0, SCALE_TEST: 0.0}
+        return {VISIBLE_TEST, SCALE_TEST, SAT_TEST}
+    return {g for g in grade_ids if g.startswith("test_")}
+
+
+def grade_problems(kind: str, grades: dict[str, list[float]]) -> list[str]:
+    """How the gradebook's ``{grade_id: [score, max]}`` of a ``kind`` student is wrong."""
+    fails = expected_failures(kind, list(grades))
+    problems = []
+    for grade_id, (score, max_score) in sorted(grades.items()):
+        if not grade_id.startswith("test_"):
+            continue  # the written answer waits for a human
+        want = 0.0 if grade_id in fails else max_score
+        if score != want:
+            problems.append(f"{kind}: {grade_id} scored {score}, expected {want} of {max_score}")
+    if not any(g.startswith("test_") for g in grades):
+        problems.append(f"{kind}: no autograded checks in {sorted(grades)}")
+    return problems
 
 
 # --------------------------------------------------------------------------------------
@@ -357,12 +306,9 @@ class ClassRun:
         # The instructor's course directory, private, pre-created by root.
         self.course = instr.home / COURSE_ID
         self.course.mkdir(mode=PRIVATE_MODE)
-        source = self.course / "source" / ASSIGNMENT
-        if ASSIGNMENT_SOURCE is None:
-            write_tiny_assignment(source)
-        else:
-            shutil.copytree(ASSIGNMENT_SOURCE, source)
-        course_config = (DEPLOY / "course_nbgrader_config.py").read_text()
+        shutil.copytree(ASSIGNMENT_SOURCE, self.course / "source" / ASSIGNMENT)
+        course_config = (QUIZ / "nbgrader_config.py").read_text() + "\n\n" + (
+            DEPLOY / "course_nbgrader_config.py").read_text()
         if self.backend == "postgres":
             self.postgres = Postgres(self.root, self.log)
             self.postgres.start()
@@ -698,6 +644,14 @@ class Hub:
     def stop(self) -> None:
         if self.proc is None:
             return
+        self._stop()
+        # Keep the hub's log (and its users' servers' output) for a post-mortem.
+        artifacts = REPO / "test-artifacts" / "hub"
+        artifacts.mkdir(parents=True, exist_ok=True)
+        if self.logfile.exists():
+            shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.run.tag}.log")
+
+    def _stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()  # the hub stops the users' servers and its proxy
             try:
@@ -728,7 +682,7 @@ class Hub:
                    allow_redirects=False, timeout=60)
         return s, r
 
-    def open_lab(self, s, person: Person, timeout: float = 120):
+    def open_lab(self, s, person: Person, timeout: float = 240):
         """Open the student's JupyterLab (spawning it), as a browser would; return the page."""
         deadline = time.monotonic() + timeout
         url = f"{self.base}/hub/spawn/{person.name}"
@@ -739,7 +693,7 @@ class Hub:
                 return r
             time.sleep(1)
         raise RuntimeError(f"{person.name}'s server did not start: last {r.status_code} {r.url}"
-                           f"\n{self.log_tail()}")
+                           f" (hub log in test-artifacts/hub/)")
 
     def user_api(self, s, owner: Person, method: str, path: str, **kw):
         """Call ``/user/<owner>/<path>`` with the session's cookies and the server's XSRF token."""

@@ -17,12 +17,10 @@ from classroom import (
     ASSIGNMENT,
     COURSE_ID,
     INBOUND_MODE,
-    SCALE_TEST,
-    VISIBLE_TEST,
     ClassRun,
     Hub,
     answer_notebook,
-    expected_scores,
+    grade_problems,
     permission_violations,
     postgres_bindir,
 )
@@ -173,9 +171,9 @@ def postgres_class(class_ready) -> dict:
     return _class_flow("postgres", with_hub=False)
 
 
-def _scores_by_kind(rec: dict) -> dict[str, dict[str, float]]:
-    out = {}
-    for student, grades in rec["grades"].items():
+def _scores_by_kind(rec: dict) -> dict[str, list[dict[str, float]]]:
+    out: dict[str, list[dict[str, float]]] = {}
+    for student, grades in sorted(rec["grades"].items()):
         kind = rec["kinds"][student]
         out.setdefault(kind, []).append({g: s for g, (s, _) in grades.items()})
     return out
@@ -183,10 +181,9 @@ def _scores_by_kind(rec: dict) -> dict[str, dict[str, float]]:
 
 def _check_grades(rec: dict) -> None:
     assert set(rec["grades"]) == set(rec["kinds"]), "every student who submitted is graded"
-    for student, grades in rec["grades"].items():
-        max_scores = {g: m for g, (_, m) in grades.items()}
-        got = {g: grades[g][0] for g in (VISIBLE_TEST, SCALE_TEST)}
-        assert got == expected_scores(rec["kinds"][student], max_scores), student
+    problems = [p for student, grades in rec["grades"].items()
+                for p in grade_problems(rec["kinds"][student], grades)]
+    assert problems == []
 
 
 def test_sqlite_class_grades(sqlite_class):
@@ -207,8 +204,10 @@ def test_impostor_submission_is_refused_and_the_real_one_kept(sqlite_class):
     assert "Refusing submission" in rec["logs"]["collect"]
     # Plain nbgrader would have collected the impostor's (correct) answer for s2 ...
     assert "np.sqrt" in rec["plain_collect_s2_answer"]
-    # ... the owner check keeps s2's own (wrong) one, and grades it as such.
+    # ... the owner check keeps s2's own (wrong) one, and it is graded as such.
     assert "np.sqrt" not in rec["checked_collect_s2_answer"]
+    s2 = next(name for name, kind in rec["kinds"].items() if kind == "wrong")
+    assert rec["grades"][s2]["test_missing_scale"][0] == 0
 
 
 def test_no_student_reaches_what_is_not_theirs(sqlite_class):
