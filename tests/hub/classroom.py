@@ -256,6 +256,8 @@ class ClassRun:
         self.code = self.root / "code"
         shutil.copytree(REPO / "course_lib", self.code / "course_lib",
                         ignore=shutil.ignore_patterns("__pycache__"))
+        # Byte-compiled by root: the users cannot write __pycache__ here.
+        subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(self.code)], check=True)
         self.config_dir = self.root / "etc" / "jupyter"
         self.config_dir.mkdir(parents=True)
         self.exchange = self.root / "exchange"
