@@ -101,7 +101,7 @@ def test_every_test_cell_opens_with_a_docstring_and_asserts(seed):
         code = [ln for ln in cell.source.splitlines() if ln.strip() and not ln.startswith("#")]
         assert re.fullmatch(r'"""[^"\n]+"""', code[0]), (gid, code[0])
         assert "assert " in cell.source, gid
-        assert code[-1].startswith(("assert ", ")")), (gid, code[-1])
+        assert code[-1].strip().startswith(("assert ", ")")), (gid, code[-1])
         assert "print(" not in cell.source and "warn" not in cell.source, gid
 
 
@@ -200,3 +200,62 @@ def test_command_line_writes_the_variant(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         variants.main(["--seed", ""])
+
+
+@pytest.mark.parametrize("seed", [DEFAULT_SEED, "x"])
+def test_graded_checks_resist_a_submission_that_monkeypatches_the_kernel(seed):
+    """np.allclose, np.isclose, course_lib's reference, abs: replaced; mistakes still fail.
+
+    (In-process stand-in for the kernel; tests/grading runs the real attack with nbgrader.)
+    """
+    from unittest import mock
+
+    import course_lib
+
+    v = make_variant(seed)
+    cells = _cells(build_notebook(v))
+    always = lambda *args, **kwargs: True  # noqa: E731
+    for mistake, source in MISTAKES.items():
+        func = answer_function(source)
+        with (
+            mock.patch.object(np, "allclose", always),
+            mock.patch.object(np, "isclose", always),
+            mock.patch.object(course_lib, "attention_weights", func),
+        ):
+            ns = {
+                "np": np,
+                "__name__": "__main__",
+                "attention_weights": func,
+                "abs": lambda x: 0.0,
+                "sat_output": np.array([9.0, 9.0]),
+                "Q": v.Q,
+                "K": v.K,
+                "V": v.V,
+            }
+            test_id = hidden_test_id(mistake)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(AssertionError):
+                    exec(cells[test_id].source, ns)
+                with pytest.raises(AssertionError):
+                    exec(cells["test_sat_output"].source, ns)
+
+
+def test_a_str_subclass_that_equals_everything_does_not_pass_a_mc_check():
+    class Sly(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+        def strip(self, *args):
+            return self
+
+        def upper(self):
+            return self
+
+    v = make_variant(DEFAULT_SEED)
+    cells = _cells(build_notebook(v))
+    wrong = next(x for x in "ABCD" if x != v.mc_answer("why_scale"))
+    with pytest.raises(AssertionError):
+        exec(cells["test_mc_why_scale"].source, {"answer_why_scale": Sly(wrong)})

@@ -36,7 +36,7 @@ from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
-__all__ = ["CHECKS", "ExplainChecks", "visible_part"]
+__all__ = ["CHECKS", "ExplainChecks", "hidden_lines", "visible_part"]
 
 #: grade id -> (what the check looks at, what a failure usually means). In words only:
 #: nothing here gives away a hidden input, expectation or answer.
@@ -124,6 +124,46 @@ def _hidden_lines(source: str, begin: str, end: str) -> list[str]:
     return lines
 
 
+def hidden_lines(
+    nb: NotebookNode,
+    begin: str = "BEGIN HIDDEN TESTS",
+    end: str = "END HIDDEN TESTS",
+    min_length: int = 12,
+) -> list[str]:
+    """The lines of a notebook's hidden test regions that appear nowhere else in it.
+
+    These are what must never reach a student; lines shorter than ``min_length`` (after
+    stripping) are left out, as they would match too much.
+
+    Parameters
+    ----------
+    nb : NotebookNode
+        An instructor's notebook (source or autograded), hidden regions included.
+    begin, end : str
+        nbgrader's delimiters of hidden regions.
+    min_length : int
+        The shortest line to report.
+
+    Returns
+    -------
+    list of str
+        Sorted, stripped lines.
+    """
+    secret: set[str] = set()
+    shown: set[str] = set()
+    for cell in nb.cells:
+        if ExplainChecks._is_test(cell):
+            secret.update(_hidden_lines(cell.source, begin, end))
+            shown.update(ln.strip() for ln in visible_part(cell.source, begin, end).split("\n"))
+        else:
+            shown.update(ln.strip() for ln in cell.source.split("\n"))
+    shown_text = "\n".join(shown)
+    # a line that students see anyway (even inside a longer line) is no secret
+    return sorted(
+        line for line in secret - shown if len(line) >= min_length and line not in shown_text
+    )
+
+
 def _output_text(output: NotebookNode) -> str:
     parts: list[str] = []
     if "text" in output:
@@ -164,19 +204,7 @@ class ExplainChecks(NbGraderPreprocessor):
         self, nb: NotebookNode, resources: ResourcesDict
     ) -> tuple[NotebookNode, ResourcesDict]:
         """Rewrite the test cells and scrub outputs, then return the notebook."""
-        begin, end = self.begin_test_delimeter, self.end_test_delimeter
-        secret: set[str] = set()
-        shown: set[str] = set()
-        for cell in nb.cells:
-            if self._is_test(cell):
-                secret.update(_hidden_lines(cell.source, begin, end))
-                shown.update(
-                    line.strip() for line in visible_part(cell.source, begin, end).split("\n")
-                )
-            else:
-                shown.update(line.strip() for line in cell.source.split("\n"))
-        # lines that also appear outside hidden regions are no secret; short ones match too much
-        self._secret = sorted(line for line in secret - shown if len(line) >= 12)
+        self._secret = hidden_lines(nb, self.begin_test_delimeter, self.end_test_delimeter)
         return super().preprocess(nb, resources)
 
     @staticmethod

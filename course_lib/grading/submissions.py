@@ -8,7 +8,9 @@ files of one submission, ready to be placed in ``submitted/<student>/checkpoint/
 Examples
 --------
 >>> sorted(KINDS)[:3]
-['blank', 'corrupt_json', 'correct']
+['blank', 'correct', 'corrupt_json']
+>>> len(KINDS)
+16
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 from .mistakes import CORRECT_ANSWER, MISTAKES
 from .variants import Variant
 
-__all__ = ["KINDS", "NOTEBOOK", "answers_for", "fill_answers", "make_submission"]
+__all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "make_submission"]
 
 #: The notebook's file name in the assignment.
 NOTEBOOK = "checkpoint.ipynb"
@@ -49,7 +51,22 @@ KINDS = {
     "other_kernelspec": "every answer right, with an R kernelspec in the metadata",
     "peeks_at_hidden_tests": "every answer right; a late answer cell prints the source of "
     "every cell run so far (IPython's In), hidden tests included",
+    "monkeypatches_checks": "the missing-scale mistake, and the answer cell replaces "
+    "np.allclose, np.isclose, course_lib's reference and abs to make every check agree",
 }
+
+#: Appended to an answer cell by the "monkeypatches_checks" kind.
+MONKEYPATCH = """
+import course_lib
+
+np.allclose = lambda *args, **kwargs: True
+np.isclose = lambda *args, **kwargs: True
+course_lib.attention_weights = attention_weights
+
+
+def abs(x):
+    return 0.0
+"""
 
 
 def answers_for(variant: Variant, attention_source: str = CORRECT_ANSWER) -> dict[str, str]:
@@ -123,9 +140,11 @@ def make_submission(kind: str, released_text: str, variant: Variant) -> dict[str
         return {NOTEBOOK: released_text.encode()}
     answers = answers_for(variant)
     name = NOTEBOOK
-    if kind.startswith("mistake_") or kind == "edited_tests":
-        mistake = "missing_scale" if kind == "edited_tests" else kind.removeprefix("mistake_")
+    if kind.startswith("mistake_") or kind in ("edited_tests", "monkeypatches_checks"):
+        mistake = kind.removeprefix("mistake_") if kind.startswith("mistake_") else "missing_scale"
         answers = answers_for(variant, MISTAKES[mistake])
+        if kind == "monkeypatches_checks":
+            answers["attention_weights"] += MONKEYPATCH
     elif kind == "raises":
         sat = np.round(variant.sat_output, 2).tolist()
         answers["attention_weights"] = (

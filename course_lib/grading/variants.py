@@ -4,8 +4,10 @@ The committed ``quiz/source/checkpoint/checkpoint.ipynb`` is what this module ma
 :data:`DEFAULT_SEED`; its answers are public, with the repository. An instructor who grades
 a class makes a fresh variant from a private seed: the same questions, different numbers
 (the worked example, the hidden tests' inputs) and a different order of the
-multiple-choice options. The hidden tests compute their expectations with
-:mod:`course_lib` when they run, so they are right for every variant.
+multiple-choice options. The hidden tests' expectations are computed with
+:mod:`course_lib` here, for each variant, and written into the tests as literals: the
+graded checks compare them with real-float arithmetic and call nothing that a student's
+code, running in the same kernel before them, could have replaced.
 
 Every variant is checked before it is written: each hidden test must fail for exactly its
 own mistake in :data:`course_lib.grading.mistakes.MISTAKES` and pass for the correct
@@ -368,7 +370,7 @@ _HIDDEN_WHAT = {
     ),
     "test_naive_exp_overflow": (
         "Catches exp overflow: every score is above 709, where exp overflows in float64.",
-        "large equal scores must give uniform weights; subtract each row's maximum first",
+        "equal large scores must give uniform weights: subtract each row max first",
     ),
     "test_dk_from_wrong_axis": (
         "Catches d_k read from the wrong axis: here d_k = 1 while there are 4 tokens.",
@@ -377,24 +379,49 @@ _HIDDEN_WHAT = {
 }
 
 
+def _exact(x: float) -> str:
+    """A float literal with 12 significant digits (stable across platforms' libm)."""
+    return repr(float(f"{float(x):.12g}") + 0.0)
+
+
+def _tuple_literal(w: NDArray[np.float64]) -> str:
+    rows = "".join("    (" + ", ".join(_exact(x) for x in row) + "),\n" for row in w)
+    return "(\n" + rows + ")"
+
+
+# The graded comparisons never trust a name that the student's code, which runs in the same
+# kernel before them, could have replaced (np.allclose, course_lib.attention_weights, a
+# global called abs ...): the expectations are literals computed by course_lib when the
+# variant is generated, and they are compared with the arithmetic of real floats, whose type
+# is reached through a literal ((0.0).__class__), not through a name.
+_REAL_FLOAT = "(0.0).__class__"
+
+
 def _hidden_test(test_id: str, Q: NDArray[np.float64], K: NDArray[np.float64]) -> str:
     what, message = _HIDDEN_WHAT[test_id]
     k_source = "_Q.copy()" if np.array_equal(Q, K) else _array(K, multiline=True)
+    expected = attention_weights(Q, K)
+    n_q, n_k = expected.shape
     return f'''
 # A hidden check runs here when the quiz is graded.
 ### BEGIN HIDDEN TESTS
 """{what}"""
 import numpy as np
 
-import course_lib
-
 _Q = {_array(Q, multiline=True)}
 _K = {k_source}
-_expected = course_lib.attention_weights(_Q, _K)
-_got = np.asarray(attention_weights(_Q.copy(), _K.copy()), dtype=float)
-assert _got.shape == _expected.shape, f"expected shape {{_expected.shape}}, got {{_got.shape}}"
-_message = "{message}"
-assert np.allclose(_got, _expected, rtol=0, atol=1e-6), _message
+_got = attention_weights(_Q.copy(), _K.copy())
+assert np.shape(_got) == {(n_q, n_k)!r}, f"expected shape {(n_q, n_k)!r}, got {{np.shape(_got)}}"
+# expected weights: computed by course_lib when this variant of the quiz was generated
+_expected = {_tuple_literal(expected)}
+_F = {_REAL_FLOAT}
+_close = 1
+for _i in {tuple(range(n_q))!r}:
+    for _j in {tuple(range(n_k))!r}:
+        _d = _F(_got[_i][_j]) - _expected[_i][_j]
+        if not _d * _d <= 1e-12:  # |difference| > 1e-6, or NaN
+            _close = 0
+assert _close == 1, "{message}"
 ### END HIDDEN TESTS
 '''
 
@@ -425,7 +452,7 @@ assert isinstance({name}, str) and {name}.strip().upper() in _letters, (
     f"{name} must be one of the strings 'A', 'B', 'C', 'D' (got {{{name}!r}})"
 )
 ### BEGIN HIDDEN TESTS
-assert {name}.strip().upper() == "{variant.mc_answer(question)}", "not the right option"
+assert ("").__class__({name}).strip().upper() == "{variant.mc_answer(question)}", "not right"
 ### END HIDDEN TESTS
 '''
 
@@ -445,7 +472,7 @@ def build_notebook(variant: Variant) -> nbformat.NotebookNode:
         nbgrader metadata on every graded cell (grade ids: :data:`GRADE_IDS`).
     """
     w = attention_weights(variant.Q, variant.K)
-    w_rounded = ", ".join("[" + ", ".join(f"{x:.2f}" for x in row) + "]" for row in w)
+    w_rounded = ", ".join("(" + ", ".join(f"{x:.2f}" for x in row) + ")" for row in w)
     cells = [
         _md(
             "intro",
@@ -508,13 +535,18 @@ def attention_weights(Q, K):
             "test_attention_weights_visible",
             f'''
 """Checks attention_weights on the worked example: shape, rows summing to 1, the weights."""
-_w = np.asarray(attention_weights(Q.copy(), K.copy()), dtype=float)
-assert _w.shape == (3, 3), f"expected a 3 x 3 array of weights, got shape {{_w.shape}}"
-assert np.allclose(_w.sum(axis=1), 1.0), f"each row must sum to 1 (got {{_w.sum(axis=1)}})"
-_rounded = np.array([{w_rounded}])
-assert np.allclose(_w, _rounded, rtol=0, atol=0.006), (
-    f"the weights for the worked example should round to\\n{{_rounded}}\\n(got\\n{{_w.round(2)}})"
-)
+_w = attention_weights(Q.copy(), K.copy())
+assert np.shape(_w) == (3, 3), f"expected a 3 x 3 array of weights, got shape {{np.shape(_w)}}"
+_rounded = ({w_rounded})
+_F = (0.0).__class__  # the real float type
+for _i in (0, 1, 2):
+    _row = (_F(_w[_i][0]), _F(_w[_i][1]), _F(_w[_i][2]))
+    assert -1e-9 < _row[0] + _row[1] + _row[2] - 1.0 < 1e-9, f"row {{_i}} must sum to 1: {{_row}}"
+    for _j in (0, 1, 2):
+        assert -0.006 < _row[_j] - _rounded[_i][_j] < 0.006, (
+            f"row {{_i}} of the weights should round to {{_rounded[_i]}}, "
+            f"got {{[round(x, 2) for x in _row]}}"
+        )
 ''',
         ),
         *(_test(t, _hidden_test(t, *variant.hidden_inputs[t])) for t in HIDDEN_TEST_IDS),
@@ -546,13 +578,12 @@ _sat = np.asarray(sat_output, dtype=float)
 assert _sat.shape == (2,), f"sat_output must hold 2 numbers (got shape {{_sat.shape}})"
 assert np.isfinite(_sat).all(), f"sat_output must be finite (got {{_sat}})"
 ### BEGIN HIDDEN TESTS
-import course_lib
-
-_Q_sat = {_array(variant.Q)}
-_K_sat = {_array(variant.K)}
-_V_sat = {_array(variant.V)}
-_expected_sat = course_lib.attention(_Q_sat, _K_sat, _V_sat)[0][2]
-assert np.allclose(_sat, _expected_sat, rtol=0, atol=0.01), "not the output for 'sat'"
+# the output for 'sat': computed by course_lib when this variant of the quiz was generated
+_expected_sat = ({_exact(variant.sat_output[0])}, {_exact(variant.sat_output[1])})
+_F = {_REAL_FLOAT}
+_d0 = _F(sat_output[0]) - _expected_sat[0]
+_d1 = _F(sat_output[1]) - _expected_sat[1]
+assert -0.01 < _d0 < 0.01 and -0.01 < _d1 < 0.01, "not the output for 'sat'"
 ### END HIDDEN TESTS
 ''',
         ),

@@ -34,6 +34,8 @@ FAILS = {
     "deleted_test_cells": set(),  # the deleted cells are put back and graded
     "other_kernelspec": set(),  # graded with the source's python3 kernel
     "peeks_at_hidden_tests": set(),
+    # replacing np.allclose, course_lib's reference etc. in the kernel changes nothing
+    "monkeypatches_checks": {VISIBLE, "test_missing_scale", SAT},
 }
 UNGRADABLE = {"renamed", "corrupt_json"}  # autograde refuses them; the gradebook holds 0s
 
@@ -52,6 +54,7 @@ TOTALS = {
     "deleted_test_cells": 8,
     "other_kernelspec": 8,
     "peeks_at_hidden_tests": 8,
+    "monkeypatches_checks": 5,
     "renamed": 0,
     "corrupt_json": 0,
 }

@@ -20,7 +20,7 @@ def class_skip_reason() -> str | None:
         return "tests/hub needs Linux (Unix users, runuser, PAM)"
     if os.geteuid() != 0:
         return ("tests/hub needs root: it creates Unix users and runs nbgrader as each of them "
-                "(run `make test` as root, or deselect with -m 'not hub')")
+                "(run `./course test` as root, or deselect with -m 'not hub')")
     missing = [t for t in ("useradd", "userdel", "groupadd", "groupdel", "chpasswd", "runuser",
                            "pkill") if shutil.which(t) is None]
     if not os.access("/usr/bin/python3", os.X_OK):

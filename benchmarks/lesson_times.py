@@ -1,0 +1,67 @@
+"""How long does each lesson take to run top to bottom (Restart & Run All)?
+
+Run:  .venv/bin/python benchmarks/lesson_times.py [--repeat 3] [notebooks/03_scaling.ipynb ...]
+
+Each run starts a fresh kernel of this environment (as nbval does), executes every cell of
+the lesson in order with nbclient, and stops the kernel. Two times are printed per lesson,
+as medians over the repeats (the machine is shared and noisy):
+
+* ``cells``: from the first cell's start to the last cell's end, what a student waits
+  for after Restart & Run All once the kernel is up;
+* ``total``: including kernel start-up and shutdown, what one nbval run of the file costs.
+
+Target (issue 3): every lesson under 10 s on 2 cores. The last column gives the ratio
+of the ``total`` median to that target. Nothing is written to the notebooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_S = 10.0
+
+
+def run_once(path: Path) -> tuple[float, float]:
+    """Execute a copy of the notebook in a fresh kernel; return (cells, total) seconds."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={
+        "metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    with client.setup_kernel():
+        first = time.perf_counter()
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)
+        last = time.perf_counter()
+    return last - first, time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="lessons to time (default: notebooks/NN_*.ipynb)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per lesson (default 3)")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    print(f"{'lesson':<32} {'cells (s)':>10} {'total (s)':>10} {'total/target':>13}")
+    worst = 0.0
+    for path in paths:
+        runs = [run_once(path) for _ in range(args.repeat)]
+        cells = statistics.median(r[0] for r in runs)
+        total = statistics.median(r[1] for r in runs)
+        worst = max(worst, total)
+        print(f"{path.name:<32} {cells:10.2f} {total:10.2f} {total / TARGET_S:13.2f}")
+    print(f"medians of {args.repeat} run(s); slowest lesson {worst:.2f} s "
+          f"(target < {TARGET_S:.0f} s: {'met' if worst < TARGET_S else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,703 @@
+"""Self-checks for the lesson exercises: run a student's function, name the mistake.
+
+Each ``check_...`` function calls the student's function on inputs picked so that every
+likely mistake gives a visibly different answer (no saturated softmax, no square matrix
+where a transpose could hide, scores big enough to overflow a naive ``exp``), compares the
+result with the trusted reference in :mod:`course_lib.attention`, and returns a
+:class:`CheckResult`. Its ``repr`` is one friendly sentence, so a notebook cell that ends
+in ``check_softmax(my_softmax)`` shows the verdict (and nbval compares it); ``bool(result)``
+says pass or fail, so tests can assert on it.
+
+========================  ==============================================  ===========
+check                     the student writes                              lesson
+========================  ==============================================  ===========
+:func:`check_shapes`      ``attention_shapes(n_q, n_k, d_k, d_v)``        01
+:func:`check_scores`      ``scores(Q, K)`` = QK^T                          02
+:func:`check_scaled_scores`  ``scaled_scores(Q, K)`` = QK^T / sqrt(d_k)    03
+:func:`check_softmax`     ``softmax(x)``, row by row, stable              04
+:func:`check_blend`       ``blend(weights, V)``                            05
+:func:`check_attention_weights`  ``attention_weights(Q, K)``               06
+:func:`check_attention`   ``attend(Q, K, V)`` -> output                    06
+:func:`check_sat_output`  the output for 'sat', by hand                   06
+:func:`check_masked_attention`  ``masked_attention(Q, K, V, mask)``        07
+========================  ==============================================  ===========
+
+Examples
+--------
+>>> from course_lib import softmax
+>>> check_softmax(softmax)
+Well done: your softmax gives positive weights that sum to 1 along each row,
+and it stays finite on scores as large as 1000.
+>>> def naive(x):
+...     e = np.exp(x)
+...     return e / e.sum(axis=-1, keepdims=True)
+>>> result = check_softmax(naive)
+>>> bool(result), result.mistake
+(False, 'naive_exp_overflow')
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .attention import attention, attention_weights, blend, scaled_scores, scores, softmax
+
+__all__ = [
+    "CheckResult",
+    "check_attention",
+    "check_attention_weights",
+    "check_blend",
+    "check_masked_attention",
+    "check_sat_output",
+    "check_scaled_scores",
+    "check_scores",
+    "check_shapes",
+    "check_softmax",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdict of one self-check.
+
+    Attributes
+    ----------
+    passed : bool
+        True when the student's function matched the reference on every probe.
+    message : str
+        One friendly sentence: a confirmation, or the mistake that was seen.
+    mistake : str or None
+        A short code naming the mistake (``"missing_scale"``, ``"softmax_wrong_axis"``,
+        ``"not_written"``, ...) or None on success. Tests assert on it.
+    """
+
+    passed: bool
+    message: str
+    mistake: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return self.message
+
+    __str__ = __repr__
+
+
+# --------------------------------------------------------------------------------------
+# helpers (private)
+# --------------------------------------------------------------------------------------
+
+_ATOL = 1e-6
+
+
+def _ok(message: str) -> CheckResult:
+    return CheckResult(True, f"Well done: {message}")
+
+
+def _fail(mistake: str, message: str) -> CheckResult:
+    return CheckResult(False, f"Not yet: {message}", mistake)
+
+
+def _fmt(a: Any) -> str:
+    """Short, stable text for an array in a message."""
+    arr = np.asarray(a, dtype=float)
+    return np.array2string(arr, precision=3, suppress_small=True, separator=", ")
+
+
+def _shape_text(args: Sequence[tuple[str, Any]]) -> str:
+    return ", ".join(f"{name} of shape {np.shape(value)}" for name, value in args)
+
+
+class _Stop(Exception):
+    """Raised inside a check to return a verdict early."""
+
+    def __init__(self, result: CheckResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+def _name_of(fn: Any, default: str) -> str:
+    """The student's own name for the function (``my_softmax``), else the lesson's."""
+    name = getattr(fn, "__name__", "")
+    return name if name.isidentifier() else default
+
+
+def _call(
+    fn: Callable[..., Any],
+    args: Sequence[tuple[str, Any]],
+    what: str,
+    hint: str = "",
+    shape_mistake: str = "raised",
+) -> Any:
+    """Call ``fn`` on copies of the arguments; turn any exception into a verdict."""
+    if not callable(fn):
+        raise _Stop(
+            _fail("not_callable", f"pass the function itself, e.g. `{what}` without "
+                  f"brackets (got {type(fn).__name__})."),
+        )
+    copies = [np.array(v) if isinstance(v, np.ndarray) else v for _, v in args]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*copies)
+    except NotImplementedError:
+        raise _Stop(
+            _fail("not_written", f"`{what}` is not written yet: replace the `...` and "
+                  "delete the `raise NotImplementedError` line, then run this check again.")
+        ) from None
+    except Exception as exc:  # the student's code may raise anything; we report it
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        shapes_clash = isinstance(exc, ValueError) and any(
+            word in detail for word in ("matmul", "shape", "broadcast", "aligned")
+        )
+        if "matmul" in detail:
+            detail = "the shapes in a matrix product do not fit"
+        if len(detail) > 120:
+            detail = detail[:117] + "..."
+        text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        raise _Stop(
+            _fail(shape_mistake if shapes_clash else "raised",
+                  f"`{what}` raised {text} when called with "
+                  f"{_shape_text(args)}.{hint if shapes_clash else ''}")
+        ) from None
+
+
+def _as_array(
+    value: Any, what: str, expected_shape: tuple[int, ...], *, accept_pair: bool = False
+) -> FloatArray:
+    if accept_pair and isinstance(value, tuple) and len(value) == 2:
+        value = value[0]  # accept (output, weights) like course_lib.attention returns
+    if value is None:
+        raise _Stop(
+            _fail("returned_none", f"`{what}` returned None: did you forget `return`?")
+        )
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise _Stop(
+            _fail("not_numbers", f"`{what}` should return an array of numbers of shape "
+                  f"{expected_shape} (got {type(value).__name__}).")
+        ) from None
+    return arr
+
+
+def _matches(got: FloatArray, want: FloatArray, *, equal_nan: bool = False) -> bool:
+    return got.shape == want.shape and bool(
+        np.allclose(got, want, rtol=1e-6, atol=_ATOL, equal_nan=equal_nan)
+    )
+
+
+def _try(candidate: Callable[[], Any]) -> FloatArray | None:
+    """Compute what a known mistake would give (None if that mistake would raise)."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.asarray(candidate(), dtype=float)
+    except Exception:
+        return None
+
+
+def _diagnose(
+    got: FloatArray,
+    want: FloatArray,
+    what: str,
+    mistakes: Sequence[tuple[str, Callable[[], Any], str]],
+    args: Sequence[tuple[str, Any]],
+) -> None:
+    """Raise a verdict unless ``got`` equals ``want``; name the first mistake that fits."""
+    if _matches(got, want):
+        return
+    for code, candidate, sentence in mistakes:
+        wrong = _try(candidate)
+        if wrong is not None and _matches(got, wrong, equal_nan=True):
+            raise _Stop(_fail(code, sentence))
+    if got.shape != want.shape:
+        if got.shape == want.shape[::-1]:
+            raise _Stop(
+                _fail("transposed_result", f"`{what}` returned shape {got.shape}, the "
+                      f"transpose of the expected {want.shape}: rows should be the queries "
+                      "and columns the keys.")
+            )
+        raise _Stop(
+            _fail("wrong_shape", f"`{what}` returned shape {got.shape} but should return "
+                  f"{want.shape} for {_shape_text(args)}.")
+        )
+    if not np.isfinite(got).all():
+        raise _Stop(
+            _fail("not_finite", f"`{what}` returned NaN or infinity ({_fmt(got)}) where "
+                  f"the answer is {_fmt(want)}.")
+        )
+    bad = tuple(int(i) for i in np.argwhere(~np.isclose(got, want, rtol=1e-6, atol=_ATOL))[0])
+    row = bad[0] if len(bad) > 1 else None
+    where = f"row {row}" if row is not None else f"entry {bad[0]}"
+    got_part = got[row] if row is not None else got[bad]
+    want_part = want[row] if row is not None else want[bad]
+    raise _Stop(
+        _fail("wrong_values", f"the shape is right but {where} is {_fmt(got_part)} where "
+              f"it should be {_fmt(want_part)}; compare your steps with the lesson's.")
+    )
+
+
+def _run(body: Callable[[], CheckResult]) -> CheckResult:
+    try:
+        return body()
+    except _Stop as stop:
+        return stop.result
+
+
+def _naive_softmax(x: FloatArray, axis: int = -1) -> FloatArray:
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _global_max_softmax(x: FloatArray) -> FloatArray:
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# --------------------------------------------------------------------------------------
+# probe inputs: small, unsaturated, with n_q, n_k, d_k (and d_v) all different
+# --------------------------------------------------------------------------------------
+
+# n_q = 2 queries, n_k = 4 keys, d_k = 3: sqrt(2), sqrt(3), sqrt(4) all differ, so dividing
+# by the wrong axis is visible; Q @ K (no transpose) cannot even be computed.
+_Q = np.array([[0.9, -0.4, 0.6], [-0.3, 0.8, 0.5]])
+_K = np.array([[0.7, 0.2, -0.5], [-0.6, 0.9, 0.3], [0.4, 0.4, 0.8], [0.1, -0.7, 0.2]])
+_V = np.array([[1.0, 0.0, 2.0, -1.0, 0.5], [0.0, 2.0, -1.0, 1.0, 1.5],
+               [2.0, 2.0, 0.0, 0.5, -0.5], [-1.0, 1.0, 1.0, 0.0, 2.0]])
+# The same directions made long (so the scaled scores reach about 1000 in row 0) next to
+# an ordinary short query in row 1: naive exp overflows in row 0, and subtracting the max
+# of the whole table (instead of each row's own max) underflows row 1 to 0/0.
+_Q_BIG = np.array([[1000.0 * np.sqrt(3.0), 0.0, 0.0], [-0.3, 0.8, 0.5]])
+_K_BIG = np.array([[1.0, 0.2, -0.5], [0.999, 0.9, 0.3], [1.0005, 0.4, 0.8], [0.998, -0.7, 0.2]])
+# Scores for the softmax check: 3 rows, 4 columns, values in [-1.0, 1.3] (unsaturated).
+_X = np.array([[0.5, -1.0, 1.3, 0.1], [1.1, 0.3, -0.4, 0.9], [-0.8, 0.6, 0.2, -0.1]])
+_X_BIG = np.array([[1000.0, 999.0, 998.5, 999.5], [-2.0, -1.0, 0.5, 0.0],
+                   [5.0, 4.0, 4.5, 3.0]])
+# A mask with n_q = 5, n_k = 4 (d_k = 3) where neither the mask nor its negation hides a whole row.
+_QM = np.array([[0.9, -0.4, 0.6], [-0.3, 0.8, 0.5], [0.5, 0.5, -0.7], [0.2, -0.6, -0.4],
+                [-0.7, 0.1, 0.3]])
+_MASK = np.array([[True, False, True, False], [True, True, False, False],
+                  [False, True, True, True], [True, True, True, False],
+                  [False, False, True, False]])
+
+
+def _scores_mistakes(Q: FloatArray, K: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
+    return [
+        ("scaled_too_early", lambda: scaled_scores(Q, K),
+         "you already divided by sqrt(d_k); this step is only QK^T, the scaling comes next."),
+        ("transposed_result", lambda: K @ Q.T,
+         "you computed K Q^T (keys against queries); swap them: Q @ K.T puts one query "
+         "in each row."),
+        ("not_transposing_k", lambda: Q.T @ K,
+         "you multiplied Q^T by K; dot each query with each key instead: Q @ K.T."),
+    ]
+
+
+def _scale_mistakes(
+    Q: FloatArray, K: FloatArray, then: Callable[[FloatArray], FloatArray]
+) -> list[tuple[str, Callable[[], Any], str]]:
+    s = Q @ K.T
+    d_k = Q.shape[-1]
+    return [
+        ("missing_scale", lambda: then(s),
+         "the scores were not divided by sqrt(d_k); without it, long vectors make softmax "
+         "saturate (lesson 03)."),
+        ("dk_wrong_axis", lambda: then(s / np.sqrt(Q.shape[0])),
+         f"you divided by sqrt({Q.shape[0]}), the number of queries, but d_k is the length "
+         f"of each query vector, Q.shape[-1] = {d_k}."),
+        ("dk_wrong_axis", lambda: then(s / np.sqrt(K.shape[0])),
+         f"you divided by sqrt({K.shape[0]}), the number of keys, but d_k is the length "
+         f"of each key vector, K.shape[-1] = {d_k}."),
+        ("divided_by_dk", lambda: then(s / d_k),
+         f"you divided by d_k = {d_k} itself; divide by its square root, np.sqrt(d_k)."),
+        ("multiplied_by_sqrt_dk", lambda: then(s * np.sqrt(d_k)),
+         "you multiplied by sqrt(d_k); the equation divides by it."),
+    ]
+
+
+def _softmax_mistakes(x: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
+    return [
+        ("softmax_wrong_axis", lambda: _naive_softmax(x, axis=0),
+         "your weights sum to 1 down each column; softmax runs along each row "
+         "(axis=-1), so every query spends its own budget."),
+        ("softmax_whole_table", lambda: np.exp(x) / np.exp(x).sum(),
+         "you divided by the sum of the whole table; divide each row by its own sum "
+         "(axis=-1, keepdims=True)."),
+        ("no_exp", lambda: x / x.sum(axis=-1, keepdims=True),
+         "you divided the scores by their row sum without exponentiating first; "
+         "np.exp makes every weight positive."),
+        ("no_normalisation", lambda: np.exp(x),
+         "you exponentiated but did not divide by the row sum, so the rows do not sum to 1."),
+        ("no_normalisation", lambda: np.exp(x - x.max(axis=-1, keepdims=True)),
+         "you subtracted the row max and exponentiated but did not divide by the row sum, "
+         "so the rows do not sum to 1."),
+    ]
+
+
+def _overflow_mistakes(x: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
+    return [
+        ("naive_exp_overflow", lambda: _naive_softmax(x),
+         "on scores near 1000, np.exp overflows to inf and inf/inf gives NaN; subtract "
+         "each row's max before np.exp (it cancels, so the weights do not change)."),
+        ("global_max_shift", lambda: _global_max_softmax(x),
+         "you subtracted the largest score of the whole table, so a row of small scores "
+         "underflows to 0/0 = NaN; subtract each row's own max (axis=-1, keepdims=True)."),
+    ]
+
+
+def _overflow_verdict(got: FloatArray, want: FloatArray, what: str, args: Sequence[Any],
+                      x: FloatArray) -> None:
+    """Second probe: large scores. Name the overflow mistakes, else the generic verdict."""
+    if _matches(got, want):
+        return
+    _diagnose(got, want, what, _overflow_mistakes(x), args)
+
+
+# --------------------------------------------------------------------------------------
+# the checks
+# --------------------------------------------------------------------------------------
+
+
+def check_shapes(attention_shapes: Callable[[int, int, int, int], Any]) -> CheckResult:
+    """Check ``attention_shapes(n_q, n_k, d_k, d_v) -> (scores_shape, output_shape)``.
+
+    Lesson 01 asks for the shape of the score table and of the output.
+
+    Examples
+    --------
+    >>> check_shapes(lambda n_q, n_k, d_k, d_v: ((n_q, n_k), (n_q, d_v)))
+    Well done: the score table is n_q × n_k (one row per query)
+    and the output is n_q × d_v (one blended value per query).
+    """
+    what = _name_of(attention_shapes, "attention_shapes")
+
+    def body() -> CheckResult:
+        for n_q, n_k, d_k, d_v in [(2, 5, 3, 4), (3, 3, 2, 2), (7, 4, 16, 8)]:
+            args = [("n_q", n_q), ("n_k", n_k), ("d_k", d_k), ("d_v", d_v)]
+            got = _call(attention_shapes, args, what)
+            try:
+                scores_shape, output_shape = (tuple(int(i) for i in s) for s in got)
+            except (TypeError, ValueError):
+                return _fail("wrong_type", f"`{what}` should return two shapes, like "
+                             f"((2, 5), (2, 4)) (got {got!r}).")
+            expect = f"for n_q={n_q}, n_k={n_k}, d_k={d_k}, d_v={d_v}"
+            if scores_shape != (n_q, n_k):
+                if scores_shape == (n_k, n_q):
+                    return _fail("transposed_result", f"{expect} the scores have one row per "
+                                 f"query and one column per key: ({n_q}, {n_k}), not "
+                                 f"{scores_shape}.")
+                return _fail("wrong_shape", f"{expect} the score table has shape ({n_q}, {n_k}) "
+                             f"(got {scores_shape}); QK^T pairs every query with every key.")
+            if output_shape != (n_q, d_v):
+                return _fail("wrong_shape", f"{expect} the output has shape ({n_q}, {d_v}) (got "
+                             f"{output_shape}): one row per query, as long as a value vector.")
+        return _ok("the score table is n_q × n_k (one row per query) and the output is "
+                   "n_q × d_v (one blended value per query).")
+
+    return _run(body)
+
+
+def check_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
+    """Check a student's ``scores(Q, K)``, the raw scores QK^T.
+
+    Probes with 2 queries and 4 keys of length 3, so a missing transpose of ``K`` cannot
+    hide behind a square matrix.
+
+    Examples
+    --------
+    >>> from course_lib import scores
+    >>> check_scores(scores)
+    Well done: your QK^T dots every query with every key (2 queries × 4 keys gives a 2 × 4 table).
+    >>> check_scores(lambda Q, K: K @ Q.T).mistake
+    'transposed_result'
+    """
+    what = _name_of(fn, "scores")
+
+    def body() -> CheckResult:
+        args = [("Q", _Q), ("K", _K)]
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
+        _diagnose(got, scores(_Q, _K), what, _scores_mistakes(_Q, _K), args)
+        return _ok("your QK^T dots every query with every key (2 queries × 4 keys gives a "
+                   "2 × 4 table).")
+
+    return _run(body)
+
+
+def _qk_call(fn: Callable[..., Any], args: Sequence[tuple[str, Any]], what: str) -> Any:
+    """Call a function of Q and K; a shape clash there means K was not transposed."""
+    return _call(fn, args, what, _transpose_hint, "not_transposing_k")
+
+
+_transpose_hint = (" Each query (a row of Q) is dotted with each key (a row of K), so "
+                   "the keys must be turned into columns first: Q @ K.T.")
+
+
+def check_scaled_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
+    """Check a student's ``scaled_scores(Q, K)`` = QK^T / sqrt(d_k).
+
+    With 2 queries, 4 keys and d_k = 3, dividing by the square root of the wrong axis gives
+    a different answer from the right one.
+
+    Examples
+    --------
+    >>> from course_lib import scaled_scores
+    >>> check_scaled_scores(scaled_scores)
+    Well done: you divided QK^T by sqrt(d_k), with d_k = 3 read from the last axis of Q.
+    >>> check_scaled_scores(lambda Q, K: Q @ K.T / np.sqrt(len(Q))).mistake
+    'dk_wrong_axis'
+    """
+    what = _name_of(fn, "scaled_scores")
+
+    def body() -> CheckResult:
+        args = [("Q", _Q), ("K", _K)]
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
+        mistakes = _scale_mistakes(_Q, _K, lambda s: s) + _scores_mistakes(_Q, _K)[1:]
+        _diagnose(got, scaled_scores(_Q, _K), what, mistakes, args)
+        return _ok("you divided QK^T by sqrt(d_k), with d_k = 3 read from the last axis of Q.")
+
+    return _run(body)
+
+
+def check_softmax(fn: Callable[[Any], Any]) -> CheckResult:
+    """Check a student's row-wise ``softmax(x)`` on a 3 × 4 table of scores.
+
+    The first probe has moderate scores (so every axis or normalisation mistake shows);
+    the second has a row near 1000 next to a row of small scores (so a naive ``exp``
+    overflows and a shift by the table's max underflows).
+
+    Examples
+    --------
+    >>> check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)).mistake
+    'softmax_wrong_axis'
+    """
+    what = _name_of(fn, "softmax")
+
+    def body() -> CheckResult:
+        args = [("x", _X)]
+        got = _as_array(_call(fn, args, what), what, _X.shape)
+        _diagnose(got, softmax(_X), what, _softmax_mistakes(_X), args)
+        args = [("x", _X_BIG)]
+        got = _as_array(_call(fn, args, what), what, _X_BIG.shape)
+        _overflow_verdict(got, softmax(_X_BIG), what, args, _X_BIG)
+        return _ok("your softmax gives positive weights that sum to 1 along each row, and it "
+                   "stays finite on scores as large as 1000.")
+
+    return _run(body)
+
+
+def check_attention_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
+    """Check a student's ``attention_weights(Q, K)`` = softmax(QK^T / sqrt(d_k)).
+
+    Examples
+    --------
+    >>> from course_lib import attention_weights
+    >>> check_attention_weights(attention_weights)
+    Well done: your weights are softmax(QK^T / sqrt(d_k)) row by row,
+    and stay finite when the scores reach 1000.
+    >>> check_attention_weights(lambda Q, K: softmax(Q @ K.T)).mistake
+    'missing_scale'
+    """
+    what = _name_of(fn, "attention_weights")
+
+    def body() -> CheckResult:
+        args = [("Q", _Q), ("K", _K)]
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
+        s = scaled_scores(_Q, _K)
+        mistakes = (_scale_mistakes(_Q, _K, softmax) + _softmax_mistakes(s)
+                    + [(c, lambda f=f: softmax(f()), m) for c, f, m in _scores_mistakes(_Q, _K)
+                       if c != "scaled_too_early"]
+                    + [("no_softmax", lambda: s,
+                        "you returned the scaled scores; turn each row into weights with "
+                        "softmax.")])
+        _diagnose(got, attention_weights(_Q, _K), what, mistakes, args)
+        args = [("Q", _Q_BIG), ("K", _K_BIG)]
+        got = _as_array(_qk_call(fn, args, what), what, (2, 4))
+        _overflow_verdict(got, attention_weights(_Q_BIG, _K_BIG), what, args,
+                          scaled_scores(_Q_BIG, _K_BIG))
+        return _ok("your weights are softmax(QK^T / sqrt(d_k)) row by row, and stay finite "
+                   "when the scores reach 1000.")
+
+    return _run(body)
+
+
+def _blend_mistakes(w: FloatArray, V: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
+    return [
+        ("values_unweighted", lambda: np.broadcast_to(V.mean(axis=0), (w.shape[0], V.shape[1])),
+         "every output row is the plain average of the values; weight each value by the "
+         "query's attention weights: weights @ V."),
+        ("values_unweighted", lambda: np.broadcast_to(V.sum(axis=0), (w.shape[0], V.shape[1])),
+         "every output row is the plain sum of the values; weight each value by the "
+         "query's attention weights: weights @ V."),
+    ]
+
+
+def check_blend(fn: Callable[[Any, Any], Any]) -> CheckResult:
+    """Check a student's ``blend(weights, V)``: each output row is a weighted average of V.
+
+    Probes with 2 queries, 4 keys and values of length 5, so ``V @ weights`` or
+    ``weights.T @ V`` cannot be computed and a wrong order shows.
+
+    Examples
+    --------
+    >>> from course_lib import blend
+    >>> check_blend(blend)
+    Well done: each output row is the weighted average of the value vectors
+    (weights @ V), 2 queries × 5 numbers.
+    >>> check_blend(lambda w, V: np.tile(V.mean(axis=0), (2, 1))).mistake
+    'values_unweighted'
+    """
+    what = _name_of(fn, "blend")
+    w = attention_weights(_Q, _K)
+
+    def body() -> CheckResult:
+        args = [("weights", w), ("V", _V)]
+        hint = (" Each output row mixes the rows of V with one row of weights: weights @ V "
+                "(weights first).")
+        got = _as_array(_call(fn, args, what, hint, "blend_shapes"), what, (2, 5))
+        _diagnose(got, blend(w, _V), what, _blend_mistakes(w, _V), args)
+        return _ok("each output row is the weighted average of the value vectors "
+                   "(weights @ V), 2 queries × 5 numbers.")
+
+    return _run(body)
+
+
+def _attention_mistakes(
+    Q: FloatArray, K: FloatArray, V: FloatArray
+) -> list[tuple[str, Callable[[], Any], str]]:
+    w = attention_weights(Q, K)
+    weight_mistakes = (_scale_mistakes(Q, K, softmax) + _softmax_mistakes(scaled_scores(Q, K))
+                       + [(c, lambda f=f: softmax(f()), m)
+                          for c, f, m in _scores_mistakes(Q, K) if c != "scaled_too_early"])
+    return ([(c, lambda f=f: f() @ V, m) for c, f, m in weight_mistakes]
+            + [("no_softmax", lambda: scaled_scores(Q, K) @ V,
+                "the scaled scores went straight into the blend; turn each row into weights "
+                "with softmax first.")]
+            + _blend_mistakes(w, V))
+
+
+def check_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
+    """Check a student's ``attend(Q, K, V)``, the whole equation (returns the output).
+
+    A function that returns ``(output, weights)`` like :func:`course_lib.attention` is
+    accepted too.
+
+    Examples
+    --------
+    >>> from course_lib import attention
+    >>> check_attention(attention)
+    Well done: softmax(QK^T / sqrt(d_k)) · V, every term in its place, and stable on large scores.
+    """
+    what = _name_of(fn, "attend")
+
+    def body() -> CheckResult:
+        args = [("Q", _Q), ("K", _K), ("V", _V)]
+        got = _as_array(_qk_call(fn, args, what), what, (2, 5), accept_pair=True)
+        _diagnose(got, attention(_Q, _K, _V)[0], what, _attention_mistakes(_Q, _K, _V), args)
+        args = [("Q", _Q_BIG), ("K", _K_BIG), ("V", _V)]
+        got = _as_array(_qk_call(fn, args, what), what, (2, 5), accept_pair=True)
+        x = scaled_scores(_Q_BIG, _K_BIG)
+        _diagnose(got, attention(_Q_BIG, _K_BIG, _V)[0], what,
+                  [(c, lambda f=f: f() @ _V, m) for c, f, m in _overflow_mistakes(x)], args)
+        return _ok("softmax(QK^T / sqrt(d_k)) · V, every term in its place, and stable on "
+                   "large scores.")
+
+    return _run(body)
+
+
+def check_masked_attention(fn: Callable[[Any, Any, Any, Any], Any]) -> CheckResult:
+    """Check a student's ``masked_attention(Q, K, V, mask)``; mask True = may attend.
+
+    The probe mask (5 queries × 4 keys, d_k = 3) hides a different set of keys in every row, and
+    neither it nor its negation hides a whole row.
+
+    Examples
+    --------
+    >>> from course_lib import attention
+    >>> check_masked_attention(attention)
+    Well done: hidden keys got weight 0 before the blend,
+    and each row still spends a budget of exactly 1.
+    """
+    what = _name_of(fn, "masked_attention")
+    Q, K, V, mask = _QM, _K, _V, _MASK
+    s = scaled_scores(Q, K)
+
+    def soft(x: FloatArray) -> FloatArray:
+        return softmax(x)
+
+    def body() -> CheckResult:
+        args = [("Q", Q), ("K", K), ("V", V), ("mask", mask)]
+        got = _as_array(_qk_call(fn, args, what), what, (5, 5), accept_pair=True)
+        mistakes = [
+            *_scale_mistakes(Q, K, lambda x: soft(np.where(mask, x, -np.inf)) @ V),
+            ("mask_after_softmax", lambda: (soft(s) * mask) @ V,
+             "the mask was applied after softmax, so each row's weights no longer sum to 1; "
+             "set hidden scores to -inf before softmax."),
+            ("mask_ignored", lambda: soft(s) @ V,
+             "the mask made no difference: hidden keys still got weight; set their scores "
+             "to -inf before softmax."),
+            ("mask_inverted", lambda: soft(np.where(~mask, s, -np.inf)) @ V,
+             "the mask is the wrong way round: True means 'may attend', so hide the False "
+             "entries (np.where(mask, scores, -np.inf))."),
+            ("mask_with_zero", lambda: soft(np.where(mask, s, 0.0)) @ V,
+             "hidden scores were set to 0, but e^0 = 1 still gives them weight; use -inf, "
+             "since e^-inf = 0."),
+            ("mask_with_zero", lambda: soft(s * mask) @ V,
+             "multiplying the scores by the mask sets hidden scores to 0, but e^0 = 1 still "
+             "gives them weight; use np.where(mask, scores, -np.inf)."),
+        ]
+        _diagnose(got, attention(Q, K, V, mask=mask)[0], what, mistakes, args)
+        return _ok("hidden keys got weight 0 before the blend, and each row still spends a "
+                   "budget of exactly 1.")
+
+    return _run(body)
+
+
+def check_sat_output(answer: Any) -> CheckResult:
+    """Check the output for 'sat' worked out by hand (a function returning it, or the value).
+
+    Accepts ``[1.25, 1.5]`` (from the weights rounded to two decimals) and the exact
+    ``≈ [1.26, 1.50]``, each to within 0.005.
+
+    Examples
+    --------
+    >>> check_sat_output([1.25, 1.5])
+    Well done: 0.25·[1, 0] + 0.25·[0, 2] + 0.50·[2, 2] = [1.25, 1.5] (exactly ≈ [1.26, 1.50]).
+    >>> check_sat_output([1.0, 1.5]).mistake
+    'wrong_values'
+    """
+    what = _name_of(answer, "sat_output")
+
+    def body() -> CheckResult:
+        value = _call(answer, [], what) if callable(answer) else answer
+        got = _as_array(value, what, (2,)).ravel()
+        if got.shape != (2,):
+            return _fail("wrong_shape", f"the output for 'sat' is one value vector of 2 "
+                         f"numbers (got shape {got.shape}).")
+        ex_w = np.array([0.25, 0.25, 0.5])
+        V = np.array([[1.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
+        Q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        exact = attention(Q, Q, V)[0][2]
+        if np.allclose(got, ex_w @ V, atol=0.005) or np.allclose(got, exact, atol=0.005):
+            return _ok("0.25·[1, 0] + 0.25·[0, 2] + 0.50·[2, 2] = [1.25, 1.5] "
+                       "(exactly ≈ [1.26, 1.50]).")
+        unscaled = attention(Q, Q, V, scale=False)[0][2]
+        if np.allclose(got, unscaled, atol=0.005):
+            return _fail("missing_scale", f"{_fmt(got)} is what you get without dividing "
+                         "the scores by sqrt(2); scale first, then softmax.")
+        if np.allclose(got, V[2], atol=0.005):
+            return _fail("wrong_values", "that is the value of 'sat' itself; the output mixes all "
+                         "three values with the weights [0.25, 0.25, 0.50].")
+        return _fail("wrong_values", f"{_fmt(got)} is not the output for 'sat'; multiply "
+                     "each value by its weight [0.25, 0.25, 0.50] and add them up.")
+
+    return _run(body)

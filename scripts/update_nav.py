@@ -1,0 +1,174 @@
+"""Keep the lessons' navigation current: nav cells, the contents notebook, the README list.
+
+Every lesson ``notebooks/NN_title.ipynb`` (NN = 01, 02, ...) has markdown cells tagged
+``nav``; this script rewrites each of them to link the previous lesson, the contents and
+the next lesson, using the lessons' own titles (the first ``# `` heading of each). It also
+writes ``notebooks/00_contents.ipynb`` and the list between the ``lessons`` markers of
+README.md, from the same titles and each notebook's ``metadata.lesson.summary``.
+
+Usage::
+
+    python scripts/update_nav.py           # rewrite whatever is stale
+    python scripts/update_nav.py --check   # exit 1 and name the stale files; change nothing
+
+Only the navigation text changes: outputs, execution counts and other cells are untouched,
+so rerunning the script never invalidates the stored outputs that nbval compares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+NAV_MARK = "<!--NAVIGATION-->"
+CONTENTS = "00_contents.ipynb"
+README_START = "<!-- lessons:start (scripts/update_nav.py writes this list) -->"
+README_END = "<!-- lessons:end -->"
+LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
+
+
+@dataclass(frozen=True)
+class LessonInfo:
+    path: Path
+    title: str
+    summary: str
+
+    @property
+    def link(self) -> str:
+        return f"[{self.title}]({self.path.name})"
+
+
+def find_lessons(folder: Path) -> list[LessonInfo]:
+    """The lessons in ``folder`` in order, each with its title and summary."""
+    lessons = []
+    for path in sorted(folder.glob("*.ipynb")):
+        if path.name == CONTENTS or not LESSON_NAME.match(path.name):
+            continue
+        nb = nbformat.read(path, as_version=4)
+        heading = next(
+            (line[2:].strip() for c in nb.cells if c.cell_type == "markdown"
+             for line in c.source.splitlines() if line.startswith("# ")),
+            None,
+        )
+        if heading is None:
+            raise SystemExit(f"{path}: no '# ' title heading in any markdown cell")
+        summary = nb.metadata.get("lesson", {}).get("summary")
+        if not summary:
+            raise SystemExit(f"{path}: metadata.lesson.summary is missing (one line for "
+                             "the contents and the README)")
+        lessons.append(LessonInfo(path, heading, summary))
+    return lessons
+
+
+def nav_text(lessons: list[LessonInfo], i: int) -> str:
+    parts = []
+    if i > 0:
+        parts.append(f"< {lessons[i - 1].link}")
+    parts.append(f"[Contents]({CONTENTS})")
+    if i + 1 < len(lessons):
+        parts.append(f"{lessons[i + 1].link} >")
+    return f"{NAV_MARK}\n" + " | ".join(parts)
+
+
+def updated_lesson(lesson: LessonInfo, text: str) -> nbformat.NotebookNode | None:
+    """The lesson with its nav cells rewritten, or None when they are already current."""
+    nb = nbformat.read(lesson.path, as_version=4)
+    nav_cells = [c for c in nb.cells if "nav" in c.get("metadata", {}).get("tags", [])]
+    if not nav_cells:
+        raise SystemExit(f"{lesson.path}: no markdown cell tagged 'nav'")
+    if all(c.source == text for c in nav_cells):
+        return None
+    for c in nav_cells:
+        c.source = text
+    return nb
+
+
+def contents_notebook(lessons: list[LessonInfo], old: nbformat.NotebookNode | None):
+    lines = ["# Attention, Term by Term: contents", "",
+             "$$\\mathrm{Attention}(Q, K, V) = \\mathrm{softmax}\\!\\left("
+             "\\frac{QK^T}{\\sqrt{d_k}}\\right) V$$", "",
+             "One lesson per term of the equation. Work through them in order; each ends "
+             "with exercises that check themselves.", ""]
+    lines += [f"{n}. {lesson.link}: {lesson.summary}" for n, lesson in
+              enumerate(lessons, start=1)]
+    source = "\n".join(lines)
+    if old is not None and len(old.cells) == 1 and old.cells[0].source == source:
+        return None
+    cell = new_markdown_cell(source)
+    cell["id"] = "contents"
+    nb = new_notebook(cells=[cell])
+    nb.metadata = copy.deepcopy(old.metadata) if old is not None else nbformat.from_dict({
+        "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                       "language": "python"},
+        "language_info": {"name": "python"},
+    })
+    return nb
+
+
+def readme_text(lessons: list[LessonInfo], readme: str) -> str | None:
+    """README with the lesson list rewritten between the markers (None if current)."""
+    if README_START not in readme or README_END not in readme:
+        raise SystemExit(f"README.md: the markers {README_START!r} and {README_END!r} "
+                         "are missing")
+    listing = "\n".join(f"- [`notebooks/{lesson.path.name}`](notebooks/{lesson.path.name}) "
+                        f"**{lesson.title}**: {lesson.summary}" for lesson in lessons)
+    head, rest = readme.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    new = f"{head}{README_START}\n{listing}\n{README_END}{tail}"
+    return None if new == readme else new
+
+
+def run(root: Path = ROOT, check: bool = False) -> list[Path]:
+    """Update (or with ``check``, only find) stale files; return their paths."""
+    folder = root / "notebooks"
+    lessons = find_lessons(folder)
+    if not lessons:
+        raise SystemExit(f"{folder}: no lesson notebooks named NN_title.ipynb")
+    stale: list[tuple[Path, object]] = []
+    for i, lesson in enumerate(lessons):
+        nb = updated_lesson(lesson, nav_text(lessons, i))
+        if nb is not None:
+            stale.append((lesson.path, nb))
+    contents_path = folder / CONTENTS
+    old = nbformat.read(contents_path, as_version=4) if contents_path.exists() else None
+    nb = contents_notebook(lessons, old)
+    if nb is not None:
+        stale.append((contents_path, nb))
+    readme_path = root / "README.md"
+    new_readme = readme_text(lessons, readme_path.read_text(encoding="utf-8"))
+    if new_readme is not None:
+        stale.append((readme_path, new_readme))
+    if not check:
+        for path, content in stale:
+            if isinstance(content, str):
+                path.write_text(content, encoding="utf-8")
+            else:
+                nbformat.write(content, path)
+    return [path for path, _ in stale]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="report stale files and exit 1, without changing anything")
+    args = parser.parse_args(argv)
+    stale = run(check=args.check)
+    for path in stale:
+        verb = "stale" if args.check else "updated"
+        print(f"{verb}: {path.relative_to(ROOT)}")
+    if args.check and stale:
+        print("run: python scripts/update_nav.py", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The feedback HTML students receive: checks explained in words, no hidden test shown."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import nbformat
+import pytest
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
+from course_lib.grading.feedback import CHECKS, hidden_lines
+from course_lib.grading.pipeline import open_api
+from course_lib.grading.submissions import KINDS
+from course_lib.grading.variants import HIDDEN_TEST_IDS
+
+pytestmark = pytest.mark.slow
+
+
+def secrets(course) -> list[str]:
+    """What students must never see: the source's hidden lines and nbgrader's markers."""
+    nb = nbformat.read(course / "source" / "checkpoint" / "checkpoint.ipynb", as_version=4)
+    found = hidden_lines(nb)
+    assert len(found) >= 20  # the detector has something to look for
+    return [*found, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"]
+
+
+def page_text(path) -> str:
+    """The page's text as a reader sees it: tags (e.g. syntax highlighting) removed."""
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+
+
+def leaks(path, course) -> list[str]:
+    text = page_text(path)
+    return [s for s in secrets(course) if s in text]
+
+
+GRADED = sorted(set(KINDS) - {"renamed", "corrupt_json"})
+
+
+@pytest.mark.parametrize("kind", GRADED)
+def test_feedback_shows_no_hidden_test(graded_course, kind):
+    path = graded_course.feedback(kind)
+    assert path.exists()
+    assert leaks(path, graded_course.course) == []
+    assert "Traceback" not in _hidden_cells_html(path.read_text(encoding="utf-8"))
+
+
+def _hidden_cells_html(page: str) -> str:
+    """The HTML of the cells that hold a hidden test (each names its grade id)."""
+    cells = page.split('<div class="cell ')[1:]
+    hidden = [c for c in cells if any(t in c for t in HIDDEN_TEST_IDS)]
+    assert len(hidden) == len(HIDDEN_TEST_IDS), len(hidden)
+    return "".join(hidden)
+
+
+def test_plain_nbgrader_feedback_would_leak_which_is_why_we_configure_it(graded_course, tmp_path):
+    """The control: without ExplainChecks the same detector finds the hidden tests."""
+    api = open_api(
+        graded_course.course,
+        **{
+            "GenerateFeedback.preprocessors": [GetGrades, CSSHTMLHeaderPreprocessor],
+            "CourseDirectory.feedback_directory": "feedback_plain",
+        },
+    )
+    result = api.generate_feedback("checkpoint", "mistake_missing_scale")
+    assert result["success"], result.get("error")
+    plain = (
+        graded_course.course
+        / "feedback_plain"
+        / "mistake_missing_scale"
+        / "checkpoint"
+        / "checkpoint.html"
+    )
+    found = leaks(plain, graded_course.course)
+    assert len(found) >= 20, found
+    assert "Traceback" in _hidden_cells_html(plain.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("mistake", [t.removeprefix("test_") for t in HIDDEN_TEST_IDS])
+def test_each_mistake_is_named_in_words(graded_course, mistake):
+    text = page_text(graded_course.feedback(f"mistake_{mistake}"))
+    test_id = f"test_{mistake}"
+    assert f"Check {test_id} failed (0 / 1 point)." in text
+    assert CHECKS[test_id][1] in text
+    for other in set(HIDDEN_TEST_IDS) - {test_id}:
+        assert f"Check {other} passed (1 / 1 point)." in text
+
+
+def test_a_correct_submission_passes_every_check_in_words(graded_course):
+    text = page_text(graded_course.feedback("correct"))
+    for test_id in CHECKS:
+        assert f"Check {test_id} passed" in text
+    assert "failed" not in text
+
+
+def test_code_that_raised_is_named_by_its_exception_class_only(graded_course):
+    text = page_text(graded_course.feedback("raises"))
+    assert "Your code raised RuntimeError while the check ran" in text
+    hidden = html.unescape(_hidden_cells_html(graded_course.feedback("raises").read_text()))
+    assert "I ran out of time" not in hidden
+
+
+def test_printing_the_hidden_tests_from_student_code_is_scrubbed(graded_course):
+    autograded = graded_course.autograded("peeks_at_hidden_tests").read_text()
+    assert "BEGIN HIDDEN TESTS" in autograded  # the student's print really got them ...
+    path = graded_course.feedback("peeks_at_hidden_tests")
+    assert "output removed from feedback: it quoted a hidden check" in page_text(path)
+    assert leaks(path, graded_course.course) == []  # ... and the feedback does not show them
+
+
+def test_megabytes_of_output_do_not_reach_the_feedback(graded_course):
+    size = graded_course.feedback("prints_megabytes").stat().st_size
+    baseline = graded_course.feedback("correct").stat().st_size
+    assert size < baseline + 100_000, (size, baseline)

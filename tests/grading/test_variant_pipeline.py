@@ -1,0 +1,66 @@
+"""A private variant, made by the command, grades a correct answer full marks with nbgrader.
+
+And the answers published with this repository (the default variant's) do not.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from course_lib.grading.pipeline import (
+    ASSIGNMENT,
+    copy_course,
+    grades,
+    open_api,
+    place_submission,
+)
+from course_lib.grading.submissions import answers_for, fill_answers
+from course_lib.grading.variants import DEFAULT_SEED, GRADE_IDS, make_variant
+
+pytestmark = pytest.mark.slow
+
+SEED = "spring 2027, section B"
+ROOT = Path(__file__).resolve().parents[2]
+QUIZ = ROOT / "quiz"
+
+
+def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_path):
+    course = copy_course(QUIZ, tmp_path / "quiz")
+    source = course / "source" / "checkpoint" / "checkpoint.ipynb"
+    run = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading.variants", "--seed", SEED, "--out", str(source)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    variant, public = make_variant(SEED), make_variant(DEFAULT_SEED)
+    assert variant.mc_answer("why_scale") != public.mc_answer("why_scale")
+    assert variant.mc_answer("causal_mask") != public.mc_answer("causal_mask")
+
+    api = open_api(course)
+    result = api.generate_assignment(ASSIGNMENT)
+    assert result["success"], result.get("error")
+    released = nbformat.read(course / "release" / ASSIGNMENT / "checkpoint.ipynb", as_version=4)
+    setup = next(c.source for c in released.cells if c.get("id") == "setup")
+    assert "Q = np.array([[0.0, 1.0], [-1.0, -1.0], [2.0, 1.0]])" in setup  # new numbers
+
+    right = fill_answers(released, answers_for(variant))
+    copied = answers_for(public)  # the public solution, with 'sat' copied as numbers
+    copied["sat_output"] = f"sat_output = np.array({np.round(public.sat_output, 2).tolist()})"
+    for student, nb in (("right", right), ("copied", fill_answers(released, copied))):
+        place_submission(course, student, {"checkpoint.ipynb": nbformat.writes(nb).encode()})
+    result = api.autograde(ASSIGNMENT, "*")
+    assert result["success"], result.get("error")
+
+    full = {g: float(p) for g, p in GRADE_IDS.items() if g != "written_scaling"}
+    assert grades(course, "right") == {**full, "written_scaling": 0.0}
+    lost = {"test_sat_output", "test_mc_why_scale", "test_mc_causal_mask"}
+    assert grades(course, "copied") == {**full, **dict.fromkeys(lost, 0.0), "written_scaling": 0.0}

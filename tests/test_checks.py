@@ -1,0 +1,321 @@
+"""Each self-check accepts a correct function and names each likely mistake correctly.
+
+For every check: one correct student function passes; one wrong function per mistake
+fails with the right diagnosis (the ``mistake`` code) and a sentence that names it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import course_lib as cl
+from course_lib import checks
+from course_lib.checks import CheckResult
+
+
+def _softmax_rows(x):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _naive(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _global_max(x):
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _not_written(*args):
+    raise NotImplementedError("Student exercise: write it")
+
+
+def _mask_where(mask, s, fill=-np.inf):
+    return np.where(mask, s, fill)
+
+
+# ----------------------------------------------------------------------------- results
+
+
+def test_result_repr_is_the_sentence_and_bool_is_the_verdict():
+    ok = checks.check_scores(cl.scores)
+    assert bool(ok) is True and ok.mistake is None
+    assert repr(ok) == ok.message == str(ok)
+    assert ok.message.startswith("Well done: ")
+    bad = checks.check_scores(lambda Q, K: Q @ K.T * 2)
+    assert bool(bad) is False
+    assert repr(bad).startswith("Not yet: ")
+    assert isinstance(bad, CheckResult)
+
+
+# ----------------------------------------------------------------------------- each check
+
+CASES = {
+    "check_shapes": (
+        lambda n_q, n_k, d_k, d_v: ((n_q, n_k), (n_q, d_v)),
+        [
+            ("transposed_result", lambda n_q, n_k, d_k, d_v: ((n_k, n_q), (n_q, d_v))),
+            ("wrong_shape", lambda n_q, n_k, d_k, d_v: ((n_q, n_k), (n_q, d_k))),
+            ("wrong_shape", lambda n_q, n_k, d_k, d_v: ((n_q, d_k), (n_q, d_v))),
+            ("wrong_type", lambda n_q, n_k, d_k, d_v: n_q * n_k),
+        ],
+    ),
+    "check_scores": (
+        lambda Q, K: Q @ K.T,
+        [
+            ("not_written", _not_written),
+            ("not_transposing_k", lambda Q, K: Q @ K),  # the shapes do not fit
+            ("transposed_result", lambda Q, K: K @ Q.T),
+            ("scaled_too_early", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1])),
+            ("wrong_shape", lambda Q, K: (Q * K[:2]).sum(axis=-1)),
+            ("returned_none", lambda Q, K: None),
+            ("wrong_values", lambda Q, K: Q @ K.T + 0.1),
+        ],
+    ),
+    "check_scaled_scores": (
+        lambda Q, K: Q @ K.T / np.sqrt(K.shape[1]),
+        [
+            ("missing_scale", lambda Q, K: Q @ K.T),
+            ("dk_wrong_axis", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[0])),
+            ("dk_wrong_axis", lambda Q, K: Q @ K.T / np.sqrt(len(K))),
+            ("divided_by_dk", lambda Q, K: Q @ K.T / Q.shape[-1]),
+            ("multiplied_by_sqrt_dk", lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1])),
+            ("not_transposing_k", lambda Q, K: Q @ K / np.sqrt(Q.shape[-1])),
+            ("transposed_result", lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1])),
+        ],
+    ),
+    "check_softmax": (
+        _softmax_rows,
+        [
+            ("naive_exp_overflow", _naive),
+            ("softmax_wrong_axis", lambda x: _naive(x, axis=0)),
+            ("softmax_wrong_axis", lambda x: _softmax_rows(np.asarray(x).T).T),
+            ("softmax_whole_table", lambda x: np.exp(x) / np.exp(x).sum()),
+            ("no_exp", lambda x: x / x.sum(axis=-1, keepdims=True)),
+            ("no_normalisation", np.exp),
+            ("global_max_shift", _global_max),
+            ("not_written", _not_written),
+            ("wrong_shape", lambda x: _softmax_rows(x)[0]),
+        ],
+    ),
+    "check_attention_weights": (
+        lambda Q, K: _softmax_rows(Q @ K.T / np.sqrt(Q.shape[-1])),
+        [
+            ("missing_scale", lambda Q, K: _softmax_rows(Q @ K.T)),
+            ("dk_wrong_axis", lambda Q, K: _softmax_rows(Q @ K.T / np.sqrt(Q.shape[0]))),
+            ("dk_wrong_axis", lambda Q, K: _softmax_rows(Q @ K.T / np.sqrt(K.shape[0]))),
+            ("softmax_wrong_axis",
+             lambda Q, K: _softmax_rows((Q @ K.T / np.sqrt(Q.shape[-1])).T).T),
+            ("naive_exp_overflow", lambda Q, K: _naive(Q @ K.T / np.sqrt(Q.shape[-1]))),
+            ("global_max_shift", lambda Q, K: _global_max(Q @ K.T / np.sqrt(Q.shape[-1]))),
+            ("not_transposing_k", lambda Q, K: _softmax_rows(Q @ K / np.sqrt(Q.shape[-1]))),
+            ("transposed_result",
+             lambda Q, K: _softmax_rows(K @ Q.T / np.sqrt(Q.shape[-1]))),
+            ("not_written", _not_written),
+            ("no_softmax", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1])),
+        ],
+    ),
+    "check_blend": (
+        lambda w, V: w @ V,
+        [
+            ("blend_shapes", lambda w, V: V @ w),
+            ("blend_shapes", lambda w, V: w.T @ V),
+            ("blend_shapes", lambda w, V: w * V),
+            ("raised", lambda w, V: {}["weights"]),  # any other error: named as such
+            ("values_unweighted", lambda w, V: np.tile(V.mean(axis=0), (len(w), 1))),
+            ("values_unweighted", lambda w, V: np.tile(V.sum(axis=0), (len(w), 1))),
+            ("wrong_values", lambda w, V: np.round(w, 1) @ V),
+            ("not_written", _not_written),
+        ],
+    ),
+    "check_attention": (
+        lambda Q, K, V: _softmax_rows(Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
+        [
+            ("missing_scale", lambda Q, K, V: _softmax_rows(Q @ K.T) @ V),
+            ("dk_wrong_axis",
+             lambda Q, K, V: _softmax_rows(Q @ K.T / np.sqrt(Q.shape[0])) @ V),
+            ("softmax_wrong_axis",
+             lambda Q, K, V: _naive(Q @ K.T / np.sqrt(Q.shape[-1]), axis=0) @ V),
+            ("naive_exp_overflow",
+             lambda Q, K, V: _naive(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
+            ("global_max_shift",
+             lambda Q, K, V: _global_max(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
+            ("not_transposing_k",
+             lambda Q, K, V: _softmax_rows(Q @ K / np.sqrt(Q.shape[-1])) @ V),
+            ("no_softmax", lambda Q, K, V: (Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
+            ("values_unweighted", lambda Q, K, V: np.tile(V.mean(axis=0), (len(Q), 1))),
+            ("not_written", _not_written),
+        ],
+    ),
+    "check_masked_attention": (
+        lambda Q, K, V, m: _softmax_rows(
+            _mask_where(m, Q @ K.T / np.sqrt(Q.shape[-1]))) @ V,
+        [
+            ("mask_after_softmax",
+             lambda Q, K, V, m: (_softmax_rows(Q @ K.T / np.sqrt(Q.shape[-1])) * m) @ V),
+            ("mask_ignored", lambda Q, K, V, m: _softmax_rows(Q @ K.T / np.sqrt(3)) @ V),
+            ("mask_inverted",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(~m, Q @ K.T / np.sqrt(Q.shape[-1]))) @ V),
+            ("mask_with_zero",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(m, Q @ K.T / np.sqrt(Q.shape[-1]), 0.0)) @ V),
+            ("mask_with_zero",
+             lambda Q, K, V, m: _softmax_rows(Q @ K.T / np.sqrt(Q.shape[-1]) * m) @ V),
+            ("missing_scale",
+             lambda Q, K, V, m: _softmax_rows(_mask_where(m, Q @ K.T)) @ V),
+            ("dk_wrong_axis",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(m, Q @ K.T / np.sqrt(Q.shape[0]))) @ V),
+            ("dk_wrong_axis",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(m, Q @ K.T / np.sqrt(len(K)))) @ V),
+            ("not_transposing_k",
+             lambda Q, K, V, m: _softmax_rows(
+                 _mask_where(m, Q @ K / np.sqrt(Q.shape[-1]))) @ V),
+            ("not_written", _not_written),
+        ],
+    ),
+}
+
+# A phrase the sentence for each mistake must contain, so the diagnosis is readable.
+PHRASES = {
+    "not_written": "not written yet",
+    "raised": "raised",
+    "transposed_result": "",
+    "scaled_too_early": "sqrt(d_k)",
+    "wrong_shape": "shape",
+    "returned_none": "return",
+    "wrong_values": "should be",
+    "missing_scale": "sqrt(d_k)",
+    "dk_wrong_axis": "d_k is the length",
+    "divided_by_dk": "square root",
+    "multiplied_by_sqrt_dk": "divides",
+    "naive_exp_overflow": "overflows",
+    "global_max_shift": "own max",
+    "softmax_wrong_axis": "row",
+    "softmax_whole_table": "whole table",
+    "no_exp": "exponentiat",
+    "no_normalisation": "row sum",
+    "values_unweighted": "weights @ V",
+    "no_softmax": "softmax",
+    "mask_after_softmax": "before softmax",
+    "mask_ignored": "-inf",
+    "mask_inverted": "wrong way round",
+    "mask_with_zero": "-inf",
+    "wrong_type": "two shapes",
+    "not_transposing_k": "Q @ K.T",
+    "blend_shapes": "weights @ V",
+}
+
+
+@pytest.mark.parametrize("check_name", sorted(CASES))
+def test_check_accepts_a_correct_function(check_name):
+    correct, _ = CASES[check_name]
+    result = getattr(checks, check_name)(correct)
+    assert result, result.message
+    assert result.mistake is None
+
+
+@pytest.mark.parametrize(
+    ("check_name", "mistake", "wrong"),
+    [(name, mistake, wrong) for name, (_, wrongs) in CASES.items() for mistake, wrong in wrongs],
+    ids=[f"{name}-{i}-{mistake}" for name, (_, wrongs) in CASES.items()
+         for i, (mistake, _) in enumerate(wrongs)],
+)
+def test_check_names_the_mistake(check_name, mistake, wrong):
+    result = getattr(checks, check_name)(wrong)
+    assert not result, f"{check_name} let a '{mistake}' answer pass"
+    assert result.mistake == mistake, result.message
+    assert result.message.startswith("Not yet: ")
+    assert PHRASES[mistake] in result.message
+    assert "\n" not in result.message  # one sentence, one line
+
+
+@pytest.mark.parametrize("check_name", sorted(set(CASES) - {"check_shapes"}))
+def test_library_answers_pass(check_name):
+    answers = {
+        "check_scores": cl.scores,
+        "check_scaled_scores": cl.scaled_scores,
+        "check_softmax": cl.softmax,
+        "check_attention_weights": cl.attention_weights,
+        "check_blend": cl.blend,
+        "check_attention": cl.attention,  # returns (output, weights): accepted
+        "check_masked_attention": cl.attention,
+    }
+    assert getattr(checks, check_name)(answers[check_name])
+
+
+def test_not_callable_gets_a_clear_message():
+    result = checks.check_softmax(np.array([1.0, 2.0]))
+    assert result.mistake == "not_callable"
+    assert "without brackets" in result.message
+
+
+def test_raised_message_names_error_and_shapes():
+    result = checks.check_scores(lambda Q, K: Q @ K)
+    assert result.mistake == "not_transposing_k"
+    assert "ValueError" in result.message
+    assert "Q of shape (2, 3), K of shape (4, 3)" in result.message
+    assert "Q @ K.T" in result.message
+
+
+def test_hint_about_transposing_only_for_shape_errors():
+    result = checks.check_attention(lambda Q, K, V: 1 / 0)
+    assert result.mistake == "raised"
+    assert "ZeroDivisionError: division by zero" in result.message
+    assert "K.T" not in result.message
+
+
+def test_nan_output_is_reported_as_not_finite():
+    result = checks.check_blend(lambda w, V: np.full((2, 5), np.nan))
+    assert result.mistake == "not_finite"
+
+
+def test_student_warnings_are_silenced(recwarn):
+    checks.check_softmax(_naive)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_probe_inputs_are_unsaturated_and_distinct():
+    """The probes keep softmax responsive: no weight near 0 or 1 in the first probe."""
+    w = cl.attention_weights(checks._Q, checks._K)
+    assert w.max() < 0.6 and w.min() > 0.1
+    assert len({checks._Q.shape[0], checks._K.shape[0], checks._Q.shape[1]}) == 3
+    x = cl.softmax(checks._X)
+    assert x.max() < 0.7 and x.min() > 0.05
+    assert cl.scaled_scores(checks._Q_BIG, checks._K_BIG).max() > 710  # exp overflows
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok", "mistake"),
+    [
+        ([1.25, 1.5], True, None),
+        (np.array([1.26, 1.50]), True, None),
+        (lambda: (1.25, 1.5), True, None),
+        (cl.attention(*[getattr(cl.the_cat_sat(), a) for a in "QKV"])[0][2], True, None),
+        ([2.0, 2.0], False, "wrong_values"),
+        ([1.0, 1.5], False, "wrong_values"),
+        (cl.attention(*[getattr(cl.the_cat_sat(), a) for a in "QKV"], scale=False)[0][2],
+         False, "missing_scale"),
+        ([1.25, 1.5, 0.0], False, "wrong_shape"),
+        (_not_written, False, "not_written"),
+    ],
+)
+def test_check_sat_output(answer, ok, mistake):
+    result = checks.check_sat_output(answer)
+    assert bool(result) is ok, result.message
+    assert result.mistake == mistake
+
+
+def test_messages_use_the_students_function_name():
+    def my_softmax(x):
+        raise NotImplementedError("Student exercise: softmax")
+
+    assert "`my_softmax` is not written yet" in checks.check_softmax(my_softmax).message
+    assert "`softmax` is not written yet" in checks.check_softmax(
+        lambda x: _not_written()).message

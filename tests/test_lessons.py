@@ -1,0 +1,319 @@
+"""The lesson notebooks as stored: executed, deterministic, exercises that check, facts right.
+
+nbval (configured in pyproject.toml) re-runs every lesson and compares its outputs; these
+tests check what nbval cannot: that every code cell was executed top to bottom in one
+fresh kernel, that each exercise's check rejects the stub and accepts the library's
+answer, that the functions a lesson derives step by step agree with the library, and that
+the lessons' stored numbers are the ones the course promises.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+from pathlib import Path
+
+import matplotlib
+import nbformat
+import numpy as np
+import pytest
+
+import course_lib as cl
+from course_lib import checks, scaling
+from course_lib.plots import NBVAL_SANITIZE
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+LESSON_IDS = [p.stem for p in LESSONS]
+CODE_LESSONS = [p for p in LESSONS if p.name != "00_contents.ipynb"]
+
+# What a correct student answer is, for each check a lesson calls: the library's function.
+LIBRARY_ANSWERS = {
+    "check_shapes": lambda n_q, n_k, d_k, d_v: ((n_q, n_k), (n_q, d_v)),
+    "check_scores": cl.scores,
+    "check_scaled_scores": cl.scaled_scores,
+    "check_softmax": cl.softmax,
+    "check_blend": cl.blend,
+    "check_attention_weights": cl.attention_weights,
+    "check_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
+    "check_masked_attention": lambda Q, K, V, mask: cl.attention(Q, K, V, mask=mask)[0],
+    "check_sat_output": lambda: cl.blend(cl.attention_weights(cl.the_cat_sat().Q,
+                                                              cl.the_cat_sat().K),
+                                         cl.the_cat_sat().V)[2],
+}
+CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+_NAMESPACES: dict[str, dict] = {}
+
+
+def run_in_process(path: Path) -> dict:
+    """Execute a lesson's code cells, in order, in one namespace (cached per module)."""
+    if path.name not in _NAMESPACES:
+        matplotlib.use("Agg")
+        ns: dict = {"__name__": f"lesson_{path.stem}"}
+        for cell in code_cells(read(path)):
+            exec(compile(cell.source, f"{path.name}:{cell.get('id')}", "exec"), ns)
+        _NAMESPACES[path.name] = ns
+    return _NAMESPACES[path.name]
+
+
+# ------------------------------------------------------------------------------ structure
+
+
+def test_the_series_is_complete_and_named_nn_title():
+    names = [p.name for p in LESSONS]
+    assert names[0] == "00_contents.ipynb"
+    numbers = [int(n[:2]) for n in names]
+    assert numbers == list(range(len(names))), names
+    assert len(CODE_LESSONS) >= 7
+    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n) for n in names)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=LESSON_IDS)
+def test_kernelspec_is_python3(path):
+    assert read(path).metadata["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_executed_top_to_bottom_in_one_fresh_kernel(path):
+    counts = [c.execution_count for c in code_cells(read(path))]
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{path.name}: execution counts {counts}; re-run it with Restart & Run All "
+        "(jupyter nbconvert --to notebook --execute --inplace)"
+    )
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_outputs_are_clean_and_deterministic(path):
+    for cell in code_cells(read(path)):
+        for out in cell.outputs:
+            assert out.output_type != "error", f"{path.name}: a cell raised: {cell.source}"
+            assert not (out.output_type == "stream" and out.name == "stderr"), (
+                f"{path.name}: stderr output (warnings carry paths): {out.text}")
+            text = out.get("text", "") + "".join(
+                v for k, v in out.get("data", {}).items() if k.startswith("text/"))
+            assert not re.search(r"0x[0-9a-f]{6,}", text), f"{path.name}: memory address"
+            assert not re.search(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d", text), f"{path.name}: time"
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_lesson_skeleton(path):
+    nb = read(path)
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert nb.cells[0].source.startswith("# "), "title first"
+    assert "you will" in nb.cells[0].source and "Time:" in nb.cells[0].source
+    setup = [c for c in code_cells(nb) if "setup" in tags(c)]
+    assert len(setup) == 1 and code_cells(nb)[0] is setup[0], "one setup cell, first"
+    assert setup[0].source.count("from course_lib import") == 1
+    assert "## Summary" in markdown
+    assert [c for c in code_cells(nb) if "exercise" in tags(c)], "exercises"
+    assert [c for c in nb.cells if "nav" in tags(c)], "navigation cells"
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_ignore_output_only_on_live_widgets_each_driven_in_code(path):
+    cells = code_cells(read(path))
+    for i, cell in enumerate(cells):
+        if "nbval-ignore-output" not in tags(cell):
+            continue
+        assert "widgets." in cell.source, f"{path.name}: ignore tag on a non-widget cell"
+        name = cell.source.strip().splitlines()[-1].strip()
+        assert name.isidentifier(), f"{path.name}: a widget cell ends by showing its widget"
+        follower = cells[i + 1]
+        assert "nbval-ignore-output" not in tags(follower)
+        assert name in follower.source and follower.outputs, (
+            f"{path.name}: the cell after widget `{name}` must set its controls and print")
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_figures_carry_their_description(path):
+    for cell in code_cells(read(path)):
+        for out in cell.outputs:
+            html = out.get("data", {}).get("text/html", "")
+            for img in re.findall(r"<img[^>]*>", html):
+                alt = re.search(r'alt="([^"]+)"', img)
+                assert alt and len(alt.group(1)) > 40, f"{path.name}: figure without alt text"
+
+
+def test_nbval_uses_the_libraries_sanitize_file():
+    """pytest runs the lessons with the one sanitize file that blanks figure PNGs only."""
+    root = NOTEBOOKS.parent
+    assert "--nbval-sanitize-with tests/nbval_sanitize.cfg" in (
+        root / "pyproject.toml").read_text(encoding="utf-8")
+    assert (root / "tests" / "nbval_sanitize.cfg").read_text(encoding="utf-8") == NBVAL_SANITIZE
+
+
+# ------------------------------------------------------------------------------ exercises
+
+
+def exercise_pairs(path: Path):
+    cells = code_cells(read(path))
+    for stub, check in itertools.pairwise(cells):
+        if "exercise" in tags(stub):
+            assert "check" in tags(check), f"{path.name}: exercise without a check after it"
+            yield stub, check
+
+
+def test_every_lesson_has_exercises_with_checks():
+    for path in CODE_LESSONS:
+        pairs = list(exercise_pairs(path))
+        assert pairs, f"{path.name} has no exercise"
+        for stub, check in pairs:
+            assert "raise NotImplementedError(\"Student exercise:" in stub.source
+            assert "..." in stub.source
+            assert CHECK_CALL.match(check.source.strip()), check.source
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_each_check_rejects_the_stub_and_accepts_the_library_answer(path):
+    ns = run_in_process(path)
+    for stub, check in exercise_pairs(path):
+        check_name, student_name = CHECK_CALL.match(check.source.strip()).groups()
+        defined = {n.name for n in ast.parse(stub.source).body if isinstance(n, ast.FunctionDef)}
+        assert student_name in defined
+        verdict = getattr(checks, check_name)(ns[student_name])
+        assert not verdict and verdict.mistake == "not_written", verdict.message
+        stored = "".join(o.get("data", {}).get("text/plain", "") for o in check.outputs)
+        assert stored == verdict.message, "the stored check output is the stub's verdict"
+        answer = LIBRARY_ANSWERS[check_name]
+        assert getattr(checks, check_name)(answer), f"{check_name} rejects the library"
+
+
+# ------------------------------------------------------------------------------ derivations
+
+
+def _lesson(prefix: str) -> dict:
+    return run_in_process(next(p for p in LESSONS if p.name.startswith(prefix)))
+
+
+def test_lesson_02_scores_by_loops_is_the_library_scores():
+    ns = _lesson("02_")
+    rng = np.random.default_rng(7)
+    Q, K = rng.normal(size=(3, 5)), rng.normal(size=(6, 5))
+    np.testing.assert_allclose(ns["scores_by_loops"](Q, K), cl.scores(Q, K))
+
+
+def test_lesson_03_saturation_numbers_are_the_library_experiment():
+    ns = _lesson("03_")
+    for d_k in (2, 64, 4096):
+        for scale in (False, True):
+            mine = ns["saturation_numbers"](d_k, scale)
+            lib = scaling.scaling_stats(d_k, scale=scale)
+            np.testing.assert_allclose(
+                mine,
+                (lib.median_max_weight, lib.median_entropy, lib.median_jacobian_norm),
+                rtol=1e-9, atol=1e-12)
+
+
+def test_lesson_03_measures_what_it_claims():
+    ns = _lesson("03_")
+    low_raw, high_raw = (ns["saturation_numbers"](d, False) for d in (2, 4096))
+    low, high = (ns["saturation_numbers"](d, True) for d in (2, 4096))
+    assert high_raw[0] > 0.99 and high_raw[1] < 0.01 and high_raw[2] < 1e-3  # saturated
+    assert low_raw[0] < 0.5
+    for a, b in zip(low, high, strict=True):  # flat with scaling
+        assert abs(a - b) / a < 0.2
+
+
+def test_lesson_04_stable_softmax_is_the_library_softmax():
+    ns = _lesson("04_")
+    rng = np.random.default_rng(3)
+    for x in (rng.normal(size=(4, 7)), rng.normal(size=(3, 5)) * 300 + 800):
+        np.testing.assert_allclose(ns["stable_softmax"](x), cl.softmax(x))
+
+
+def test_lesson_05_blend_by_hand_is_the_library_blend():
+    ns = _lesson("05_")
+    rng = np.random.default_rng(4)
+    w, V = rng.dirichlet(np.ones(4), size=3), rng.normal(size=(4, 6))
+    np.testing.assert_allclose(ns["blend_by_hand"](w, V), cl.blend(w, V))
+
+
+def test_lesson_05_inside_triangle_can_say_no():
+    inside = _lesson("05_")["inside_triangle"]
+    a, b, c = cl.the_cat_sat().V
+    assert inside(np.array([1.0, 1.0]), a, b, c)
+    assert not inside(np.array([3.0, 3.0]), a, b, c)
+
+
+# ------------------------------------------------------------------------------ the numbers
+
+
+def stored_text(prefix: str) -> str:
+    nb = read(next(p for p in LESSONS if p.name.startswith(prefix)))
+    return "\n".join(
+        o.get("text", "") + o.get("data", {}).get("text/plain", "")
+        for c in code_cells(nb) for o in c.outputs)
+
+
+def test_lesson_06_shows_the_seed_numbers():
+    text = stored_text("06_")
+    assert "array([[0.4 , 0.2 , 0.4 ],\n       [0.2 , 0.4 , 0.4 ],\n       [0.25, 0.25, 0.5 ]])" \
+        in text
+    assert "array([0.71, 0.71, 1.41])" in text or "[0.71, 0.71, 1.41]]" in text
+    assert "exponentials: [2.03 2.03 4.11]  total: 8.17" in text
+    assert "with rounded weights: [1.25 1.5 ]" in text
+    assert "with exact weights  : [1.26 1.5 ]" in text
+
+
+def test_lesson_07_shows_mask_facts():
+    text = stored_text("07_")
+    assert "[0.33, 0.67, 0.  ]" in text  # 'cat' shares its budget with 'the'
+    assert "array([1., 1., 1.])" in text  # rows still sum to 1
+    assert "[ nan  nan  nan]" in text  # the fully hidden row, naive numpy
+    assert "AttentionInputError: mask hides every key from query row 1" in text
+
+
+def test_lesson_04_overflow_lab():
+    text = stored_text("04_")
+    assert "naive weights: [nan nan nan]" in text
+    assert "array([0.6652, 0.2447, 0.09  ])" in text
+
+
+def test_lesson_03_stored_table_shows_std_growing_like_sqrt_dk():
+    text = stored_text("03_")
+    rows = re.findall(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", text, flags=re.M)
+    d_ks = [int(r[0]) for r in rows]
+    assert d_ks[0] == 2 and d_ks[-1] == 4096, rows
+    for _, std, root, ratio in rows:
+        assert 0.9 < float(ratio) < 1.1 and abs(float(std) / float(root) - float(ratio)) < 0.01
+
+
+def solutions(path: Path):
+    """(exercise stub cell, solution code) for each exercise; the solution follows its check."""
+    cells = read(path).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "code" and "exercise" in tags(cell):
+            solution = cells[i + 2]
+            assert "solution" in tags(solution), f"{path.name}: exercise without a solution"
+            code = re.search(r"```python\n(.*?)```", solution.source, flags=re.S)
+            assert code and "<details>" in solution.source, "solution folded in <details>"
+            yield cell, code.group(1)
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_each_shown_solution_passes_its_check(path):
+    """Like NeuromatchAcademy's CI: the solution shown to students still passes the check."""
+    ns = dict(run_in_process(path))
+    cells = code_cells(read(path))
+    for stub, code in solutions(path):
+        check = cells[cells.index(stub) + 1]
+        check_name, student_name = CHECK_CALL.match(check.source.strip()).groups()
+        assert f"def {student_name}(" in code, "the solution defines the stub's function"
+        exec(code, ns)
+        verdict = getattr(checks, check_name)(ns[student_name])
+        assert verdict, f"{path.name}: the solution of {student_name} fails: {verdict}"

@@ -1,0 +1,63 @@
+"""Submissions made by code have the defect their kind names, and only that one."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from course_lib.grading.mistakes import CORRECT_ANSWER, MISTAKES
+from course_lib.grading.submissions import KINDS, NOTEBOOK, fill_answers, make_submission
+from course_lib.grading.variants import DEFAULT_SEED, build_notebook, make_variant
+
+VARIANT = make_variant(DEFAULT_SEED)
+# make_submission only touches answer cells (found by grade id), so the source serves here
+RELEASED = nbformat.writes(build_notebook(VARIANT))
+
+
+def _nb(kind: str) -> tuple[str, nbformat.NotebookNode]:
+    files = make_submission(kind, RELEASED, VARIANT)
+    assert len(files) == 1
+    ((name, data),) = files.items()
+    return name, nbformat.reads(data.decode(), as_version=4)
+
+
+def _src(nb, grade_id):
+    return next(
+        c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
+    )
+
+
+def test_correct_and_mistakes_fill_the_answer_cells():
+    _, nb = _nb("correct")
+    assert _src(nb, "attention_weights") == CORRECT_ANSWER
+    assert _src(nb, "mc_why_scale") == f'answer_why_scale = "{VARIANT.mc_answer("why_scale")}"'
+    for mistake, source in MISTAKES.items():
+        assert _src(_nb(f"mistake_{mistake}")[1], "attention_weights") == source
+
+
+def test_each_kind_has_its_defect():
+    assert _nb("renamed")[0] != NOTEBOOK
+    assert _nb("other_kernelspec")[1].metadata.kernelspec.name == "ir"
+    ids = {
+        c.metadata.get("nbgrader", {}).get("grade_id") for c in _nb("deleted_test_cells")[1].cells
+    }
+    assert "test_missing_scale" not in ids and "test_attention_weights_visible" not in ids
+    edited = _nb("edited_tests")[1]
+    assert "always passes" in _src(edited, "test_missing_scale")
+    assert "while True" in _src(_nb("infinite_loop")[1], "sat_output")
+    assert "RuntimeError" in _src(_nb("raises")[1], "attention_weights")
+    assert "In" in _src(_nb("peeks_at_hidden_tests")[1], "mc_causal_mask")
+    assert make_submission("blank", RELEASED, VARIANT) == {NOTEBOOK: RELEASED.encode()}
+    data = make_submission("corrupt_json", RELEASED, VARIANT)[NOTEBOOK]
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(data)
+
+
+def test_bad_requests_are_refused_clearly():
+    with pytest.raises(ValueError, match="unknown submission kind 'typo'"):
+        make_submission("typo", RELEASED, VARIANT)
+    with pytest.raises(KeyError, match="no answer cell with grade id nope"):
+        fill_answers(nbformat.reads(RELEASED, as_version=4), {"nope": "x = 1"})
+    assert len(KINDS) == 16

@@ -1,0 +1,237 @@
+"""Tests for course_lib.widgets: set controls in Python, check what the widget shows."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from course_lib import (
+    AttentionInputError,
+    attention,
+    attention_weights,
+    causal_mask,
+    scores,
+    softmax,
+    the_cat_sat,
+)
+from course_lib.scaling import scaling_stats
+from course_lib.widgets import (
+    Explorer,
+    blend_explorer,
+    causal_mask_explorer,
+    scaling_explorer,
+    scores_explorer,
+    softmax_budget,
+    temperature_explorer,
+)
+
+
+def shown_cells(ex: Explorer) -> list[str]:
+    """The numbers written in the HTML heatmap's cells, row by row."""
+    return re.findall(r"<td [^>]*>([^<]*)</td>", ex.view.html)
+
+
+def test_scores_explorer_moves_the_query_row():
+    ex = scores_explorer()
+    np.testing.assert_array_equal(ex.numbers["row"], [1.0, 1.0, 2.0])
+    assert shown_cells(ex)[6:] == ["1.00", "1.00", "2.00"]
+    before = ex.numbers["scores"].copy()
+    text = ex.set(x0=2.0)
+    np.testing.assert_array_equal(ex.numbers["row"], [2.0, 1.0, 3.0])
+    np.testing.assert_array_equal(ex.numbers["scores"][:2], before[:2])  # other rows stay
+    assert text.startswith("sat's query is [2.00, 1.00]; its row of scores: 2.00 against the")
+    assert shown_cells(ex)[6:] == ["2.00", "1.00", "3.00"]
+    assert "The strongest cell is sat scored against itself at 3.00" in text
+
+
+def test_scores_explorer_via_the_control_itself_and_key_columns():
+    ex = scores_explorer()
+    ex.controls["x1"].value = -1.0  # what a slider drag does
+    np.testing.assert_array_equal(ex.numbers["vector"], [1.0, -1.0])
+    np.testing.assert_array_equal(ex.numbers["row"], [1.0, -1.0, 0.0])
+    # switch to cat's key: the sliders load that vector, nothing else changes yet
+    ex.controls["token"].value = "cat"
+    ex.controls["vector"].value = "key"
+    assert (ex.controls["x0"].value, ex.controls["x1"].value) == (0.0, 1.0)
+    np.testing.assert_array_equal(ex.numbers["row"], [0.0, 1.0, -1.0])  # cat's column
+    ex.set(x0=3.0)
+    q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, -1.0]])  # sat's query edit persisted
+    k = np.array([[1.0, 0.0], [3.0, 1.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(ex.numbers["scores"], scores(q, k))
+    column = "its column (every query against cat's key): 3.00 from the, 1.00 from cat, 2.00"
+    assert column in ex.description
+    assert 'outline:2px solid' in ex.view.html
+    # back to sat's query: the sliders show the edited vector again
+    ex.set(token="sat", vector="query")
+    assert (ex.controls["x0"].value, ex.controls["x1"].value) == (1.0, -1.0)
+
+
+def test_scores_explorer_draws_the_moved_vector_against_the_others():
+    ex = scores_explorer()
+    ex.set(x0=-1.5)
+    arrows = re.findall(r'<line x1="130.0" y1="130.0" x2="([-\d.]+)" y2="([-\d.]+)" '
+                        r'stroke="(#[0-9A-F]+)"', ex.view.html)
+    # three keys (blue) and sat's query (orange), from the origin at (130, 130)
+    assert [c for *_, c in arrows] == ["#0072B2"] * 3 + ["#E69F00"]
+    qx, qy = (float(v) for v in arrows[-1][:2])
+    kx, ky = (float(v) for v in arrows[0][:2])  # k_the = [1, 0]
+    assert ky == pytest.approx(130.0)
+    assert (qx - 130) / (kx - 130) == pytest.approx(-1.5)
+    assert (130 - qy) / (kx - 130) == pytest.approx(1.0)
+    assert ">q_sat</text>" in ex.view.html and ">k_the</text>" in ex.view.html
+    ex.set(vector="key")
+    assert ">k_sat</text>" in ex.view.html and ">q_the</text>" in ex.view.html
+
+
+def test_compute_is_pure():
+    ex = scores_explorer()
+    view = ex.view
+    other = ex.compute(x0=-2.0)
+    np.testing.assert_array_equal(other.numbers["row"], [-2.0, 1.0, -1.0])
+    assert ex.view is view and ex.controls["x0"].value == 1.0
+    np.testing.assert_array_equal(ex.compute().numbers["row"], [1.0, 1.0, 2.0])
+
+
+def test_display_bundle_is_widget_plus_description():
+    ex = causal_mask_explorer()
+    bundle = ex._repr_mimebundle_()
+    assert bundle["text/plain"] == ex.description == repr(ex)
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    ex.set(masked=True)
+    assert ex._repr_mimebundle_()["text/plain"] == ex.description
+    assert "masked" in ex.description
+    # the description is also in the HTML, for screen readers
+    assert html.escape(ex.description, quote=True) in ex.view.html
+    assert 'aria-live="polite"' in ex.view.html
+
+
+def test_unknown_control_is_a_clear_error():
+    ex = softmax_budget()
+    with pytest.raises(AttentionInputError, match=r"unknown control\(s\) \['dog'\]; this "
+                       r"explorer has \['cat', 'sat', 'the'\]"):
+        ex.set(dog=1.0)
+
+
+def test_scaling_explorer_shows_the_measured_numbers():
+    ex = scaling_explorer(d_k=1024)
+    raw = scaling_stats(1024, scale=False)
+    assert ex.numbers["qk_std"] == pytest.approx(raw.qk_std)
+    assert ex.numbers["median_max_weight"] > 0.99
+    assert ex.numbers["median_jacobian_norm"] < 1e-3
+    assert ex.description.startswith("d_k = 1024, unscaled: std of q·k 31.8")
+    ex.set(scaled=True)
+    ok = scaling_stats(1024, scale=True)
+    assert ex.numbers["qk_std"] == pytest.approx(ok.qk_std)
+    assert ex.numbers["median_max_weight"] < 0.3
+    assert ex.numbers["median_entropy"] > 2.2
+    assert "std of q·k</th><td>0.995</td>" in ex.view.html
+    ex.controls["d_k"].value = 2
+    assert ex.description.startswith("d_k = 2, scaled by 1/sqrt(d_k)")
+    assert ex.view.html.count("<svg") == 2
+
+
+def test_temperature_sqrt_dk_is_the_scaling():
+    ex = temperature_explorer()
+    ex_ = the_cat_sat()
+    ex.set(temperature=np.sqrt(2))
+    np.testing.assert_allclose(ex.numbers["weights"], attention_weights(ex_.Q, ex_.K)[2])
+    assert ex.numbers["equivalent_d_k"] == pytest.approx(2.0)
+    assert "d_k = 2)" in ex.description
+    ex.set(temperature=30.0)
+    assert ex.numbers["max_weight"] < 0.36  # nearly even
+    ex.set(temperature=0.1)
+    assert ex.numbers["max_weight"] > 0.99  # nearly one-hot
+    assert "0.00 to the, 0.00 to cat, 1.00 to sat" in ex.description
+
+
+def test_softmax_budget_always_sums_to_one():
+    ex = softmax_budget()
+    np.testing.assert_allclose(ex.numbers["weights"], softmax([1.0, 1.0, 2.0]))
+    for the, cat in ((10.0, -10.0), (0.0, 0.0), (-10.0, 10.0)):
+        ex.set(the=the, cat=cat)
+        assert ex.numbers["sum"] == pytest.approx(1.0)
+        np.testing.assert_allclose(ex.numbers["weights"], softmax([the, cat, 2.0]))
+    assert "weights: sum 1.00" in ex.view.html
+    assert "They sum to 1.00" in ex.description
+    assert ex.description.startswith("Softmax turns sat's scores -10.00, 10.00, 2.00")
+
+
+def test_blend_explorer_output_moves_inside_the_triangle():
+    ex = blend_explorer()
+    ex_ = the_cat_sat()
+    out, _ = attention(ex_.Q, ex_.K, ex_.V)
+    np.testing.assert_allclose(ex.numbers["output"], out[2])
+    ex.set(**{"weight the": 2.0 / 3, "weight cat": 2.0 / 3, "weight sat": 0.0})
+    np.testing.assert_allclose(ex.numbers["weights"], [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(ex.numbers["output"], [0.5, 1.0])
+    assert ex.numbers["inside"]
+    assert "= [0.50, 1.00], a point inside the triangle of the values" in ex.description
+    # move the value of 'the': the output follows, still inside
+    ex.set(token="the", vx=-2.0, vy=0.0)
+    np.testing.assert_allclose(ex.numbers["values"][0], [-2.0, 0.0])
+    np.testing.assert_allclose(ex.numbers["output"], [-1.0, 1.0])
+    assert ex.numbers["inside"]
+    ex.set(token="cat")
+    assert (ex.controls["vx"].value, ex.controls["vy"].value) == (0.0, 2.0)
+    assert "<polygon" in ex.view.html
+
+
+def test_causal_mask_toggle():
+    ex = causal_mask_explorer()
+    ex_ = the_cat_sat()
+    np.testing.assert_allclose(ex.numbers["weights"], attention_weights(ex_.Q, ex_.K))
+    assert shown_cells(ex)[:3] == ["0.40", "0.20", "0.40"]
+    ex.controls["masked"].value = True
+    w = attention_weights(ex_.Q, ex_.K, mask=causal_mask(3))
+    np.testing.assert_allclose(ex.numbers["weights"], w)
+    np.testing.assert_allclose(ex.numbers["weights"].sum(axis=1), 1.0)
+    assert shown_cells(ex)[:3] == ["1.00", "masked", "masked"]
+    assert "3 cells above the diagonal are masked" in ex.description
+
+
+def test_explorers_work_at_64_tokens():
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(64, 2))
+    ex = scores_explorer(q, q.copy())
+    ex.set(x0=0.5)
+    assert ex.numbers["scores"].shape == (64, 64)
+    assert ex.description.startswith("token 63's query is [0.50,")
+    # too big for a table: a small PNG whose alt text is the description
+    assert shown_cells(ex) == []
+    img = re.search(r'<img src="data:image/png;base64,([^"]+)" alt="([^"]*)"', ex.view.html)
+    assert img is not None and html.unescape(img.group(2)) == ex.description
+    png = base64.b64decode(img.group(1))
+    assert png.startswith(b"\x89PNG") and len(png) < 60_000
+    # the image is the colour map, one block of pixels per cell: decode and compare
+    width, height = struct.unpack(">II", png[16:24])
+    assert width == height == 64 * 6
+    idat = png[png.index(b"IDAT") + 4 : png.index(b"IEND") - 8]
+    raw = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(height, 1 + width * 3)
+    pixels = raw[:, 1:].reshape(height, width, 3)
+    s = ex.numbers["scores"]
+    hot = np.unravel_index(np.argmax(s), s.shape)
+    cold = np.unravel_index(np.argmin(s), s.shape)
+    centre = lambda ij: pixels[ij[0] * 6 + 3, ij[1] * 6 + 3].astype(int)  # noqa: E731
+    assert centre(hot).sum() > 500  # cividis top: light yellow
+    assert centre(cold).sum() < 200  # cividis bottom: dark blue
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: scores_explorer(np.ones((3, 2))), "give both Q and K"),
+        (lambda: scores_explorer(token="dog"), r"token must be one of \['the', 'cat', 'sat'\]"),
+        (lambda: scaling_explorer(d_k=100), r"d_k must be one of \[2, 4, .*4096\] \(got 100\)"),
+        (lambda: softmax_budget([1.0]), r"at least 2 finite numbers, shape \(n,\)"),
+        (lambda: blend_explorer([0.5, 0.5], [[0, 0]]), r"values \(n, 2\)"),
+    ],
+)
+def test_bad_input(build, message):
+    with pytest.raises(AttentionInputError, match=message):
+        build()
