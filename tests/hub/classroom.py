@@ -657,7 +657,8 @@ class Hub:
         if self.proc.poll() is None:
             self.proc.terminate()  # the hub stops the users' servers and its proxy
             try:
-                self.proc.wait(timeout=30)
+                # a server gets SIGINT, then SIGTERM, then SIGKILL: up to ~20 s each
+                self.proc.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, 9)
                 self.proc.wait(timeout=10)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 
 import pytest
 from classroom import (
@@ -89,11 +90,19 @@ def _hub_phase_after_grading(run: ClassRun, rec: dict) -> None:
     uids = [h.uid for h in run.hub_students]
     hub.stop()
     run.hub = None
-    rec["left_running"] = [
-        subprocess.run(["pgrep", "-U", str(uid)], capture_output=True, text=True).stdout.split()
-        for uid in uids
-    ]
+    rec["left_running"] = _processes_of(uids)
     rec["hub_port_open"] = _port_open(hub.port)
+
+
+def _processes_of(uids: list[int], grace: float = 30) -> list[list[str]]:
+    """The processes each uid still runs, once they are all gone or after ``grace`` seconds."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = [subprocess.run(["pgrep", "-a", "-U", str(uid)], capture_output=True,
+                               text=True).stdout.splitlines() for uid in uids]
+        if not any(left) or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
 
 
 def _port_open(port: int) -> bool:
@@ -256,6 +265,8 @@ def test_jupyterhub_class(sqlite_class):
     assert rec["cross_api_status"] == 403
     assert rec["cross_lab_status"] == 403
     assert set(rec["hub_feedback"]) == {"correct", "wrong"}
+    for kind, page in rec["hub_feedback"].items():
+        assert "score" in page.lower(), kind
     assert rec["left_running"] == [[], []], "the hub stopped the students' servers"
     assert not rec["hub_port_open"]
 
