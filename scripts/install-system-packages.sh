@@ -9,12 +9,31 @@ packages=(
   # tests/browser: JupyterLab in a real browser. Debian's Chromium only; never a downloaded one.
   chromium
   fonts-dejavu-core
+  # tests/hub (a class on JupyterHub): the multi-user venv is built from /usr/bin/python3,
+  # users are made with useradd/chpasswd and run with runuser, the gradebook is also tried
+  # on a real PostgreSQL server, and JupyterHub's proxy (configurable-http-proxy) is a
+  # Node.js program from npm.
+  python3
+  python3-venv
+  passwd
+  util-linux
+  postgresql
+  nodejs
 )
+# JupyterHub's proxy, from npm. 4.6.x runs on Debian 12's Node.js 18 (5.x wants Node >= 22).
+chp_version=4.6.3
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null; then exec sudo "$0" "$@"; fi
-  echo "install-system-packages.sh: run as root (or install: ${packages[*]})" >&2
+  echo "install-system-packages.sh: run as root (or install: ${packages[*]}," \
+    "then: npm install -g configurable-http-proxy@${chp_version})" >&2
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
+# Debian's npm comes as its own package; a Node.js from elsewhere (e.g. NodeSource) ships its
+# own npm and conflicts with Debian's, so ask for npm only when there is none.
+if ! command -v npm >/dev/null; then packages+=(npm); fi
 apt-get install -y -q --no-install-recommends "${packages[@]}"
+if [ "$(configurable-http-proxy --version 2>/dev/null || true)" != "${chp_version}" ]; then
+  npm install -g --no-fund --no-audit "configurable-http-proxy@${chp_version}"
+fi

@@ -1,0 +1,13 @@
+# What a JupyterHub class adds to the quiz's own course configuration. The instructor's
+# <home>/attention-course/nbgrader_config.py is quiz/nbgrader_config.py followed by this file
+# (mode 0600, in a 0700 directory: it may hold the gradebook's database password).
+# The instructor runs every nbgrader command in that directory. See deploy/README.md.
+c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+# Refuse submissions whose files do not belong to the student they name: plain nbgrader
+# accepts `nbgrader submit --student=<someone else>` and collects it, with only a warning.
+c.ExchangeFactory.collect = "course_lib.grading.exchange.OwnerCheckedCollect"
+
+# The gradebook. The default is SQLite in this directory (gradebook.db). For a large class,
+# or several instructors grading at once, use PostgreSQL (see deploy/README.md):
+# c.CourseDirectory.db_url = "postgresql+psycopg2://instructor:PASSWORD@127.0.0.1:5432/gradebook"

@@ -1,0 +1,739 @@
+"""A whole class on one machine: real Unix users, nbgrader's filesystem exchange, a gradebook.
+
+Used by ``tests/hub`` and ``benchmarks/class_flow.py``. Everything here needs root: it creates
+Unix users and groups (unique names per run, removed again), a world-readable run directory
+under ``/tmp`` (removed again), and, for the PostgreSQL gradebook, a throw-away PostgreSQL
+server on 127.0.0.1 with its data in a temporary directory (stopped and removed again).
+
+The shared Python environment that every user runs is built from ``/usr/bin/python3`` (a venv
+under root's 0700 home is unusable by other users) and cached under
+``/var/cache/attention-course/`` keyed by the requirements, so a second run starts at once and
+a fresh machine builds it (about a minute with a warm pip cache).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import grp
+import hashlib
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+COURSE_ID = "attention-course"
+ASSIGNMENT = "checkpoint"
+# The assignment the class works on: the real checkpoint quiz, and the instructor's course
+# config is the quiz's own nbgrader_config.py followed by deploy/course_nbgrader_config.py.
+QUIZ = REPO / "quiz"
+ASSIGNMENT_SOURCE = QUIZ / "source" / ASSIGNMENT
+ANSWER_CELL = "attention_weights"
+VISIBLE_TEST = "test_attention_weights_visible"
+SCALE_TEST = "test_missing_scale"
+SAT_TEST = "test_sat_output"
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+ENV_CACHE = Path(os.environ.get("ATTENTION_HUB_ENV_CACHE", "/var/cache/attention-course"))
+TEST_GECOS = "attention-course class test"
+
+# Modes of the exchange and course directories (see deploy/README.md, "The modes").
+EXCHANGE_ROOT_MODE = 0o1777  # nbgrader insists on rwx for all; sticky: nobody deletes others'
+COURSE_EXCHANGE_MODE = 0o755  # <exchange>/attention-course, owned by the instructor
+OUTBOUND_MODE = 0o755  # released assignments: everyone reads
+INBOUND_MODE = 0o2733  # submissions: everyone writes, nobody but the instructor lists
+FEEDBACK_MODE = 0o711  # feedback: found by a hash of one's own submission, never listed
+PRIVATE_MODE = 0o700  # homes and the instructor's course directory
+
+
+# --------------------------------------------------------------------------------------
+# The shared environment
+# --------------------------------------------------------------------------------------
+
+
+def hub_requirements() -> list[str]:
+    """The course's dependencies (pyproject.toml) plus deploy/requirements-hub.txt."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"])
+    for line in (DEPLOY / "requirements-hub.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            reqs.append(line)
+    return reqs
+
+
+def ensure_env(log=print) -> Path:
+    """Return a venv every user can run, building it on first use (cached by requirements)."""
+    if not os.access(SYSTEM_PYTHON, os.X_OK):
+        raise RuntimeError(f"{SYSTEM_PYTHON} is needed to build the multi-user environment")
+    version = subprocess.run(
+        [SYSTEM_PYTHON, "-c", "import sys; print(sys.version)"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    reqs = hub_requirements()
+    key = hashlib.sha256("\n".join([version, *reqs]).encode()).hexdigest()[:12]
+    ENV_CACHE.mkdir(parents=True, exist_ok=True)
+    ENV_CACHE.chmod(0o755)
+    env = ENV_CACHE / f"hub-env-{key}"
+    done = env / ".complete"
+    with open(ENV_CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return env
+        log(f"building the multi-user environment {env} (first run on this machine)")
+        shutil.rmtree(env, ignore_errors=True)
+        subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(env)], check=True)
+        subprocess.run(
+            [str(env / "bin/python"), "-m", "pip", "install", "--quiet", *reqs],
+            check=True,
+        )
+        subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
+        done.write_text("\n".join(reqs) + "\n")
+    return env
+
+
+# --------------------------------------------------------------------------------------
+# The assignment
+# --------------------------------------------------------------------------------------
+
+
+KINDS = ("correct", "wrong", "blank")
+
+
+def answer_notebook(nb: dict, kind: str) -> dict:
+    """The released notebook ``nb`` (JSON dict) answered as a ``kind`` student would.
+
+    ``correct`` answers every question right, ``wrong`` forgets the 1/sqrt(d_k) in
+    ``attention_weights`` (and so gets the 'sat' output wrong too), ``blank`` hands the
+    released notebook back untouched. The answers are quiz-core's (course_lib.grading).
+    """
+    from course_lib.grading.mistakes import MISTAKES
+    from course_lib.grading.submissions import answers_for, fill_answers
+    from course_lib.grading.variants import DEFAULT_SEED, make_variant
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
+    if kind == "blank":
+        return nb
+    variant = make_variant(DEFAULT_SEED)  # the variant quiz/source/ is built from
+    answers = answers_for(variant) if kind == "correct" else answers_for(
+        variant, MISTAKES["missing_scale"])
+    filled = fill_answers(nbformat.from_dict(nb), answers)
+    return json.loads(nbformat.writes(filled))
+
+
+def expected_failures(kind: str, grade_ids: Sequence[str]) -> set[str]:
+    """The autograded checks a ``kind`` student fails (the others score full points)."""
+    if kind == "correct":
+        return set()
+    if kind == "wrong":
+        return {VISIBLE_TEST, SCALE_TEST, SAT_TEST}
+    return {g for g in grade_ids if g.startswith("test_")}
+
+
+def grade_problems(kind: str, grades: dict[str, list[float]]) -> list[str]:
+    """How the gradebook's ``{grade_id: [score, max]}`` of a ``kind`` student is wrong."""
+    fails = expected_failures(kind, list(grades))
+    problems = []
+    for grade_id, (score, max_score) in sorted(grades.items()):
+        if not grade_id.startswith("test_"):
+            continue  # the written answer waits for a human
+        want = 0.0 if grade_id in fails else max_score
+        if score != want:
+            problems.append(f"{kind}: {grade_id} scored {score}, expected {want} of {max_score}")
+    if not any(g.startswith("test_") for g in grades):
+        problems.append(f"{kind}: no autograded checks in {sorted(grades)}")
+    return problems
+
+
+# --------------------------------------------------------------------------------------
+# Users and commands
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Person:
+    name: str
+    home: Path
+    password: str
+    uid: int = 0
+    kind: str = ""  # the answer this student gives (students only)
+    work: Path = Path()  # where they run nbgrader: ~/work on the CLI, ~ in JupyterLab
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(argv: Sequence[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(list(argv), capture_output=True, text=True, **kw)
+
+
+def _check(proc: subprocess.CompletedProcess, what: str) -> subprocess.CompletedProcess:
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{what} failed (exit {proc.returncode}): {proc.args}\n"
+            f"--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+@dataclass
+class ClassRun:
+    """One class: an instructor, ``n_students`` students, an exchange and a gradebook.
+
+    Use as a context manager; everything it creates is removed on exit.
+    """
+
+    n_students: int = 3
+    backend: str = "sqlite"  # or "postgres"
+    extra_students: int = 0  # students who work through JupyterHub instead of the CLI
+    log: object = print
+    tag: str = field(default_factory=lambda: "atn" + secrets.token_hex(3))
+    instructor: Person | None = None
+    students: list[Person] = field(default_factory=list)
+    hub_students: list[Person] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    postgres: Postgres | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    created_users: list[Person] = field(default_factory=list)
+    hub: Hub | None = None
+
+    # ---- set up and tear down --------------------------------------------------------
+
+    def __enter__(self) -> ClassRun:
+        if os.geteuid() != 0:
+            raise PermissionError("a class of Unix users needs root")
+        if self.backend not in ("sqlite", "postgres"):
+            raise ValueError(f"backend must be 'sqlite' or 'postgres' (got {self.backend!r})")
+        self.env = ensure_env(self.log)
+        try:
+            self._setup()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.hub is not None:
+            self.hub.stop()
+        for person in self.created_users:  # whatever they left running (by uid, not by name)
+            if person.uid > 0:  # never 0: that would be every root process
+                _run(["pkill", "-KILL", "-U", str(person.uid)])
+        if self.postgres is not None:
+            self.postgres.stop()
+        for person in self.created_users:
+            _run(["userdel", "--remove", person.name])
+            shutil.rmtree(person.home, ignore_errors=True)
+        self.created_users.clear()
+        for group in self.groups:
+            _run(["groupdel", group])
+        if getattr(self, "root", None):
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def _setup(self) -> None:
+        t0 = time.perf_counter()
+        # World-readable run directory: course code, config, exchange.
+        self.root = Path(tempfile.mkdtemp(prefix=f"{self.tag}-", dir="/tmp"))
+        self.root.chmod(0o755)
+        self.code = self.root / "code"
+        shutil.copytree(REPO / "course_lib", self.code / "course_lib",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        # Byte-compiled by root: the users cannot write __pycache__ here.
+        subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(self.code)], check=True)
+        self.config_dir = self.root / "etc" / "jupyter"
+        self.config_dir.mkdir(parents=True)
+        self.exchange = self.root / "exchange"
+        # The global nbgrader config students and instructor share: the shipped file,
+        # with this run's exchange directory.
+        shipped = (DEPLOY / "nbgrader_config.py").read_text()
+        (self.config_dir / "nbgrader_config.py").write_text(
+            shipped + "\n# tests/hub: this run's exchange\n"
+            f"c.Exchange.root = {str(self.exchange)!r}\n"
+        )
+        subprocess.run(["chmod", "-R", "a+rX", str(self.root)], check=True)
+
+        self.students_group = f"{self.tag}-students"
+        self.instructors_group = f"{self.tag}-instructors"
+        for group in (self.students_group, self.instructors_group):
+            _check(_run(["groupadd", group]), f"groupadd {group}")
+            self.groups.append(group)
+        self.instructor = self._add_user(f"{self.tag}-instr", self.instructors_group)
+        self.students = [
+            self._add_user(f"{self.tag}-s{i + 1}", self.students_group)
+            for i in range(self.n_students)
+        ]
+        for i, s in enumerate(self.students):
+            s.kind = KINDS[i % len(KINDS)]
+        self.hub_students = [
+            self._add_user(f"{self.tag}-h{i + 1}", self.students_group)
+            for i in range(self.extra_students)
+        ]
+        for i, s in enumerate(self.hub_students):
+            s.kind = ("correct", "wrong")[i % 2]
+            s.work = s.home  # deploy/jupyterhub_config.py: notebook_dir = "~"
+
+        # The exchange, pre-created by root with the modes nbgrader would give it.
+        instr = self.instructor
+        self.exchange.mkdir(mode=0o755)
+        self.exchange.chmod(EXCHANGE_ROOT_MODE)
+        self.course_exchange = self.exchange / COURSE_ID
+        for path, mode in [
+            (self.course_exchange, COURSE_EXCHANGE_MODE),
+            (self.course_exchange / "outbound", OUTBOUND_MODE),
+            (self.course_exchange / "inbound", INBOUND_MODE),
+            (self.course_exchange / "feedback", FEEDBACK_MODE),
+        ]:
+            path.mkdir()
+            os.chown(path, instr.uid, pwd.getpwuid(instr.uid).pw_gid)
+            path.chmod(mode)
+
+        # The instructor's course directory, private, pre-created by root.
+        self.course = instr.home / COURSE_ID
+        self.course.mkdir(mode=PRIVATE_MODE)
+        shutil.copytree(ASSIGNMENT_SOURCE, self.course / "source" / ASSIGNMENT)
+        course_config = (QUIZ / "nbgrader_config.py").read_text() + "\n\n" + (
+            DEPLOY / "course_nbgrader_config.py").read_text()
+        if self.backend == "postgres":
+            self.postgres = Postgres(self.root, self.log)
+            self.postgres.start()
+            url = self.postgres.create_gradebook(owner=instr.name)
+            course_config += ("\n# tests/hub: the PostgreSQL gradebook\n"
+                              f"c.CourseDirectory.db_url = {url!r}\n")
+        (self.course / "nbgrader_config.py").write_text(course_config)
+        (self.course / "nbgrader_config.py").chmod(0o600)
+        _check(_run(["chown", "-R", f"{instr.name}:", str(self.course)]), "chown course")
+        self.course.chmod(PRIVATE_MODE)
+        for s in self.students:
+            s.work.mkdir(mode=0o755)
+            os.chown(s.work, s.uid, pwd.getpwuid(s.uid).pw_gid)
+        self.timings["setup"] = time.perf_counter() - t0
+
+    def _add_user(self, name: str, group: str) -> Person:
+        home = Path("/home") / name
+        _check(_run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
+                     "--comment", TEST_GECOS, "--groups", group, name]), f"useradd {name}")
+        person = Person(name=name, home=home, password=secrets.token_urlsafe(12),
+                        work=home / "work")
+        person.uid = pwd.getpwnam(name).pw_uid
+        self.created_users.append(person)  # from now on __exit__ removes it
+        home.chmod(PRIVATE_MODE)  # Debian's useradd makes 0755 homes unless HOME_MODE is set
+        _check(_run(["chpasswd"], input=f"{name}:{person.password}\n"), "chpasswd")
+        return person
+
+    # ---- running things as someone -----------------------------------------------------
+
+    def user_env(self, person: Person) -> dict[str, str]:
+        return {
+            "HOME": str(person.home), "USER": person.name, "LOGNAME": person.name,
+            "PATH": f"{self.env}/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+            "PYTHONPATH": str(self.code), "JUPYTER_CONFIG_PATH": str(self.config_dir),
+            "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg",
+        }
+
+    def as_user(self, person: Person, argv: Sequence[str], cwd: Path | None = None,
+                check: bool = True, what: str = "") -> subprocess.CompletedProcess:
+        """Run ``argv`` as ``person`` (runuser, a clean environment) and return the result."""
+        env = [f"{k}={v}" for k, v in self.user_env(person).items()]
+        proc = _run(["runuser", "-u", person.name, "--", "env", "-i", *env, *argv],
+                    cwd=str(cwd or person.home))
+        return _check(proc, what or f"{person.name}: {' '.join(argv)}") if check else proc
+
+    def nbgrader(self, person: Person, *args: str, cwd: Path | None = None,
+                 check: bool = True) -> subprocess.CompletedProcess:
+        return self.as_user(person, [f"{self.env}/bin/nbgrader", *args], cwd=cwd, check=check)
+
+    # ---- the class flow --------------------------------------------------------------
+
+    def release(self) -> None:
+        t0 = time.perf_counter()
+        self.nbgrader(self.instructor, "generate_assignment", ASSIGNMENT, "--force",
+                      cwd=self.course)
+        self.nbgrader(self.instructor, "release_assignment", ASSIGNMENT, "--force",
+                      cwd=self.course)
+        self.timings["release"] = time.perf_counter() - t0
+
+    def released_notebook(self, student: Person) -> Path:
+        return student.work / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+
+    def student_works(self, student: Person) -> None:
+        """Fetch, answer as ``student.kind`` says, submit: all as the student."""
+        self.nbgrader(student, "fetch_assignment", ASSIGNMENT, cwd=student.work)
+        nb_path = self.released_notebook(student)
+        nb = json.loads(nb_path.read_text())
+        text = json.dumps(answer_notebook(nb, student.kind), indent=1)
+        # Written by the student: pipe the text into a file they own.
+        proc = subprocess.run(
+            ["runuser", "-u", student.name, "--", "/bin/sh", "-c", 'cat > "$0"', str(nb_path)],
+            input=text, capture_output=True, text=True,
+        )
+        _check(proc, f"{student.name}: write answer")
+        self.nbgrader(student, "submit", ASSIGNMENT, cwd=student.work)
+
+    def students_work(self) -> None:
+        t0 = time.perf_counter()
+        for s in self.students:
+            self.student_works(s)
+        self.timings["students_work"] = time.perf_counter() - t0
+
+    def impostor_submits(self, impostor: Person, victim: Person) -> subprocess.CompletedProcess:
+        """``impostor`` submits their own notebook under ``victim``'s id (nbgrader allows it)."""
+        return self.nbgrader(impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
+                             cwd=impostor.work)
+
+    def grade(self) -> dict[str, str]:
+        """Collect, autograde, generate and release feedback; return each step's log."""
+        logs = {}
+        t0 = time.perf_counter()
+        for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
+            args = [step, ASSIGNMENT]
+            if step == "autograde":
+                args.append("--force")
+            proc = self.nbgrader(self.instructor, *args, cwd=self.course)
+            logs[step] = proc.stdout + proc.stderr
+            self.timings[step] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+        return logs
+
+    def fetch_feedback(self, student: Person) -> list[Path]:
+        self.nbgrader(student, "fetch_feedback", ASSIGNMENT, cwd=student.work)
+        return sorted((student.work / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
+
+    def students_fetch_feedback(self) -> dict[str, list[Path]]:
+        t0 = time.perf_counter()
+        out = {s.name: self.fetch_feedback(s) for s in self.students}
+        self.timings["fetch_feedback"] = time.perf_counter() - t0
+        return out
+
+    def grades(self) -> dict[str, dict[str, list[float]]]:
+        """{student: {grade_id: [score, max_score]}} read from the gradebook by the instructor."""
+        script = (
+            "import json\n"
+            "from traitlets.config.loader import PyFileConfigLoader\n"
+            "from nbgrader.api import Gradebook\n"
+            "from nbgrader.coursedir import CourseDirectory\n"
+            "cfg = PyFileConfigLoader('nbgrader_config.py', path='.').load_config()\n"
+            "cd = CourseDirectory(config=cfg)\n"
+            "out = {}\n"
+            f"with Gradebook(cd.db_url, {COURSE_ID!r}) as gb:\n"
+            f"    for sub in gb.assignment_submissions({ASSIGNMENT!r}):\n"
+            "        out[sub.student_id] = {g.name: [g.score, g.max_score]\n"
+            "                               for nb in sub.notebooks for g in nb.grades}\n"
+            "print(json.dumps(out))\n"
+        )
+        proc = self.as_user(self.instructor, [f"{self.env}/bin/python", "-c", script],
+                            cwd=self.course)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def gradebook_path(self) -> Path:
+        return self.course / "gradebook.db"
+
+
+# --------------------------------------------------------------------------------------
+# Permissions
+# --------------------------------------------------------------------------------------
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def permission_violations(run: ClassRun) -> list[str]:
+    """Everything a student could do that they must not; empty when the class is sealed.
+
+    Checks the modes of homes, course directory and exchange, and then tries, as each student
+    (runuser), to read another student's work, list the submissions, read the instructor's
+    source, config and gradebook, list the feedback, and write into the released assignment.
+    """
+    bad: list[str] = []
+    expect = [(p.home, PRIVATE_MODE) for p in [run.instructor, *run.students, *run.hub_students]]
+    expect += [
+        (run.course, PRIVATE_MODE),
+        (run.exchange, EXCHANGE_ROOT_MODE),
+        (run.course_exchange, COURSE_EXCHANGE_MODE),
+        (run.course_exchange / "outbound", OUTBOUND_MODE),
+        (run.course_exchange / "inbound", INBOUND_MODE),
+        (run.course_exchange / "feedback", FEEDBACK_MODE),
+    ]
+    for path, mode in expect:
+        if mode_of(path) != mode:
+            bad.append(f"{path} has mode {oct(mode_of(path))}, expected {oct(mode)}")
+
+    everyone = [*run.students, *run.hub_students]
+    secrets_of_instructor = [
+        run.course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+        run.course / "nbgrader_config.py",
+    ]
+    if run.backend == "sqlite":
+        secrets_of_instructor.append(run.gradebook_path())
+    for i, s in enumerate(everyone):
+        other = everyone[(i + 1) % len(everyone)]
+        attempts = {
+            f"read {other.name}'s notebook": ["cat", str(run.released_notebook(other))],
+            f"list {other.name}'s home": ["ls", str(other.home)],
+            "list the submissions (inbound)": ["ls", str(run.course_exchange / "inbound")],
+            "list the feedback": ["ls", str(run.course_exchange / "feedback")],
+            "write into the released assignment": [
+                "touch", str(run.course_exchange / "outbound" / ASSIGNMENT / "planted.txt")],
+            "list the instructor's home": ["ls", str(run.instructor.home)],
+        }
+        for path in secrets_of_instructor:
+            attempts[f"read {path.name} of the instructor"] = ["cat", str(path)]
+        if run.postgres is not None:
+            attempts["connect to the gradebook database without the password"] = [
+                f"{run.env}/bin/python", "-c",
+                "import psycopg2; psycopg2.connect(host='127.0.0.1', "
+                f"port={run.postgres.port}, dbname={run.postgres.dbname!r}, "
+                f"user={run.instructor.name!r}, connect_timeout=5)",
+            ]
+        for sub in sorted((run.course_exchange / "inbound").glob(f"{other.name}+*")):
+            if sub.stat().st_uid == s.uid:  # an impostor's own folder under the other's name
+                continue
+            attempts[f"read {other.name}'s submission {sub.name}"] = [
+                "cat", str(sub / f"{ASSIGNMENT}.ipynb")]
+        if i > 0:  # once is enough for these
+            attempts = {k: v for k, v in attempts.items() if other.name in k}
+        for what, argv in attempts.items():
+            proc = run.as_user(s, argv, check=False)
+            if proc.returncode == 0:
+                bad.append(f"{s.name} could {what}: {' '.join(argv)}")
+    return bad
+
+
+# --------------------------------------------------------------------------------------
+# PostgreSQL
+# --------------------------------------------------------------------------------------
+
+
+def postgres_bindir() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+                   key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0)
+    return found[-1].parent if found else None
+
+
+class Postgres:
+    """A throw-away PostgreSQL server on 127.0.0.1, run by the ``postgres`` user."""
+
+    def __init__(self, parent: Path, log=print) -> None:
+        bindir = postgres_bindir()
+        if bindir is None:
+            raise RuntimeError(
+                "PostgreSQL is not installed: run scripts/install-system-packages.sh")
+        self.bindir = bindir
+        self.log = log
+        self.dir = Path(tempfile.mkdtemp(prefix="pg-", dir=parent))
+        shutil.chown(self.dir, "postgres", "postgres")
+        self.dir.chmod(0o700)
+        self.data = self.dir / "data"
+        self.port = free_port()
+        self.dbname = "gradebook_" + secrets.token_hex(4)
+        self.started = False
+
+    def _pg(self, *argv: str, input: str | None = None) -> subprocess.CompletedProcess:
+        proc = subprocess.run(["runuser", "-u", "postgres", "--", *argv], input=input,
+                              capture_output=True, text=True, cwd=str(self.dir))
+        return _check(proc, f"postgres: {argv[0]}")
+
+    def start(self) -> None:
+        self._pg(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres",
+                 "--auth-local=peer", "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8")
+        opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} "
+                "-c fsync=off -c password_encryption=scram-sha-256")
+        self._pg(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", opts,
+                 "-l", str(self.dir / "server.log"), "-w", "-t", "60", "start")
+        self.started = True
+
+    def psql(self, sql: str) -> str:
+        return self._pg(str(self.bindir / "psql"), "-h", str(self.dir), "-p", str(self.port),
+                        "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql).stdout
+
+    def create_gradebook(self, owner: str) -> str:
+        """Create a role ``owner`` with a fresh password and a database it owns; return db_url."""
+        if not re.fullmatch(r"[a-z0-9_-]+", owner):
+            raise ValueError(f"role name must be [a-z0-9_-]+ (got {owner!r})")
+        password = secrets.token_urlsafe(18)
+        self.psql(f"CREATE ROLE \"{owner}\" LOGIN PASSWORD '{password}'")
+        self.psql(f'CREATE DATABASE {self.dbname} OWNER "{owner}"')
+        self.owner = owner
+        return f"postgresql+psycopg2://{owner}:{password}@127.0.0.1:{self.port}/{self.dbname}"
+
+    def stop(self) -> None:
+        if self.started:
+            subprocess.run(["runuser", "-u", "postgres", "--", str(self.bindir / "pg_ctl"),
+                            "-D", str(self.data), "-m", "immediate", "-w", "stop"],
+                           capture_output=True, cwd=str(self.dir))
+            self.started = False
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+
+# --------------------------------------------------------------------------------------
+# JupyterHub
+# --------------------------------------------------------------------------------------
+
+
+class Hub:
+    """deploy/jupyterhub_config.py run by root on 127.0.0.1 (free ports) for ``run``'s class."""
+
+    def __init__(self, run: ClassRun) -> None:
+        self.run = run
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.state = run.root / "hub-state"
+        self.state.mkdir(mode=0o700)
+        self.logfile = self.state / "jupyterhub.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 90) -> None:
+        run = self.run
+        chp = shutil.which("configurable-http-proxy")
+        if chp is None:
+            raise RuntimeError("configurable-http-proxy is missing: "
+                               "run scripts/install-system-packages.sh")
+        env = {
+            "PATH": f"{run.env}/bin:{Path(chp).parent}:/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8", "HOME": "/root",
+            "PYTHONPATH": str(run.code), "JUPYTER_CONFIG_PATH": str(run.config_dir),
+            "ATTENTION_HUB_ENV": str(run.env),
+            "ATTENTION_HUB_STATE_DIR": str(self.state),
+            "ATTENTION_HUB_STUDENTS_GROUP": run.students_group,
+            "ATTENTION_HUB_INSTRUCTORS_GROUP": run.instructors_group,
+            "ATTENTION_HUB_URL": self.base,
+            "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{free_port()}",
+            "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{free_port()}",
+        }
+        with open(self.logfile, "w") as log:
+            self.proc = subprocess.Popen(
+                [f"{run.env}/bin/jupyterhub", "-f", str(DEPLOY / "jupyterhub_config.py")],
+                cwd=str(self.state), env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        import requests
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"jupyterhub exited ({self.proc.returncode}):\n{self.log_tail()}")
+            try:
+                if requests.get(f"{self.base}/hub/api/", timeout=2).status_code == 200:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"jupyterhub did not answer within {timeout} s:\n{self.log_tail()}")
+
+    def log_tail(self, n: int = 6000) -> str:
+        return self.logfile.read_text(errors="replace")[-n:] if self.logfile.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self._stop()
+        # Keep the hub's log (and its users' servers' output) for a post-mortem.
+        artifacts = REPO / "test-artifacts" / "hub"
+        artifacts.mkdir(parents=True, exist_ok=True)
+        if self.logfile.exists():
+            shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.run.tag}.log")
+
+    def _stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # the hub stops the users' servers and its proxy
+            try:
+                # a server gets SIGINT, then SIGTERM, then SIGKILL: up to ~20 s each
+                self.proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(timeout=10)
+        # Anything left in the hub's process group (the proxy) goes too.
+        try:
+            os.killpg(self.proc.pid, 15)
+        except ProcessLookupError:
+            pass
+        self.proc = None
+
+    # ---- a student's browser, with requests ------------------------------------------
+
+    def login(self, person: Person, password: str | None = None):
+        """Log ``person`` in through the hub's login form; return (session, response)."""
+        import requests
+
+        s = requests.Session()
+        s.get(f"{self.base}/hub/login", timeout=30).raise_for_status()
+        xsrf = _cookie(s, "_xsrf", "/hub/")
+        r = s.post(f"{self.base}/hub/login",
+                   data={"username": person.name,
+                         "password": person.password if password is None else password,
+                         "_xsrf": xsrf},
+                   allow_redirects=False, timeout=60)
+        return s, r
+
+    def open_lab(self, s, person: Person, timeout: float = 240):
+        """Open the student's JupyterLab (spawning it), as a browser would; return the page."""
+        deadline = time.monotonic() + timeout
+        url = f"{self.base}/hub/spawn/{person.name}"
+        r = s.get(url, timeout=60)
+        while time.monotonic() < deadline:
+            r = s.get(f"{self.base}/user/{person.name}/lab", timeout=60)
+            if r.status_code == 200 and r.url.startswith(f"{self.base}/user/{person.name}/"):
+                return r
+            time.sleep(1)
+        raise RuntimeError(f"{person.name}'s server did not start: last {r.status_code} {r.url}"
+                           f" (hub log in test-artifacts/hub/)")
+
+    def user_api(self, s, owner: Person, method: str, path: str, **kw):
+        """Call ``/user/<owner>/<path>`` with the session's cookies and the server's XSRF token."""
+        headers = kw.pop("headers", {})
+        token = _cookie(s, "_xsrf", f"/user/{owner.name}/", default=None)
+        if token:
+            headers["X-XSRFToken"] = token
+        return s.request(method, f"{self.base}/user/{owner.name}/{path}", headers=headers,
+                         timeout=120, **kw)
+
+
+def _cookie(s, name: str, path_prefix: str, default: object = ...) -> str:
+    for c in s.cookies:
+        if c.name == name and (c.path or "/").startswith(path_prefix.rstrip("/")):
+            return c.value
+    for c in s.cookies:
+        if c.name == name:
+            return c.value
+    if default is ...:
+        raise KeyError(f"no cookie {name!r} for {path_prefix}: {[c.name for c in s.cookies]}")
+    return default
+
+
+def have_groupadd() -> bool:
+    return all(shutil.which(t) for t in ("useradd", "userdel", "groupadd", "runuser", "chpasswd"))
+
+
+def group_exists(name: str) -> bool:
+    try:
+        grp.getgrnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+__all__ = ["ClassRun", "Hub", "Postgres", "ensure_env", "permission_violations"]
+
+if __name__ == "__main__":  # python tests/hub/classroom.py: build the environment only
+    print(ensure_env())
+    sys.exit(0)

@@ -1,0 +1,280 @@
+"""A whole class on one machine: real Unix users, nbgrader's exchange, JupyterHub, PostgreSQL.
+
+One class runs with the SQLite gradebook and JupyterHub (three students on the command line,
+two in JupyterLab through the hub), one with the gradebook on a real PostgreSQL server; the
+tests below check what each run recorded. Needs root (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+
+import pytest
+from classroom import (
+    ANSWER_CELL,
+    ASSIGNMENT,
+    COURSE_ID,
+    INBOUND_MODE,
+    ClassRun,
+    Hub,
+    answer_notebook,
+    grade_problems,
+    permission_violations,
+    postgres_bindir,
+)
+
+pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(1500)]
+
+HUB_MISSING = (
+    "configurable-http-proxy (JupyterHub's proxy, from npm) is missing: "
+    "run scripts/install-system-packages.sh"
+)
+
+
+def _hub_phase_before_grading(run: ClassRun, rec: dict) -> None:
+    """Two students log in to JupyterHub and do fetch, answer, submit through it."""
+    hub = run.hub = Hub(run)
+    hub.start()
+    h1, h2 = run.hub_students
+    _, bad = hub.login(h1, password="not-" + h1.password)
+    rec["wrong_password_status"] = bad.status_code
+    sessions = {}
+    for h in (h1, h2):
+        s, r = hub.login(h)
+        rec.setdefault("login_status", {})[h.kind] = r.status_code
+        hub.open_lab(s, h)
+        sessions[h.name] = s
+        q = {"course_id": COURSE_ID}
+        listed = hub.user_api(s, h, "GET", "assignments", params=q)
+        rec.setdefault("listed", {})[h.kind] = listed.json() if listed.ok else listed.status_code
+        data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
+        fetched = hub.user_api(s, h, "POST", "assignments/fetch", data=data)
+        fetched.raise_for_status()
+        path = f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+        got = hub.user_api(s, h, "GET", path)
+        got.raise_for_status()
+        nb = answer_notebook(got.json()["content"], h.kind)
+        put = hub.user_api(s, h, "PUT", path,
+                           data=json.dumps({"type": "notebook", "format": "json", "content": nb}))
+        put.raise_for_status()
+        submitted = hub.user_api(s, h, "POST", "assignments/submit", data=data)
+        submitted.raise_for_status()
+        rec.setdefault("after_submit", {})[h.kind] = submitted.json()
+        rec.setdefault("formgrader_status", {})[h.kind] = hub.user_api(
+            s, h, "GET", "formgrader").status_code
+    # Each student tries the other's server.
+    s1 = sessions[h1.name]
+    rec["cross_api_status"] = hub.user_api(s1, h2, "GET", "api/contents").status_code
+    rec["cross_lab_status"] = s1.get(f"{hub.base}/user/{h2.name}/lab", timeout=60).status_code
+    rec["own_api_status"] = hub.user_api(s1, h1, "GET", "api/contents").status_code
+    run.hub_sessions = sessions
+
+
+def _hub_phase_after_grading(run: ClassRun, rec: dict) -> None:
+    hub = run.hub
+    data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
+    for h in run.hub_students:
+        s = run.hub_sessions[h.name]
+        r = hub.user_api(s, h, "POST", "assignments/fetch_feedback", data=data)
+        r.raise_for_status()
+        listing = hub.user_api(s, h, "GET", f"api/contents/{ASSIGNMENT}/feedback")
+        listing.raise_for_status()
+        stamps = [item["name"] for item in listing.json()["content"]]
+        html = hub.user_api(s, h, "GET",
+                            f"api/contents/{ASSIGNMENT}/feedback/{stamps[0]}/{ASSIGNMENT}.html")
+        html.raise_for_status()
+        rec.setdefault("hub_feedback", {})[h.kind] = html.json()["content"]
+    uids = [h.uid for h in run.hub_students]
+    hub.stop()
+    run.hub = None
+    rec["left_running"] = _processes_of(uids)
+    rec["hub_port_open"] = _port_open(hub.port)
+
+
+def _processes_of(uids: list[int], grace: float = 30) -> list[list[str]]:
+    """The processes each uid still runs, once they are all gone or after ``grace`` seconds."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = [subprocess.run(["pgrep", "-a", "-U", str(uid)], capture_output=True,
+                               text=True).stdout.splitlines() for uid in uids]
+        if not any(left) or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
+def _port_open(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _class_flow(backend: str, with_hub: bool) -> dict:
+    rec: dict = {"backend": backend}
+    with ClassRun(n_students=3, backend=backend, extra_students=2 if with_hub else 0) as run:
+        run.release()
+        run.students_work()
+        s1, s2, s3 = run.students
+        rec["kinds"] = {s.name: s.kind for s in run.students + run.hub_students}
+        # s1 (correct answer) submits under s2's name after s2's own (wrong) submission.
+        rec["impostor_submit_rc"] = run.impostor_submits(s1, s2).returncode
+        if with_hub:
+            _hub_phase_before_grading(run, rec)
+        rec["logs"] = run.grade()
+        # What plain nbgrader would have collected for s2: the impostor's notebook.
+        run.nbgrader(run.instructor, "collect", ASSIGNMENT,
+                     "--ExchangeFactory.collect=nbgrader.exchange.default.collect.ExchangeCollect",
+                     "--CourseDirectory.submitted_directory=plain-collect", cwd=run.course)
+        plain = run.course / "plain-collect" / s2.name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        rec["plain_collect_s2_answer"] = _answer_source(plain)
+        checked = run.course / "submitted" / s2.name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        rec["checked_collect_s2_answer"] = _answer_source(checked)
+        rec["feedback"] = {
+            run_s.kind: [p.read_text() for p in files]
+            for run_s, files in zip(run.students, run.students_fetch_feedback().values(),
+                                    strict=True)
+        }
+        if with_hub:
+            _hub_phase_after_grading(run, rec)
+        rec["grades"] = run.grades()
+        rec["violations"] = permission_violations(run)
+        # Loosen one permission, as a careless setup would, and make sure it is caught.
+        inbound = run.course_exchange / "inbound"
+        inbound.chmod(0o2777)
+        rec["violations_loosened"] = permission_violations(run)
+        inbound.chmod(INBOUND_MODE)
+        # Submissions as plain nbgrader leaves them (0777 folder, 0644 files): caught too.
+        sub = sorted(inbound.glob(f"{s3.name}+*"))[0]
+        sub.chmod(0o777)
+        (sub / f"{ASSIGNMENT}.ipynb").chmod(0o644)
+        rec["violations_plain_submission"] = permission_violations(run)
+        rec["submission_modes"] = {
+            p.name: oct(p.stat().st_mode & 0o7777) for p in sorted(inbound.glob(f"{s1.name}+*"))}
+        rec["timings"] = dict(run.timings)
+        rec["users"] = [p.name for p in run.created_users]
+        rec["root"] = str(run.root)
+    return rec
+
+
+def _answer_source(path) -> str:
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ANSWER_CELL:
+            return "".join(cell["source"])
+    raise AssertionError(f"no {ANSWER_CELL} cell in {path}")
+
+
+@pytest.fixture(scope="module")
+def sqlite_class(class_ready) -> dict:
+    return _class_flow("sqlite", with_hub=shutil.which("configurable-http-proxy") is not None)
+
+
+@pytest.fixture(scope="module")
+def postgres_class(class_ready) -> dict:
+    if postgres_bindir() is None:
+        pytest.skip("PostgreSQL is not installed: run scripts/install-system-packages.sh")
+    return _class_flow("postgres", with_hub=False)
+
+
+def _scores_by_kind(rec: dict) -> dict[str, list[dict[str, float]]]:
+    out: dict[str, list[dict[str, float]]] = {}
+    for student, grades in sorted(rec["grades"].items()):
+        kind = rec["kinds"][student]
+        out.setdefault(kind, []).append({g: s for g, (s, _) in grades.items()})
+    return out
+
+
+def _check_grades(rec: dict) -> None:
+    assert set(rec["grades"]) == set(rec["kinds"]), "every student who submitted is graded"
+    problems = [p for student, grades in rec["grades"].items()
+                for p in grade_problems(rec["kinds"][student], grades)]
+    assert problems == []
+
+
+def test_sqlite_class_grades(sqlite_class):
+    _check_grades(sqlite_class)
+    kinds = sorted(sqlite_class["kinds"].values())
+    assert kinds.count("correct") >= 1 and "wrong" in kinds and "blank" in kinds
+
+
+def test_students_receive_feedback(sqlite_class):
+    for kind, pages in sqlite_class["feedback"].items():
+        assert len(pages) == 1, kind
+        assert "Score:" in pages[0] or "score" in pages[0].lower(), kind
+
+
+def test_impostor_submission_is_refused_and_the_real_one_kept(sqlite_class):
+    rec = sqlite_class
+    assert rec["impostor_submit_rc"] == 0, "plain nbgrader accepts --student=<someone else>"
+    assert "Refusing submission" in rec["logs"]["collect"]
+    # Plain nbgrader would have collected the impostor's (correct) answer for s2 ...
+    assert "np.sqrt" in rec["plain_collect_s2_answer"]
+    # ... the owner check keeps s2's own (wrong) one, and it is graded as such.
+    assert "np.sqrt" not in rec["checked_collect_s2_answer"]
+    s2 = next(name for name, kind in rec["kinds"].items() if kind == "wrong")
+    assert rec["grades"][s2]["test_missing_scale"][0] == 0
+
+
+def test_no_student_reaches_what_is_not_theirs(sqlite_class):
+    assert sqlite_class["violations"] == []
+
+
+def test_a_loosened_permission_is_caught(sqlite_class):
+    loosened = sqlite_class["violations_loosened"]
+    assert any("inbound has mode 0o2777" in v for v in loosened), loosened
+    assert any("could list the submissions (inbound)" in v for v in loosened), loosened
+
+
+def test_submissions_are_private(sqlite_class):
+    # PrivateSubmit (deploy/nbgrader_config.py): the student and the instructor's group only.
+    assert set(sqlite_class["submission_modes"].values()) == {"0o770"}
+    plain = sqlite_class["violations_plain_submission"]
+    assert any("submission" in v and "could read" in v for v in plain), plain
+
+
+def test_everything_is_removed_afterwards(sqlite_class):
+    import os
+    import pwd
+
+    for name in sqlite_class["users"]:
+        with pytest.raises(KeyError):
+            pwd.getpwnam(name)
+        assert not os.path.exists(f"/home/{name}")
+    assert not os.path.exists(sqlite_class["root"])
+
+
+def test_jupyterhub_class(sqlite_class):
+    rec = sqlite_class
+    if "login_status" not in rec:
+        pytest.skip(HUB_MISSING)
+    assert rec["wrong_password_status"] == 403
+    assert rec["login_status"] == {"correct": 302, "wrong": 302}
+    for kind, listed in rec["listed"].items():
+        assert listed["success"], listed
+        assert [(a["assignment_id"], a["status"]) for a in listed["value"]] == [
+            (ASSIGNMENT, "released")], kind
+    for kind, after in rec["after_submit"].items():
+        statuses = {a["status"] for a in after["value"]}
+        assert "submitted" in statuses, (kind, after)
+    assert rec["formgrader_status"] == {"correct": 404, "wrong": 404}
+    assert rec["own_api_status"] == 200
+    assert rec["cross_api_status"] == 403
+    assert rec["cross_lab_status"] == 403
+    assert set(rec["hub_feedback"]) == {"correct", "wrong"}
+    for kind, page in rec["hub_feedback"].items():
+        assert "score" in page.lower(), kind
+    assert rec["left_running"] == [[], []], "the hub stopped the students' servers"
+    assert not rec["hub_port_open"]
+
+
+def test_postgres_gradebook_gives_the_same_grades(postgres_class, sqlite_class):
+    _check_grades(postgres_class)
+    assert postgres_class["violations"] == []
+    cli = {k for k in ("correct", "wrong", "blank")}
+    pg = {k: v for k, v in _scores_by_kind(postgres_class).items() if k in cli}
+    sq = {k: v[:1] for k, v in _scores_by_kind(sqlite_class).items() if k in cli}
+    assert pg == sq
