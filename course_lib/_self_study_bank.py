@@ -9,22 +9,24 @@ QUESTIONS = [
         "prompt": "Why does the equation divide the scores by sqrt(d_k)?",
         "choices": [
             ("A", (
-                "It keeps every score positive, so that no token ever gets a "
+                "It keeps every score positive: dividing by sqrt(d_k) lifts "
+                "negative dot products above 0, so that no token ever gets a "
                 "weight of exactly 0."
             )),
             ("B", (
-                "Softmax needs it: without the division the rows of weights would"
-                " not sum to 1."
+                "Without it the rows would not sum to 1: dividing by sqrt(d_k) "
+                "normalises the scores, so that the softmax of every row adds up "
+                "to exactly 1 whatever d_k is."
             )),
             ("C", (
-                "A dot product sums d_k products, so its typical size grows like "
-                "sqrt(d_k); dividing by sqrt(d_k) keeps the scores in softmax's "
-                "responsive range, so the weights do not saturate to nearly one-"
-                "hot and gradients keep flowing."
+                "Scores are sums of d_k products, so they grow like sqrt(d_k); "
+                "dividing by sqrt(d_k) keeps them near size 1, so softmax does "
+                "not saturate to nearly one-hot."
             )),
             ("D", (
-                "It makes attention cheaper to compute, because smaller numbers "
-                "multiply faster."
+                "It makes attention cheaper to compute: smaller numbers multiply "
+                "faster, so the softmax and the weighted sum over V take less "
+                "time when d_k is large."
             )),
         ],
         "right": "c955a628d202031c4a2c4cf8b58fd24a0114487068f553c2b1538a28e4128f4b",
@@ -72,21 +74,24 @@ QUESTIONS = [
         ),
         "choices": [
             ("A", (
-                "Each token may attend only to itself and to earlier tokens: the "
-                "weights on later tokens become exactly 0, and each row still "
-                "sums to 1 over the tokens it can see."
+                "Each token attends only to itself and to earlier tokens: later "
+                "tokens get a weight of exactly 0, and each row still sums to 1 "
+                "over the tokens it can see."
             )),
             ("B", (
-                "It stops every token from attending to itself, so each output is"
-                " built from the other tokens only."
+                "It hides each token from itself: the weight on the diagonal "
+                "becomes exactly 0, and each row sums to 1 over the other tokens,"
+                " so no output copies its own value."
             )),
             ("C", (
-                "It sets the weights on later tokens to 0 and leaves the rest "
-                "unchanged, so the rows of the first tokens sum to less than 1."
+                "It sets the weights on later tokens to 0 after the softmax and "
+                "leaves the rest unchanged, so the rows of the first tokens sum "
+                "to less than 1."
             )),
             ("D", (
-                "It divides the scores by a larger number, so that softmax does "
-                "not saturate."
+                "It divides the scores by a number larger than sqrt(d_k), so that"
+                " softmax does not saturate and each row of weights stays spread "
+                "over all the tokens."
             )),
         ],
         "right": "c64e6a9db7792b77b51df59a81ff872d93d4744485a072aa4c82ce00c7b11e02",
@@ -115,10 +120,11 @@ QUESTIONS = [
                 "nyPiRKwcRG6J47IwogiQ83OXHl+fh6fI"
             ),
             "D": (
-                "YEN6jfbpe69A9JZ1XvMcxAhheEZjuGIzD8lZJTLxkxLuGEnjfS3o4dJUHZ3OVrEv"
-                "vugdqvqIwAB5cF9tHNwcWEIIsHvSxKKxijfZJfsXQZGc+9j1qPNnvxYbgQh05lBd"
-                "IlyYbRCzqhb/H9Is4rH+KfksiG++b2WP1/Th4V88sHf3ZkI6crFBsKEkNDg1RS6b"
-                "C8QWXQf/jW6hEcGLlLSRBgVuHQ=="
+                "YEN6jfbpe69A9JZ1XvMayRp2OUN59nJ7GtUccSn33ATiHQDxcyPvr8NZHZ3eULB1"
+                "u8Mf7LTMxhYqKBdpUtJTW0IKtyjNjKv0jyjKP6gXWt/d9c67vqw1ih4SvxA26hhV"
+                "KF3LLFWwvxf9Ws1pq7T4Nasg3GK2bWzNkq2kyRg5pSSsbxFzf6AS9KsvM2oyTymb"
+                "UdIGURT2yGO8F8KH27ecChB1RyzljmzazcPI+RuFwJc8Ts8q4bVi0cIBIMsEKLB5"
+                "fFiACF9rJQ=="
             ),
         },
     },

@@ -10,11 +10,12 @@ In a notebook, show the widget and click::
 
     from course_lib.quiz import SelfStudyQuiz
     quiz = SelfStudyQuiz()
-    quiz                                   # one set of radio buttons per question
+    quiz                                   # per question: its options, buttons A to D
 
 or answer in code, which is also how the tests drive it (no browser needed)::
 
     print(quiz.answer("why_scale", "B"))   # the feedback for option B
+    quiz.controls["why_scale"].value = "C"  # what a click on button C does
 
 How the answers are kept out of sight
 -------------------------------------
@@ -179,16 +180,39 @@ def load_questions() -> list[Question]:
 # --------------------------------------------------------------------------------------
 
 
-class SelfStudyQuiz:
-    """The self-study quiz as ipywidgets: one set of radio buttons per question.
+# Widget HTML is laid out on one line of fixed height by default; these let it wrap.
+_TEXT_STYLE = "white-space:normal; line-height:1.45; overflow-wrap:anywhere;"
 
-    Choosing an option shows its feedback under the question at once and updates the
-    score line at the bottom. :meth:`answer` does the same from code.
+
+def _options_html(q: Question) -> str:
+    """The options of ``q`` as wrapping HTML, one per line, with a hanging letter."""
+    rows = "".join(
+        f'<div style="{_TEXT_STYLE} display:flex; gap:0.5em; margin:0.15em 0">'
+        f'<b style="flex:none; width:1.4em">{html.escape(letter)}.</b>'
+        f'<span style="flex:1 1 auto; min-width:0">{html.escape(text)}</span></div>'
+        for letter, text in q.choices
+    )
+    return f"<div>{rows}</div>"
+
+
+class SelfStudyQuiz:
+    """The self-study quiz as ipywidgets: per question, its options and letter buttons.
+
+    Each question shows its options' full text as HTML (which wraps to the width of the
+    notebook, however long an option is) and a row of toggle buttons that carry only the
+    letters A to D. Choosing a letter shows its feedback under the question at once and
+    updates the score line at the bottom. :meth:`answer` does the same from code, and so
+    does setting the ``value`` of a question's control in :attr:`controls`.
 
     Parameters
     ----------
     questions : iterable of Question, optional
         Defaults to :func:`load_questions`.
+
+    Attributes
+    ----------
+    controls : dict of str to ipywidgets.ToggleButtons
+        Per question id, the buttons A to D (``value`` is the chosen letter or None).
 
     Examples
     --------
@@ -198,6 +222,8 @@ class SelfStudyQuiz:
     >>> fb = quiz.answer("why_scale", "D")
     >>> fb.correct
     False
+    >>> quiz.controls["why_scale"].value
+    'D'
     >>> quiz.score_text
     '0 of 5 right (1 answered)'
     """
@@ -208,24 +234,31 @@ class SelfStudyQuiz:
         self.questions = list(load_questions() if questions is None else questions)
         self._by_id = {q.id: q for q in self.questions}
         self._results: dict[str, Feedback] = {}
-        self._radios: dict[str, Any] = {}
+        self.controls: dict[str, Any] = {}
         self._feedback: dict[str, Any] = {}
         boxes = []
         for number, q in enumerate(self.questions, start=1):
-            radio = w.RadioButtons(
-                options=[(f"{letter}. {text}", letter) for letter, text in q.choices],
-                value=None,
-                layout=w.Layout(width="auto"),
-                style={"description_width": "0px"},
+            prompt = w.HTML(
+                f'<div style="{_TEXT_STYLE} font-weight:bold; margin-top:0.8em">'
+                f"{number}. {html.escape(q.prompt)}</div>",
+                layout=w.Layout(width="100%"),
             )
-            fb = w.HTML(value="")
-            radio.observe(self._on_change(q.id), names="value")
-            self._radios[q.id] = radio
+            options = w.HTML(_options_html(q), layout=w.Layout(width="100%"))
+            buttons = w.ToggleButtons(
+                options=list(q.letters),
+                value=None,
+                description="Your answer:",
+                tooltips=[text for _, text in q.choices],
+                style={"button_width": "3em", "description_width": "initial"},
+                layout=w.Layout(width="auto"),
+            )
+            fb = w.HTML(value="", layout=w.Layout(width="100%"))
+            buttons.observe(self._on_change(q.id), names="value")
+            self.controls[q.id] = buttons
             self._feedback[q.id] = fb
-            prompt = w.HTML(f"<b>{number}. {html.escape(q.prompt)}</b>")
-            boxes.append(w.VBox([prompt, radio, fb]))
+            boxes.append(w.VBox([prompt, options, buttons, fb], layout=w.Layout(width="100%")))
         self._score = w.HTML(value=self._score_html())
-        self.widget = w.VBox([*boxes, self._score])
+        self.widget = w.VBox([*boxes, self._score], layout=w.Layout(width="100%"))
 
     # the notebook shows the widget when the quiz is the last expression of a cell
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -245,8 +278,9 @@ class SelfStudyQuiz:
         self._results[fb.question] = fb
         mark, color = ("Right", "#1b7837") if fb.correct else ("Not quite", "#b2182b")
         self._feedback[fb.question].value = (
+            f'<div style="{_TEXT_STYLE} margin-top:0.4em">'
             f'<div style="color:{color}"><b>{mark}.</b></div>'
-            f"<div>{html.escape(fb.text)}</div>"
+            f"<div>{html.escape(fb.text)}</div></div>"
         )
         self._score.value = self._score_html()
 
@@ -284,11 +318,11 @@ class SelfStudyQuiz:
         """
         q = self._question(question)
         fb = q.check(letter)
-        radio = self._radios[q.id]
-        if radio.value == fb.letter:
+        control = self.controls[q.id]
+        if control.value == fb.letter:
             self._show(fb)  # the same choice again: no change event, show it anyway
         else:
-            radio.value = fb.letter  # the observer shows the feedback
+            control.value = fb.letter  # the observer shows the feedback
         return fb
 
 

@@ -92,7 +92,7 @@ def test_multiple_choice_questions_are_the_checkpoints_with_the_same_answers():
 def test_widget_click_shows_feedback_and_score():
     quiz = SelfStudyQuiz()
     wrong = next(x for x in "ABCD" if not quiz.questions[0].check(x).correct)
-    quiz._radios["why_scale"].value = wrong  # what a click on that radio button does
+    quiz.controls["why_scale"].value = wrong  # what a click on that letter's button does
     expected = quiz.questions[0].check(wrong).text
     assert quiz.feedback_text("why_scale") == expected
     assert "Not quite." in quiz._feedback["why_scale"].value
@@ -100,12 +100,33 @@ def test_widget_click_shows_feedback_and_score():
     right = right_letter(quiz.questions[0])
     fb = quiz.answer("why_scale", right.lower())
     assert fb.correct and fb.letter == right
-    assert quiz._radios["why_scale"].value == right
+    assert quiz.controls["why_scale"].value == right
     assert "Right." in quiz._feedback["why_scale"].value
     assert quiz.score_text == "1 of 5 right (1 answered)"
     quiz.answer("why_scale", right)  # the same choice again still shows its feedback
     assert quiz.feedback_text("why_scale") == fb.text
     assert quiz.feedback_text("row_sums") == ""
+
+
+def test_widget_shows_full_options_as_wrapping_html_and_letter_buttons():
+    """Long options wrap: their text is in HTML, the buttons carry only the letters."""
+    import html
+
+    import ipywidgets as w
+
+    quiz = SelfStudyQuiz()
+    for box, q in zip(quiz.widget.children, quiz.questions, strict=False):
+        prompt, options, buttons, feedback = box.children
+        assert isinstance(options, w.HTML) and isinstance(buttons, w.ToggleButtons)
+        assert buttons is quiz.controls[q.id]
+        assert list(buttons.options) == ["A", "B", "C", "D"] and buttons.value is None
+        assert q.prompt in html.unescape(prompt.value)
+        for letter, text in q.choices:
+            assert f"<b style=\"flex:none; width:1.4em\">{letter}.</b>" in options.value
+            assert html.escape(text) in options.value
+        assert options.value.count("white-space:normal") == len(q.choices)
+        assert feedback.value == ""
+    assert len(quiz.widget.children) == len(quiz.questions) + 1  # and the score line
 
 
 def test_widget_is_what_the_notebook_displays():

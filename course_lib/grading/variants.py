@@ -87,21 +87,25 @@ LETTERS = "ABCD"
 #: The options of the two multiple-choice questions; the first of each is the right one.
 MC_OPTIONS = {
     "why_scale": (
-        "A dot product sums d_k products, so its typical size grows like sqrt(d_k); "
-        "dividing by sqrt(d_k) keeps the scores in softmax's responsive range, so the "
-        "weights do not saturate to nearly one-hot and gradients keep flowing.",
-        "Softmax needs it: without the division the rows of weights would not sum to 1.",
-        "It makes attention cheaper to compute, because smaller numbers multiply faster.",
-        "It keeps every score positive, so that no token ever gets a weight of exactly 0.",
+        "Scores are sums of d_k products, so they grow like sqrt(d_k); dividing by "
+        "sqrt(d_k) keeps them near size 1, so softmax does not saturate to nearly "
+        "one-hot.",
+        "Without it the rows would not sum to 1: dividing by sqrt(d_k) normalises the "
+        "scores, so that the softmax of every row adds up to exactly 1 whatever d_k is.",
+        "It makes attention cheaper to compute: smaller numbers multiply faster, so the "
+        "softmax and the weighted sum over V take less time when d_k is large.",
+        "It keeps every score positive: dividing by sqrt(d_k) lifts negative dot "
+        "products above 0, so that no token ever gets a weight of exactly 0.",
     ),
     "causal_mask": (
-        "Each token may attend only to itself and to earlier tokens: the weights on later "
-        "tokens become exactly 0, and each row still sums to 1 over the tokens it can see.",
-        "It divides the scores by a larger number, so that softmax does not saturate.",
-        "It stops every token from attending to itself, so each output is built from "
-        "the other tokens only.",
-        "It sets the weights on later tokens to 0 and leaves the rest unchanged, so the "
-        "rows of the first tokens sum to less than 1.",
+        "Each token attends only to itself and to earlier tokens: later tokens get a "
+        "weight of exactly 0, and each row still sums to 1 over the tokens it can see.",
+        "It divides the scores by a number larger than sqrt(d_k), so that softmax does "
+        "not saturate and each row of weights stays spread over all the tokens.",
+        "It hides each token from itself: the weight on the diagonal becomes exactly 0, "
+        "and each row sums to 1 over the other tokens, so no output copies its own value.",
+        "It sets the weights on later tokens to 0 after the softmax and leaves the rest "
+        "unchanged, so the rows of the first tokens sum to less than 1.",
     ),
 }
 
