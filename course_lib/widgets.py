@@ -43,6 +43,11 @@ Public API (names are stable; lessons may rely on them)
     Lesson 05. Controls ``weight <token>`` (shares, normalised to sum 1), ``token``
     (whose value vector to move), ``vx``, ``vy``. Numbers: ``weights``, ``values``,
     ``output``, ``inside``.
+``step_explorer(Q=None, K=None, V=None, tokens=None, *, token="sat", step="scores")``
+    Lessons 01 and 06. Controls ``token`` (Dropdown: whose query row) and ``step``
+    (ToggleButtons: ``"scores"``, ``"scaled"``, ``"softmax"``, ``"output"``). Shows the
+    whole table at that step (scores, scaled scores, weights, or the outputs) with the
+    token's row outlined. Numbers: ``step`` (1 … 4), ``table``, ``row``, ``d_k``.
 ``causal_mask_explorer(Q=None, K=None, tokens=None, *, masked=False)``
     Lesson 07. Control ``masked`` (Checkbox). Numbers: ``weights``, ``mask``.
 
@@ -77,9 +82,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .attention import (
+    attention,
     attention_weights,
     causal_mask,
     row_entropy,
+    scaled_scores,
     scores,
     softmax,
 )
@@ -109,6 +116,7 @@ __all__ = [
     "scaling_explorer",
     "scores_explorer",
     "softmax_budget",
+    "step_explorer",
     "temperature_explorer",
 ]
 # heatmap_html, bars_svg, histogram_svg, blend_svg and vectors_svg are public helpers too
@@ -1057,3 +1065,133 @@ def causal_mask_explorer(
                     {"weights": w, "mask": m if masked else np.ones_like(m)})
 
     return Explorer(controls, compute, "causal mask: no looking ahead")
+
+
+# --------------------------------------------------------------------------------------
+# lessons 01 and 06: the whole equation, one step at a time
+# --------------------------------------------------------------------------------------
+
+#: The steps of :func:`step_explorer`, in order: (control value, button label).
+STEPS = (
+    ("scores", "1 · scores QKᵀ"),
+    ("scaled", "2 · ÷ sqrt(d_k)"),
+    ("softmax", "3 · softmax"),
+    ("output", "4 · output · V"),
+)
+
+
+def step_explorer(
+    Q: ArrayLike | None = None,
+    K: ArrayLike | None = None,
+    V: ArrayLike | None = None,
+    tokens: Sequence[str] | None = None,
+    *,
+    token: str | None = None,
+    step: str = "scores",
+) -> Explorer:
+    """Step through softmax(QK^T / sqrt(d_k)) V for one query row.
+
+    Pick a token (whose query row to follow) and a step: the scores QKᵀ, the scores
+    divided by sqrt(d_k), the softmax weights, or the output (the weights times V).
+
+    Examples
+    --------
+    >>> ex = step_explorer()  # 'the cat sat', sat's row
+    >>> print(ex.set(step="softmax"))  # doctest: +NORMALIZE_WHITESPACE
+    Step 3 of 4, softmax: each row of scaled scores becomes weights that sum to 1.
+    sat's attention weights: 0.25 to the, 0.25 to cat, 0.50 to sat. They sum to 1.00;
+    the largest is sat at 0.50.
+    >>> ex.numbers["row"].round(2)
+    array([0.25, 0.25, 0.5 ])
+    >>> ex.set(token="the", step="scores")[:60]
+    'Step 1 of 4, scores QKᵀ: each query dotted with every key. t'
+    """
+    if Q is None and K is None and V is None:
+        ex = the_cat_sat()
+        q, k, toks = _example_or(None, None, tokens)
+        v = ex.V.copy()
+    else:
+        if V is None:
+            raise AttentionInputError("give Q, K and V together, or none for 'the cat sat'")
+        q, k, toks = _example_or(Q, K, tokens)
+        v = np.array(V, dtype=np.float64)
+        if v.ndim != 2 or v.shape[0] != k.shape[0]:
+            raise AttentionInputError(
+                f"V must be (n_k, d_v) with one value per key, n_k = {k.shape[0]} "
+                f"(got V shape {v.shape})"
+            )
+    token = toks[-1] if token is None else token
+    steps = [name for name, _ in STEPS]
+    if token not in toks:
+        raise AttentionInputError(f"token must be one of {toks} (got {token!r})")
+    if step not in steps:
+        raise AttentionInputError(f"step must be one of {steps} (got {step!r})")
+    d_k = int(q.shape[-1])
+    out, w = attention(q, k, v)
+    tables = {
+        "scores": scores(q, k),
+        "scaled": scaled_scores(q, k),
+        "softmax": w,
+        "output": out,
+    }
+    dims = [f"dim {j}" for j in range(v.shape[1])]
+    controls: dict[str, W.ValueWidget] = {
+        "token": W.Dropdown(options=toks, value=token, description="query row"),
+        "step": W.ToggleButtons(options=[(label, name) for name, label in STEPS], value=step,
+                                description="step", style={"button_width": "auto"}),
+    }
+
+    def vec(x: NDArray[np.float64]) -> str:
+        return "[" + ", ".join(_fmt(c, 2) for c in x) + "]"
+
+    def compute(token: str, step: str) -> View:
+        i = toks.index(token)
+        n = steps.index(step) + 1
+        table = tables[step]
+        row = table[i]
+        head = f"Step {n} of 4, "
+        if step == "scores":
+            description = (
+                head + "scores QKᵀ: each query dotted with every key. "
+                + f"{token}'s query is {vec(q[i])}; "
+                + describe_row(row, toks, kind="scores", query=token)
+            )
+        elif step == "scaled":
+            description = (
+                head + f"scaled ÷ sqrt(d_k) = ÷ sqrt({d_k}) = ÷ {np.sqrt(d_k):.2f}: "
+                + f"{token}'s scores {', '.join(_fmt(x, 2) for x in tables['scores'][i])} "
+                + f"become {', '.join(_fmt(x, 2) for x in row)}. "
+                + describe_row(row, toks, kind="scores", query=token)
+            )
+        elif step == "softmax":
+            description = (
+                head + "softmax: each row of scaled scores becomes weights that sum to 1. "
+                + describe_row(row, toks, kind="weights", query=token)
+            )
+        else:
+            description = (
+                head + f"output · V: {token}'s output is the value vectors mixed with its "
+                + "weights. " + describe_blend(w[i], v, toks, query=token)
+            )
+        kind = "weights" if step in ("softmax",) else "scores"
+        cols = dims if step == "output" else toks
+        body = heatmap_html(
+            table, toks, cols, kind=kind, highlight_row=i, description=description,
+            vmin=0.0 if step == "softmax" else None, vmax=1.0 if step == "softmax" else None,
+        )
+        if step == "output" and v.shape[1] == 2:
+            body = (f'<div style="display:flex;flex-wrap:wrap;align-items:center">{body}'
+                    f"{blend_svg(w[i], v, toks, description=description)}</div>")
+        else:
+            colour = ORANGE if step == "softmax" else BLUE
+            body = (f'<div style="display:flex;flex-wrap:wrap;align-items:center">{body}'
+                    + bars_svg(row, toks, colour=colour,
+                               lo=0.0 if step == "softmax" else None,
+                               hi=1.0 if step == "softmax" else None,
+                               title=f"{token}'s row: {dict(STEPS)[step][4:]}",
+                               description=description)
+                    + "</div>")
+        return View(body + _caption(description), description,
+                    {"step": n, "table": table.copy(), "row": row.copy(), "d_k": d_k})
+
+    return Explorer(controls, compute, "the whole equation, one step at a time")

@@ -28,6 +28,7 @@ from course_lib.widgets import (
     scaling_explorer,
     scores_explorer,
     softmax_budget,
+    step_explorer,
     temperature_explorer,
 )
 
@@ -235,3 +236,69 @@ def test_explorers_work_at_64_tokens():
 def test_bad_input(build, message):
     with pytest.raises(AttentionInputError, match=message):
         build()
+
+
+def test_step_explorer_walks_sats_row_through_the_four_steps():
+    ex = step_explorer()
+    assert ex.values() == {"token": "sat", "step": "scores"}
+    assert ex.numbers["step"] == 1
+    np.testing.assert_array_equal(ex.numbers["row"], [1.0, 1.0, 2.0])
+    assert shown_cells(ex)[6:] == ["1.00", "1.00", "2.00"]
+    assert ex.description.startswith("Step 1 of 4, scores QKᵀ")
+    assert "2.00 against sat" in ex.description
+
+    text = ex.set(step="scaled")
+    assert ex.numbers["step"] == 2
+    np.testing.assert_allclose(ex.numbers["row"], np.array([1.0, 1.0, 2.0]) / np.sqrt(2))
+    assert shown_cells(ex)[6:] == ["0.71", "0.71", "1.41"]
+    assert text.startswith("Step 2 of 4, scaled ÷ sqrt(d_k) = ÷ sqrt(2) = ÷ 1.41: sat's "
+                           "scores 1.00, 1.00, 2.00 become 0.71, 0.71, 1.41.")
+
+    text = ex.set(step="softmax")
+    np.testing.assert_allclose(ex.numbers["row"].round(2), [0.25, 0.25, 0.50])
+    np.testing.assert_allclose(ex.numbers["table"], attention_weights(*_qk()))
+    assert shown_cells(ex)[6:] == ["0.25", "0.25", "0.50"]
+    assert text.startswith("Step 3 of 4, softmax")
+    assert "sat's attention weights: 0.25 to the, 0.25 to cat, 0.50 to sat. They sum to 1.00" \
+        in text
+
+    text = ex.set(step="output")
+    ex_ = the_cat_sat()
+    out, _ = attention(ex_.Q, ex_.K, ex_.V)
+    np.testing.assert_allclose(ex.numbers["row"], out[2])
+    assert ex.numbers["table"].shape == (3, 2)
+    assert shown_cells(ex)[4:] == ["1.26", "1.50"]
+    assert text.startswith("Step 4 of 4, output · V")
+    assert "= [1.26, 1.50]" in text
+    assert html.escape(text, quote=True) in ex.view.html
+
+
+def _qk():
+    ex = the_cat_sat()
+    return ex.Q, ex.K
+
+
+def test_step_explorer_follows_the_chosen_token_through_the_control():
+    ex = step_explorer(step="softmax")
+    ex.controls["token"].value = "the"  # what choosing in the dropdown does
+    np.testing.assert_allclose(ex.numbers["row"].round(2), [0.40, 0.20, 0.40])
+    assert "the's attention weights: 0.40 to the, 0.20 to cat, 0.40 to sat" in ex.description
+    # the chosen row is the outlined one in the heatmap
+    rows = re.findall(r"<tr>(.*?)</tr>", ex.view.html)
+    assert ["outline:2px solid" in r for r in rows[1:]] == [True, False, False]
+    ex.controls["step"].value = "scores"  # what clicking a step button does
+    np.testing.assert_array_equal(ex.numbers["row"], [1.0, 0.0, 1.0])
+    assert ex.description.startswith("Step 1 of 4") and "the's query is [1.00, 0.00]" in \
+        ex.description
+    text = ex.set(token="cat", step="output")
+    np.testing.assert_allclose(ex.numbers["row"], attention(*_qk(), the_cat_sat().V)[0][1])
+    assert "the output for cat is" in text
+
+
+def test_step_explorer_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match=r"step must be one of \['scores'"):
+        step_explorer(step="blend")
+    with pytest.raises(AttentionInputError, match=r"token must be one of"):
+        step_explorer(token="dog")
+    with pytest.raises(AttentionInputError, match=r"V must be \(n_k, d_v\)"):
+        step_explorer(np.eye(2), np.eye(2), np.ones((3, 2)))
