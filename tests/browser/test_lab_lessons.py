@@ -54,7 +54,7 @@ def test_lesson_runs_and_widgets_respond(notebook: Path, lab_page: Any,
         problems = page_problems(lab_page)
         assert problems == [], f"{relpath} shows errors after Run All:\n" + "\n".join(problems)
         if not shows_widgets(notebook):
-            # No widget in its code (the contents page, the overview, the worked example):
+            # No widget in its code (the contents page):
             # nothing to move, and the page must not show a control either.
             assert lab_page.locator(".jp-NotebookPanel .jupyter-widgets").count() == 0
             return
