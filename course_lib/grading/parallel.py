@@ -40,6 +40,10 @@ __all__ = ["GradeResult", "Summary", "grade_all", "main"]
 
 _LOCKED = "database is locked"
 _api: Any = None  # one NbGraderAPI per worker process
+# Imported once by the fork server, before it forks the workers: nbgrader, the sandbox, and
+# what the first autograde would otherwise import in every worker (kernelspec, SQLite dialect).
+_PRELOAD = ["nbgrader.apps", "course_lib.grading.sandbox", "course_lib.grading.parallel",
+            "ipykernel.kernelspec", "sqlalchemy.dialects.sqlite", "encodings.unicode_escape"]
 
 
 @dataclass
@@ -243,6 +247,13 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
         If the sandbox is missing (and not allowed), or the assignment is not in the
         gradebook yet (run ``nbgrader generate_assignment`` first).
     """
+    # Start the workers' fork server first: it imports nbgrader (about 2 s) while this
+    # process loads the config and prepares the gradebook, instead of after.
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    from multiprocessing import forkserver
+    forkserver.ensure_running()
+
     from .sandbox import ALLOW_ENV, sandbox_problem
 
     course = Path(course_dir).resolve()
@@ -284,8 +295,6 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     summary = Summary(assignment, jobs, 0.0)
     bar = _Progress(len(students), stream, progress)
     start = time.perf_counter()
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["nbgrader.apps", "course_lib.grading.sandbox"])
     with ProcessPoolExecutor(max_workers=min(jobs, max(1, len(students))), mp_context=ctx,
                              initializer=_init_worker,
                              initargs=(str(course), allowed)) as pool:
