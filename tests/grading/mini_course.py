@@ -15,30 +15,15 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from course_lib.grading.mistakes import CORRECT_ANSWER, MISTAKES  # noqa: F401 (conftest uses mc.MISTAKES)
 from course_lib.grading.variants import _nbgrader
 
 COURSE_ID = "attention-course"
 ASSIGNMENT = "checkpoint"
 
-CORRECT_CODE = """\
-def attention_weights(Q, K):
-    Q = np.asarray(Q, dtype=float)
-    K = np.asarray(K, dtype=float)
-    s = Q @ K.T / np.sqrt(Q.shape[-1])
-    s = s - s.max(axis=-1, keepdims=True)
-    e = np.exp(s)
-    return e / e.sum(axis=-1, keepdims=True)
-"""
-
-# One mistake each: the edit a student is likely to make.
-MISTAKES = {
-    "missing_scale": CORRECT_CODE.replace(" / np.sqrt(Q.shape[-1])", ""),
-    "wrong_axis": CORRECT_CODE.replace("axis=-1", "axis=0"),
-    "naive_exp_overflow": CORRECT_CODE.replace(
-        "    s = s - s.max(axis=-1, keepdims=True)\n", ""
-    ),
-    "dk_from_wrong_axis": CORRECT_CODE.replace("Q.shape[-1]", "Q.shape[0]"),
-}
+# The correct answer and one answer per single mistake: the same ones the real quiz's
+# pipeline tests use.
+CORRECT_CODE = CORRECT_ANSWER
 
 HIDDEN_TESTS = {
     "test_missing_scale": '''\
