@@ -5,7 +5,9 @@ command runs nbgrader's own autograder (``NbGraderAPI.autograde``, the same code
 and the formgrader) in a pool of worker processes, each of which imports nbgrader once and
 then grades submission after submission, so that the start-up of the command line is paid
 once per worker instead of once per run. Student code runs in the bubblewrap sandbox of
-:mod:`course_lib.grading.sandbox`.
+:mod:`course_lib.grading.sandbox`; each worker starts the sandboxed kernel of its next
+notebook while the current one runs (``SandboxedExecute.prestart``), so that the half second
+a kernel takes to start overlaps with grading instead of adding to it.
 
 The gradebook is SQLite: the coordinator switches it to write-ahead logging (readers never
 wait for the writer) and every worker connection waits up to a minute for SQLite's write
@@ -109,7 +111,7 @@ def _install_sqlite_wait() -> None:
     _install_sqlite_wait.done = True  # type: ignore[attr-defined]
 
 
-def _load_config(course_dir: Path, allow_unsandboxed: bool) -> Any:
+def _load_config(course_dir: Path, allow_unsandboxed: bool, prestart: bool = True) -> Any:
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
@@ -120,12 +122,13 @@ def _load_config(course_dir: Path, allow_unsandboxed: bool) -> Any:
         config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config())
     config.CourseDirectory.root = str(course_dir)
     enable(config)  # idempotent: student code is sandboxed whatever the config says
+    config.SandboxedExecute.prestart = prestart
     if allow_unsandboxed:
         config.SandboxKernelManager.allow_unsandboxed = True
     return config
 
 
-def _init_worker(course_dir: str, allow_unsandboxed: bool) -> None:
+def _init_worker(course_dir: str, allow_unsandboxed: bool, prestart: bool) -> None:
     global _api
     os.chdir(course_dir)
     # Kernels inherit the worker's stdout and print their banner there: keep the terminal
@@ -137,7 +140,7 @@ def _init_worker(course_dir: str, allow_unsandboxed: bool) -> None:
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    config = _load_config(Path(course_dir), allow_unsandboxed)
+    config = _load_config(Path(course_dir), allow_unsandboxed, prestart)
     _api = NbGraderAPI(CourseDirectory(config=config), config=config)
 
 
@@ -146,6 +149,7 @@ def _reason(log: str, error: str | None) -> str:
     text = f"{log}\n{error or ''}"
     known = [
         ("SandboxUnavailableError", "no sandbox: bubblewrap missing or not working"),
+        ("SubmissionLinkError", "the submission contains symbolic links (not graded)"),
         ("DeadKernelError", "the kernel died (killed, or it crashed) while running the notebook"),
         ("Kernel died", "the kernel died before it could run the notebook"),
         ("CellTimeoutError", "a cell ran past the time limit"),
@@ -216,7 +220,7 @@ class _Progress:
 def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
               students: list[str] | None = None, jobs: int | None = None,
               allow_unsandboxed: bool = False, progress: bool = True,
-              stream: TextIO | None = None) -> Summary:
+              stream: TextIO | None = None, prestart: bool = True) -> Summary:
     """Autograde every submission of ``assignment`` in parallel.
 
     Parameters
@@ -235,6 +239,8 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
         Draw a progress bar on ``stream``.
     stream : text stream, optional
         Where the progress goes; default ``sys.stderr``.
+    prestart : bool
+        Start each worker's next sandboxed kernel while the current notebook runs.
 
     Returns
     -------
@@ -297,7 +303,7 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=min(jobs, max(1, len(students))), mp_context=ctx,
                              initializer=_init_worker,
-                             initargs=(str(course), allowed)) as pool:
+                             initargs=(str(course), allowed, prestart)) as pool:
         pending = {pool.submit(_grade_one, assignment, s): s for s in students}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -329,11 +335,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--allow-unsandboxed", action="store_true",
                         help="run student code even without bubblewrap (it runs as you!)")
+    parser.add_argument("--no-prestart", action="store_true",
+                        help="start each kernel only when its notebook comes (slower)")
     args = parser.parse_args(argv)
     try:
         summary = grade_all(args.course_dir, args.assignment, students=args.student,
                             jobs=args.jobs, allow_unsandboxed=args.allow_unsandboxed,
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, prestart=not args.no_prestart)
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -6,8 +6,9 @@ inside `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``):
 
 * no network (a fresh network namespace with only its own loopback);
 * a file system made only of the OS (``/usr``), the Python installation, ``course_lib`` and
-  the notebook's own directory, all read-only: the course's ``source/``, the gradebook and
-  other students' submissions do not exist inside;
+  a copy of the notebook's own directory at :data:`SUBMISSION_DIR` (the kernel's working
+  directory), all read-only: the course's ``source/``, the gradebook and other students'
+  submissions do not exist inside;
 * writes only to a size-limited scratch ``/tmp`` (also ``$HOME``);
 * limits on address space, processes, CPU time, file size, and a wall-clock deadline.
 
@@ -23,9 +24,18 @@ It plugs into nbgrader the way nbgrader expects: the ``Execute`` preprocessor of
     enable(c)                              # optional limits: enable(c, memory_limit=2 << 30)
 
 ``nbgrader autograde`` and the formgrader's "autograde" button then run student code
-sandboxed. Without a working ``bwrap``, autograding refuses to start a kernel, unless the
-instructor opts out with ``c.SandboxKernelManager.allow_unsandboxed = True`` or the
-environment variable ``COURSE_GRADING_ALLOW_UNSANDBOXED=1``.
+sandboxed.
+
+A grader that knows more notebooks will follow (the parallel engine of
+:mod:`course_lib.grading.parallel` sets ``c.SandboxedExecute.prestart = True``) starts the
+next sandboxed kernel while the current notebook runs: each kernel still serves exactly one
+notebook in its own fresh sandbox, but its start-up (about half a second of Python and
+ipykernel imports) overlaps with grading instead of adding to it. The notebook's files are
+copied into the waiting sandbox's directory when its notebook arrives.
+
+Without a working ``bwrap``, autograding refuses to start a kernel, unless the instructor
+opts out with ``c.SandboxKernelManager.allow_unsandboxed = True`` or the environment
+variable ``COURSE_GRADING_ALLOW_UNSANDBOXED=1``.
 
 ``python -m course_lib.grading.sandbox`` checks whether the sandbox works on this machine.
 """
@@ -47,17 +57,22 @@ from multiprocessing.util import Finalize
 from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Float, Int, List, Unicode
+from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 __all__ = [
     "ALLOW_ENV",
     "INSTALL_HINT",
+    "SUBMISSION_DIR",
     "SandboxKernelManager",
     "SandboxUnavailableError",
     "SandboxedExecute",
+    "SubmissionLinkError",
+    "discard_spare",
     "enable",
     "sandbox_problem",
+    "submission_links",
 ]
 
 #: Environment variable that lets an instructor run student code without the sandbox.
@@ -72,12 +87,36 @@ INSTALL_HINT = (
     "c.SandboxKernelManager.allow_unsandboxed = True in nbgrader_config.py."
 )
 
+#: Where the sandboxed kernel sees (a read-only copy of) its notebook's directory.
+SUBMISSION_DIR = "/submission"
+
 _KERNEL_ENV_KEEP = ("LANG", "LC_ALL", "LC_CTYPE", "PYTHONHASHSEED", "NBGRADER_EXECUTION",
                     "MPLBACKEND", "JPY_SESSION_NAME")
 
 
 class SandboxUnavailableError(RuntimeError):
     """Raised when student code would run unsandboxed and the instructor did not allow it."""
+
+
+class SubmissionLinkError(RuntimeError):
+    """Raised when a submission holds symbolic links, which nbgrader would follow."""
+
+
+def submission_links(directory: str | os.PathLike[str]) -> list[str]:
+    """Every symbolic link under ``directory``, as ``"name -> target"`` lines.
+
+    ``nbgrader autograde`` copies a submission's files with ``shutil.copy``, which follows
+    links: a submitted link to ``source/ps1/ps1.ipynb`` would arrive in the autograded
+    folder as a copy of the solutions, readable by the student's code.
+    """
+    found = []
+    for top, dirs, files in os.walk(directory, followlinks=False):
+        for name in sorted(dirs + files):
+            path = os.path.join(top, name)
+            if os.path.islink(path):
+                rel = os.path.relpath(path, directory)
+                found.append(f"{rel} -> {os.readlink(path)}")
+    return found
 
 
 @functools.cache
@@ -202,7 +241,58 @@ class SandboxKernelManager(AsyncKernelManager):
     _hostdir: str | None = None
     _watchdog: threading.Thread | None = None
     _watchdog_stop: threading.Event
+    _deadline: float = 0.0
+    _launch_env: dict[str, str] | None = None
     sandboxed: bool = False
+
+    # -- the notebook's files ---------------------------------------------------------
+    def fill_submission_dir(self, path: str | os.PathLike[str]) -> None:
+        """Copy the notebook's directory ``path`` to where the sandbox sees it.
+
+        The copy keeps symbolic links as links (a link to the instructor's files leads
+        nowhere inside the sandbox) and is read-only for the kernel. Call it before the
+        kernel runs any of the notebook's code; :class:`SandboxedExecute` does.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``path`` is not a directory.
+        """
+        if self._hostdir is None:
+            raise RuntimeError("fill_submission_dir() needs a started sandboxed kernel")
+        src = os.path.abspath(path)
+        if not os.path.isdir(src):
+            raise FileNotFoundError(f"the notebook's directory {src} does not exist")
+        shutil.copytree(src, os.path.join(self._hostdir, "submission"), symlinks=True,
+                        dirs_exist_ok=True)
+
+    def adopt(self, path: str | os.PathLike[str] | None) -> None:
+        """Give a kernel started ahead of time its notebook's directory and a fresh deadline."""
+        if path:
+            self.fill_submission_dir(path)
+        self._deadline = time.monotonic() + self.wall_time_limit
+
+    def launch_signature(self) -> tuple[Any, ...]:
+        """What a kernel started now would be: a spare kernel is used only if equal."""
+        return (type(self), self.kernel_name, json.dumps(
+            {k: getattr(self, k) for k in SandboxKernelManager.class_own_traits(config=True)},
+            sort_keys=True, default=str), tuple(sorted(self._kernel_env(None).items())))
+
+    def process_alive(self) -> bool:
+        """Whether the sandbox process of a started kernel is still running."""
+        process = getattr(self.provisioner, "process", None)
+        return process is not None and process.poll() is None
+
+    def kill_now(self) -> None:
+        """Kill the sandbox and remove its host directory, without an event loop."""
+        pgid = getattr(self.provisioner, "pgid", None)
+        if pgid:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+        if self._hostdir is not None:
+            shutil.rmtree(self._hostdir, ignore_errors=True)
 
     # -- decide -------------------------------------------------------------------------
     def _use_sandbox(self) -> bool:
@@ -234,7 +324,7 @@ class SandboxKernelManager(AsyncKernelManager):
             self.connection_file = os.path.join(self._hostdir, "kernel.json")
         return await super()._async_pre_start_kernel(**kw)
 
-    def _bwrap_command(self, kernel_cmd: list[str], cwd: str, fds: list[int],
+    def _bwrap_command(self, kernel_cmd: list[str], fds: list[int],
                        info_w: int, conn_r: int) -> list[str]:
         bwrap = self.bwrap_path or shutil.which("bwrap") or "bwrap"
         hostdir = self._hostdir
@@ -257,10 +347,12 @@ class SandboxKernelManager(AsyncKernelManager):
 
         paths.update(os.path.realpath(p) for p in course_lib.__path__)
         paths.update(self.readable_paths)
-        paths.add(cwd)
         for path in sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"):
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]
+        # The notebook's directory: a host folder of this kernel alone, filled with a copy of
+        # the notebook's files before any of its code runs (see fill_submission_dir).
+        cmd += ["--ro-bind", os.path.join(hostdir, "submission"), SUBMISSION_DIR]
         seccomp = _no_fork_filter()
         if seccomp is not None:
             seccomp_r, seccomp_w = os.pipe()
@@ -271,7 +363,7 @@ class SandboxKernelManager(AsyncKernelManager):
         cmd += ["--remount-ro", "/",  # only the scratch /tmp stays writable
                 "--dir", os.path.join(hostdir, "ipc"),
                 "--perms", "0600", "--file", str(conn_r), self.connection_file,
-                "--chdir", cwd, "--info-fd", str(info_w), "--",
+                "--chdir", SUBMISSION_DIR, "--info-fd", str(info_w), "--",
                 "/usr/bin/prlimit", f"--as={self.memory_limit}",
                 f"--nproc={self.max_processes}", f"--cpu={self.cpu_time_limit}",
                 f"--fsize={self.scratch_size}", f"--nofile={self.max_open_files}",
@@ -294,15 +386,19 @@ class SandboxKernelManager(AsyncKernelManager):
         if not self.sandboxed:
             return await super()._async_launch_kernel(kernel_cmd, **kw)
         assert self.provisioner is not None and self._hostdir is not None
-        cwd = os.path.abspath(kw.get("cwd") or os.getcwd())
+        cwd = kw.get("cwd")
+        os.makedirs(os.path.join(self._hostdir, "submission"), mode=0o700, exist_ok=True)
+        if cwd:  # else a kernel started ahead of its notebook: filled when it is adopted
+            self.fill_submission_dir(cwd)
+        self._launch_env = self._kernel_env(kw.get("env"))
         fds: list[int] = []
         info_r, info_w = os.pipe()
         conn_r = os.open(self.connection_file, os.O_RDONLY | os.O_CLOEXEC)
         fds += [info_w, conn_r]
         try:
-            cmd = self._bwrap_command(kernel_cmd, cwd, fds, info_w, conn_r)
+            cmd = self._bwrap_command(kernel_cmd, fds, info_w, conn_r)
             process = subprocess.Popen(
-                cmd, env=self._kernel_env(kw.get("env")), cwd="/",
+                cmd, env=self._launch_env, cwd="/",
                 stdin=subprocess.DEVNULL, stderr=kw.get("stderr"),
                 # fd 1 of the kernel carries only its banner and raw os.write(1, ...) of
                 # student code, which must not flood the grader's terminal.
@@ -318,7 +414,7 @@ class SandboxKernelManager(AsyncKernelManager):
         prov.process = process  # type: ignore[attr-defined]
         prov.pid = process.pid  # type: ignore[attr-defined]
         prov.pgid = os.getpgid(process.pid)  # type: ignore[attr-defined]
-        prov.cwd = cwd  # type: ignore[attr-defined]
+        prov.cwd = SUBMISSION_DIR  # type: ignore[attr-defined]
         self._start_watchdog(process)
         self._reconcile_connection_info(prov.connection_info)  # type: ignore[attr-defined]
         return None
@@ -353,12 +449,12 @@ class SandboxKernelManager(AsyncKernelManager):
         here rather than in cleanup.
         """
         hostdir = self._hostdir
-        deadline = time.monotonic() + self.wall_time_limit
+        self._deadline = time.monotonic() + self.wall_time_limit
         stop = threading.Event()
 
         def watch() -> None:
             while process.poll() is None and not stop.is_set():
-                if time.monotonic() > deadline:
+                if time.monotonic() > self._deadline:
                     self.log.warning("Sandboxed kernel exceeded %.0f s of wall time: killed",
                                      self.wall_time_limit)
                     try:
@@ -373,6 +469,11 @@ class SandboxKernelManager(AsyncKernelManager):
         self._watchdog_stop = stop
         self._watchdog.start()
 
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        # jupyter_client polls every 0.1 s for the killed kernel to be gone; a killed
+        # sandbox is gone within milliseconds.
+        await super()._async_wait(pollinterval=min(pollinterval, 0.01))
+
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
         if self._watchdog is not None:
@@ -383,12 +484,123 @@ class SandboxKernelManager(AsyncKernelManager):
             self._hostdir = None
 
 
+_spare: tuple[tuple[Any, ...], SandboxKernelManager] | None = None
+_spare_finalizer: Finalize | None = None
+
+
+def _take_spare(signature: tuple[Any, ...]) -> SandboxKernelManager | None:
+    """The kernel started ahead of time, if it matches ``signature`` and still runs."""
+    global _spare
+    spare, _spare = _spare, None
+    if spare is None:
+        return None
+    sig, km = spare
+    if sig == signature and km.process_alive():
+        return km
+    km.kill_now()
+    return None
+
+
+def discard_spare() -> None:
+    """Kill the kernel started ahead of time, if any (at exit, or when no notebook follows)."""
+    global _spare
+    spare, _spare = _spare, None
+    if spare is not None:
+        spare[1].kill_now()
+
+
 class SandboxedExecute(Execute):
-    """nbgrader's ``Execute`` preprocessor with the kernel in the sandbox."""
+    """nbgrader's ``Execute`` preprocessor with the kernel in the sandbox.
+
+    Each notebook gets a fresh kernel in a fresh sandbox, killed (not asked to stop) when
+    the notebook is done: nothing in a sandbox is worth a graceful shutdown.
+    """
+
+    prestart = Bool(False, help=(
+        "Start the next notebook's sandboxed kernel while this one runs (for graders that "
+        "know more notebooks follow; the last one started is wasted)."
+    )).tag(config=True)
+    shutdown_kernel = Enum(["graceful", "immediate"], default_value="immediate", help=(
+        "How the kernel is stopped after the notebook: a sandbox is simply killed."
+    )).tag(config=True)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
         super().__init__(*args, **kwargs)
+
+    def preprocess(self, nb: Any, resources: Any, km: Any = None) -> Any:
+        """Run the notebook, unless its submission holds symbolic links.
+
+        Raises
+        ------
+        SubmissionLinkError
+            If the student's submitted folder contains a symbolic link (nbgrader has then
+            copied whatever it points to next to the notebook). The submission stays as it
+            is in ``submitted/``; only its autograding fails.
+        """
+        ids = (resources or {}).get("nbgrader", {})
+        if ids.get("student") and ids.get("assignment"):
+            from nbgrader.coursedir import CourseDirectory
+
+            coursedir = CourseDirectory(config=self.config)
+            submitted = coursedir.format_path(coursedir.submitted_directory, ids["student"],
+                                              ids["assignment"])
+            links = submission_links(submitted) if os.path.isdir(submitted) else []
+            if links:
+                raise SubmissionLinkError(
+                    f"Not graded: the submission {submitted} contains symbolic links "
+                    f"({'; '.join(links)}); expected regular files only. nbgrader copies "
+                    "what a link points to, which could hand the student's code files it "
+                    "must not read. The submission is kept unchanged.")
+        return super().preprocess(nb, resources, km)
+
+    def _kernel_arguments(self) -> list[str]:
+        """The kernel's extra arguments, as nbclient's ``async_start_new_kernel`` adds them."""
+        args = list(self.extra_arguments)
+        if self.ipython_hist_file and not any(
+                a.startswith("--HistoryManager.hist_file") for a in args):
+            args.append(f"--HistoryManager.hist_file={self.ipython_hist_file}")
+        return args
+
+    def _signature(self, km: SandboxKernelManager) -> tuple[Any, ...]:
+        return (*km.launch_signature(), tuple(self._kernel_arguments()))
+
+    def create_kernel_manager(self) -> Any:
+        """A new kernel manager, or the kernel started ahead of time for this notebook."""
+        km = super().create_kernel_manager()
+        if self.prestart and isinstance(km, SandboxKernelManager):
+            spare = _take_spare(self._signature(km))
+            if spare is not None:
+                spare.adopt(self.resources.get("metadata", {}).get("path") or None)
+                self.km = spare
+                return spare
+        return km
+
+    async def async_start_new_kernel_client(self) -> Any:
+        """Connect to this notebook's kernel, then start the next notebook's one."""
+        kc = await super().async_start_new_kernel_client()
+        km = self.km
+        if self.prestart and isinstance(km, SandboxKernelManager) and km.sandboxed:
+            await self._start_spare(km)
+        return kc
+
+    # nbclient binds the synchronous wrapper to its own coroutine: rebind it to this one.
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    async def _start_spare(self, current: SandboxKernelManager) -> None:
+        global _spare, _spare_finalizer
+        discard_spare()
+        spare = type(current)(kernel_name=current.kernel_name, config=self.config,
+                              parent=current.parent, log=current.log)
+        try:
+            await spare.start_kernel(extra_arguments=self._kernel_arguments())
+        except Exception as exc:  # the next notebook then starts its kernel as usual
+            self.log.warning("Could not start the next sandboxed kernel ahead: %s", exc)
+            spare.kill_now()
+            return
+        _spare = (self._signature(spare), spare)
+        if _spare_finalizer is None:  # at exit, also of a multiprocessing worker
+            _spare_finalizer = Finalize(None, discard_spare, exitpriority=20)
 
 
 def enable(c: Any, **limits: Any) -> None:

@@ -28,16 +28,19 @@ from course_lib.grading.parallel import Summary, grade_all
 FULL = {"test_squares": 1.0, "test_weights_hidden": 2.0, "test_weights_naive": 1.0}
 WRONG = {"test_squares": 1.0, "test_weights_hidden": 0.0, "test_weights_naive": 0.0}
 
-_ROOT = "import os\n_root = os.path.abspath(os.path.join(os.getcwd(), '..', '..', '..'))\n"
+# The course root, by its real path and relative to the kernel's working directory.
+_ROOTS = ("import os\n_roots = ['{root}', "
+          "os.path.abspath(os.path.join(os.getcwd(), '..', '..', '..'))]\n")
 
 ATTACKS = {
     # Reads the instructor's source (solutions, hidden tests), other students' files, the
     # config; uses the solution if it got it, else submits a wrong answer.
-    "read_source": _ROOT + (
+    "read_source": _ROOTS + (
         "import json\n_found = {}\n"
-        "for _p in ['source/ps1/ps1.ipynb', 'submitted/honest/ps1/ps1.ipynb',\n"
-        "           'autograded/honest/ps1/ps1.ipynb', 'release/ps1/ps1.ipynb',\n"
-        "           'nbgrader_config.py', 'gradebook.db']:\n"
+        "for _root in _roots:\n"
+        "  for _p in ['source/ps1/ps1.ipynb', 'submitted/honest/ps1/ps1.ipynb',\n"
+        "             'autograded/honest/ps1/ps1.ipynb', 'release/ps1/ps1.ipynb',\n"
+        "             'nbgrader_config.py', 'gradebook.db']:\n"
         "    try:\n"
         "        _found[_p] = open(os.path.join(_root, _p), 'rb').read()\n"
         "    except OSError as _e:\n"
@@ -52,8 +55,8 @@ ATTACKS = {
         "    exec(" + repr(WRONG_WEIGHTS) + ")\n"
     ),
     # Opens the gradebook and writes to it (full marks for everyone, a fake student).
-    "gradebook": _ROOT + (
-        "import sqlite3\n_db = os.path.join(_root, 'gradebook.db')\n"
+    "gradebook": _ROOTS + (
+        "import sqlite3\n_db = os.path.join(_roots[0], 'gradebook.db')\n"
         "print('gradebook visible:', os.path.exists(_db))\n"
         "try:\n"
         "    _con = sqlite3.connect(_db)\n"
@@ -70,6 +73,22 @@ ATTACKS = {
         "except OSError as _e:\n"
         "    print('blocked file', type(_e).__name__)\n"
     ) + WEIGHTS_SOLUTION,
+    # Submits a symbolic link to the instructor's source notebook next to its own notebook
+    # (see the fixture) and reads the solution through it: plain nbgrader copies the file
+    # the link points to into the autograded folder, so the sandbox refuses the submission.
+    "symlink": (
+        "import json\n"
+        "try:\n"
+        "    _nb = json.load(open('solution_link.txt'))\n"
+        "    print('READ through the link')\n"
+        "    for _c in _nb['cells']:\n"
+        "        if _c['metadata'].get('nbgrader', {}).get('grade_id') == 'weights':\n"
+        "            exec(''.join(_c['source']).replace('### BEGIN SOLUTION', '')"
+        ".replace('### END SOLUTION', ''))\n"
+        "except OSError as _e:\n"
+        "    print('blocked link', type(_e).__name__)\n"
+        "    exec(" + repr(WRONG_WEIGHTS) + ")\n"
+    ),
     # Connects to a server of the grader's machine on 127.0.0.1 and to an outside address
     # (TEST-NET-1, never routed; inside the sandbox there is no route at all). Uses the
     # "leaked" answer if either connection opened.
@@ -189,7 +208,10 @@ def graded(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory,
     submit(root, "honest")
     submit(root, "wrong", weights=WRONG_WEIGHTS)
     for name, attack in ATTACKS.items():
-        submit(root, name, weights=attack.replace("{port}", str(listener[0])))
+        attack = attack.replace("{port}", str(listener[0])).replace("{root}", str(root))
+        submit(root, name, weights=attack)
+    (root / "submitted" / "symlink" / ASSIGNMENT / "solution_link.txt").symlink_to(
+        root / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
     summary = grade_all(root, ASSIGNMENT, jobs=2, progress=False)
     return root, summary
 
@@ -217,8 +239,22 @@ def test_read_source_sees_nothing_outside_its_own_notebook(graded) -> None:
     root, _ = graded
     out = _outputs(root, "read_source")
     assert "READ []" in out, out
-    assert out.count("blocked") == 6
+    assert out.count("blocked") == 12  # six files, by the real path and the relative one
     assert scores(root)["read_source"] == WRONG
+    _others_intact(root)
+
+
+def test_symlink_to_the_source_is_refused_before_any_code_runs(graded) -> None:
+    root, summary = graded
+    res = _result(summary, "symlink")
+    assert not res.ok and res.reason == "the submission contains symbolic links (not graded)"
+    # Plain nbgrader would have copied the solutions next to the notebook; nothing of the
+    # submission was autograded, and the submission itself is kept as it was.
+    assert not (root / "autograded" / "symlink").exists() or not any(
+        (root / "autograded" / "symlink").rglob("*.ipynb"))
+    assert (root / "submitted" / "symlink" / ASSIGNMENT / "solution_link.txt").is_symlink()
+    assert not scores(root).get("symlink") or all(
+        v in (None, 0.0) for v in scores(root)["symlink"].values())
     _others_intact(root)
 
 
@@ -307,7 +343,7 @@ def test_killing_its_own_kernel_fails_only_that_submission(graded) -> None:
     assert not res.ok
     assert "kernel died" in res.reason
     assert all(r.ok for r in summary.results if r.student not in ("kill_kernel",
-                                                                  "sleep_stubborn"))
+                                                                  "sleep_stubborn", "symlink"))
     assert not scores(root).get("kill_kernel") or all(
         v in (None, 0.0) for v in scores(root)["kill_kernel"].values())
     _others_intact(root)
