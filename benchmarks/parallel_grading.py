@@ -6,13 +6,18 @@ and each single mistake, in turn), then grades identical copies of it:
 1. ``nbgrader autograde checkpoint`` (the plain command, serial, sandboxed by the quiz's
    config), once per repeat;
 2. ``python -m course_lib.grading.parallel checkpoint --jobs J`` for J = 1 and J = the
-   number of cores (and any ``--jobs`` given), once per repeat.
+   number of cores (and any ``--jobs`` given), once per repeat, and with ``--no-prestart``
+   at J = the number of cores (kernels started only when their notebook comes), to show
+   what starting the next kernel ahead is worth;
+3. with ``--with-stock``: also ``nbgrader autograde`` with nbgrader's stock, unsandboxed
+   kernel (what the sandbox costs).
 
-It prints seconds per submission and throughput (median over repeats), the ratio to the
-serial command, and checks that every run gave the same scores. It also times the fixed
-costs per submission: a bare sandboxed kernel start, and the bwrap sandbox alone.
+It prints seconds per submission, throughput and the share of the machine's CPU time that
+was busy (median over repeats), the ratio to the serial command, and checks that every run
+gave the same scores. It also times a bare sandboxed kernel start and the bwrap sandbox
+alone: the fixed cost per submission that starting kernels ahead hides.
 
-Run: ``.venv/bin/python benchmarks/parallel_grading.py [--n 40] [--repeats 1] [--jobs 2 4]``
+Run: ``.venv/bin/python benchmarks/parallel_grading.py [--n 40] [--repeats 3] [--jobs 1 2 3]``
 """
 
 from __future__ import annotations
@@ -65,15 +70,36 @@ def scores(course: Path) -> dict[str, float]:
         return {s.student.id: s.score for s in gb.assignment_submissions(ASSIGNMENT)}
 
 
-def run(cmd: list[str], course: Path) -> float:
+def _cpu_times() -> tuple[int, int]:
+    """Total and idle jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    return sum(fields), fields[3] + fields[4]
+
+
+def run(cmd: list[str], course: Path) -> tuple[float, float]:
+    """Run ``cmd`` in ``course``; return its seconds and the machine's busy CPU share."""
     env = {**os.environ, "PATH": tool_path()}
+    total0, idle0 = _cpu_times()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True,
                           check=False)
     seconds = time.perf_counter() - start
+    total1, idle1 = _cpu_times()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return seconds
+    busy = 1 - (idle1 - idle0) / max(total1 - total0, 1)
+    return seconds, busy
+
+
+def unsandbox(course: Path) -> None:
+    """Make ``course`` use nbgrader's stock kernel: drop the sandbox from its config."""
+    config = course / "nbgrader_config.py"
+    lines = config.read_text().splitlines()
+    kept = [ln for ln in lines if "course_lib.grading.sandbox" not in ln and ln != "enable(c)"]
+    if len(kept) == len(lines):
+        raise SystemExit(f"{config} does not enable the sandbox the way this script expects")
+    config.write_text("\n".join(kept) + "\n")
 
 
 def kernel_start_cost(repeats: int = 5) -> tuple[float, float]:
@@ -109,42 +135,55 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="runs of each (median)")
     parser.add_argument("--jobs", type=int, nargs="*", default=None,
                         help="worker counts for the engine (default: 1 and all cores)")
+    parser.add_argument("--with-stock", action="store_true",
+                        help="also time nbgrader autograde with its stock, unsandboxed kernel")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     jobs = sorted(set(args.jobs or [1, cores]))
+    serial_name = "nbgrader autograde (serial)"
+    engine = [sys.executable, "-m", "course_lib.grading.parallel", ASSIGNMENT, "--no-progress"]
+    variants: list[tuple[str, list[str], bool]] = [
+        (serial_name, ["nbgrader", "autograde", ASSIGNMENT], True)]
+    if args.with_stock:
+        variants.append(("  same, stock unsandboxed kernel", ["nbgrader", "autograde",
+                                                              ASSIGNMENT], False))
+    variants += [(f"parallel engine, {j} worker(s)", [*engine, "--jobs", str(j)], True)
+                 for j in jobs]
+    variants.append((f"  same, {cores} workers, --no-prestart",
+                     [*engine, "--jobs", str(cores), "--no-prestart"], True))
+    runs: dict[str, list[tuple[float, float]]] = {}
+    results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         base = Path(tmp)
         template = build(base, args.n)
-        runs: dict[str, list[float]] = {}
-        results: dict[str, dict[str, float]] = {}
         for r in range(args.repeats):
-            variants = [("nbgrader autograde (serial)", ["nbgrader", "autograde", ASSIGNMENT])]
-            variants += [(f"parallel engine, {j} worker(s)",
-                          [sys.executable, "-m", "course_lib.grading.parallel", ASSIGNMENT,
-                           "--jobs", str(j), "--no-progress"]) for j in jobs]
-            for name, cmd in variants:
-                course = base / f"run{r}-{len(runs.get(name, []))}-{name.split()[0]}"
+            for i, (name, cmd, sandboxed) in enumerate(variants):
+                course = base / f"run{r}-{i}"
                 shutil.copytree(template, course)
-                seconds = run(cmd, course)
-                runs.setdefault(name, []).append(seconds)
+                if not sandboxed:
+                    unsandbox(course)
+                seconds, busy = run(cmd, course)
+                runs.setdefault(name, []).append((seconds, busy))
                 results[name] = scores(course)
                 shutil.rmtree(course)
-                print(f"  {name}: {seconds:.1f} s", flush=True)
-    serial = statistics.median(runs["nbgrader autograde (serial)"])
+                print(f"  {name.strip()}: {seconds:.1f} s, CPU {busy:.0%} busy", flush=True)
+    serial = statistics.median(s for s, _ in runs[serial_name])
     print(f"\n{args.n} submissions of the checkpoint quiz, {cores} cores, "
           f"median of {args.repeats} run(s) (shared machine: figures are noisy)")
-    print(f"{'runner':34s} {'seconds':>8s} {'s/submission':>13s} {'subm./s':>8s} "
+    print(f"{'runner':40s} {'seconds':>8s} {'s/subm.':>8s} {'subm./s':>8s} {'CPU busy':>9s} "
           f"{'vs serial':>9s}")
-    for name, secs in runs.items():
-        med = statistics.median(secs)
-        print(f"{name:34s} {med:8.1f} {med / args.n:13.2f} {args.n / med:8.2f} "
+    for name, pairs in runs.items():
+        med = statistics.median(s for s, _ in pairs)
+        busy = statistics.median(b for _, b in pairs)
+        print(f"{name:40s} {med:8.1f} {med / args.n:8.2f} {args.n / med:8.2f} {busy:9.0%} "
               f"{serial / med:8.2f}x")
-    reference = results["nbgrader autograde (serial)"]
+    reference = results[serial_name]
     same = all(res == reference for res in results.values())
     print(f"same scores in every run: {same}")
     kernel, bwrap = kernel_start_cost()
-    print(f"fixed cost left per submission: sandboxed kernel start {kernel:.2f} s "
-          f"(median of 5), of which the bwrap sandbox alone {bwrap * 1000:.0f} ms")
+    print(f"fixed cost per submission: a sandboxed kernel starts in {kernel:.2f} s (median of "
+          f"5; the engine starts it during the previous notebook), of which the bwrap "
+          f"sandbox alone {bwrap * 1000:.0f} ms")
     if not same:
         raise SystemExit("scores differ between runners")
 

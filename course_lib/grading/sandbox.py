@@ -10,7 +10,9 @@ inside `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``):
   directory), all read-only: the course's ``source/``, the gradebook and other students'
   submissions do not exist inside;
 * writes only to a size-limited scratch ``/tmp`` (also ``$HOME``);
-* limits on address space, processes, CPU time, file size, and a wall-clock deadline.
+* limits on address space, processes, CPU time, file size, and a wall-clock deadline;
+* a submission holding a symbolic link is refused before any of its code runs: nbgrader
+  copies what the link points to (it could be the solutions) into the autograded folder.
 
 The kernel talks to nbgrader over Unix sockets inside the scratch directory (ZeroMQ ``ipc``
 transport), which the grading process reaches through ``/proc/<pid>/root``: no writable
