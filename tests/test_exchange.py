@@ -8,7 +8,12 @@ import pwd
 
 import pytest
 
-from course_lib.grading.exchange import OwnerCheckedCollect, PrivateSubmit, foreign_owners
+from course_lib.grading.exchange import (
+    OwnerCheckedCollect,
+    PrivateSubmit,
+    foreign_owners,
+    symbolic_links,
+)
 
 
 def test_own_files_have_no_foreign_owner(tmp_path):
@@ -35,3 +40,18 @@ def test_the_classes_plug_into_nbgraders_exchange_factory():
 
     assert issubclass(OwnerCheckedCollect, ExchangeCollect)
     assert issubclass(PrivateSubmit, ExchangeSubmit)
+
+
+def test_symbolic_links_are_found_deep_inside_and_regular_files_are_not(tmp_path):
+    deep = tmp_path / "checkpoint" / "data"
+    deep.mkdir(parents=True)
+    (tmp_path / "checkpoint.ipynb").write_text("{}")
+    (deep / "solutions.txt").symlink_to("/srv/course/source/checkpoint/checkpoint.ipynb")
+    (tmp_path / "checkpoint" / "up").symlink_to("..")
+    assert symbolic_links(tmp_path) == [
+        "checkpoint/data/solutions.txt -> /srv/course/source/checkpoint/checkpoint.ipynb",
+        "checkpoint/up -> ..",
+    ]
+    (deep / "solutions.txt").unlink()
+    (tmp_path / "checkpoint" / "up").unlink()
+    assert symbolic_links(tmp_path) == []

@@ -11,8 +11,12 @@ Enable it in the instructor's course ``nbgrader_config.py``::
 
     c.ExchangeFactory.collect = "course_lib.grading.exchange.OwnerCheckedCollect"
 
+It also refuses a submission that contains a symbolic link: nbgrader's collect copies,
+with the instructor's rights, whatever the link points to, so a student could plant a link
+to ``source/`` in their own submission and find the solutions copied into it.
+
 Refused submissions stay in the exchange for the instructor to look at; each refusal is
-logged as an error naming the submission, the student it claims and the user who made it.
+logged as an error naming the submission, the student it claims and why it was refused.
 
 Plain nbgrader also leaves every submission world-readable (folder 0777, files 0644), hidden
 only by an unguessable name in an ``inbound`` folder nobody can list. :class:`PrivateSubmit`,
@@ -33,7 +37,7 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.submit import ExchangeSubmit
 
-__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "foreign_owners"]
+__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "foreign_owners", "symbolic_links"]
 
 SUBMISSION_DIR_MODE = 0o770
 
@@ -74,6 +78,26 @@ def foreign_owners(path: str | os.PathLike[str], student_id: str) -> list[str]:
     return sorted(_user_name(o) for o in others)
 
 
+def symbolic_links(path: str | os.PathLike[str]) -> list[str]:
+    """The symbolic links in a submission directory, as ``"name -> target"`` lines.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     os.symlink("/etc/hostname", os.path.join(d, "notes.txt"))
+    ...     symbolic_links(d)
+    ['notes.txt -> /etc/hostname']
+    """
+    found = []
+    for top, dirs, files in os.walk(path, followlinks=False):
+        for name in sorted(dirs + files):
+            entry = os.path.join(top, name)
+            if os.path.islink(entry):
+                found.append(f"{os.path.relpath(entry, path)} -> {os.readlink(entry)}")
+    return sorted(found)
+
+
 def _user_name(uid: int) -> str:
     try:
         return pwd.getpwuid(uid).pw_name
@@ -86,14 +110,22 @@ class OwnerCheckedCollect(ExchangeCollect):
 
     def _path_to_record(self, path: str) -> dict:
         record = super()._path_to_record(path)
-        foreign = foreign_owners(os.path.join(self.inbound_path, record["filename"]),
-                                 record["username"])
-        record["genuine"] = not foreign
+        folder = os.path.join(self.inbound_path, record["filename"])
+        foreign = foreign_owners(folder, record["username"])
+        links = symbolic_links(folder)
+        record["genuine"] = not foreign and not links
         if foreign:
             self.log.error(
                 "Refusing submission %s: it claims to be by %r but was made by %s; "
                 "it stays in the exchange and is not collected",
                 record["filename"], record["username"], ", ".join(foreign),
+            )
+        if links:
+            self.log.error(
+                "Refusing submission %s by %r: it contains symbolic links (%s), and "
+                "collecting would copy what they point to; expected regular files only. "
+                "It stays in the exchange and is not collected",
+                record["filename"], record["username"], "; ".join(links),
             )
         return record
 

@@ -63,6 +63,8 @@ from jupyter_core.utils import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
+from .exchange import symbolic_links
+
 __all__ = [
     "ALLOW_ENV",
     "INSTALL_HINT",
@@ -74,7 +76,6 @@ __all__ = [
     "discard_spare",
     "enable",
     "sandbox_problem",
-    "submission_links",
 ]
 
 #: Environment variable that lets an instructor run student code without the sandbox.
@@ -102,23 +103,6 @@ class SandboxUnavailableError(RuntimeError):
 
 class SubmissionLinkError(RuntimeError):
     """Raised when a submission holds symbolic links, which nbgrader would follow."""
-
-
-def submission_links(directory: str | os.PathLike[str]) -> list[str]:
-    """Every symbolic link under ``directory``, as ``"name -> target"`` lines.
-
-    ``nbgrader autograde`` copies a submission's files with ``shutil.copy``, which follows
-    links: a submitted link to ``source/ps1/ps1.ipynb`` would arrive in the autograded
-    folder as a copy of the solutions, readable by the student's code.
-    """
-    found = []
-    for top, dirs, files in os.walk(directory, followlinks=False):
-        for name in sorted(dirs + files):
-            path = os.path.join(top, name)
-            if os.path.islink(path):
-                rel = os.path.relpath(path, directory)
-                found.append(f"{rel} -> {os.readlink(path)}")
-    return found
 
 
 @functools.cache
@@ -547,7 +531,7 @@ class SandboxedExecute(Execute):
             coursedir = CourseDirectory(config=self.config)
             submitted = coursedir.format_path(coursedir.submitted_directory, ids["student"],
                                               ids["assignment"])
-            links = submission_links(submitted) if os.path.isdir(submitted) else []
+            links = symbolic_links(submitted) if os.path.isdir(submitted) else []
             if links:
                 raise SubmissionLinkError(
                     f"Not graded: the submission {submitted} contains symbolic links "

@@ -398,6 +398,24 @@ class ClassRun:
         return self.nbgrader(impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
                              cwd=impostor.work)
 
+    def plant_linked_submission(self, student: Person) -> str:
+        """``student`` makes, by hand, a newer submission holding a link to the source.
+
+        No nbgrader command: the student creates a folder in ``inbound`` (they may create
+        entries there) with their notebook and a symbolic link to the instructor's source
+        notebook, which they cannot read themselves. Returns the folder's name.
+        """
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime(time.time() + 60))
+        name = f"{student.name}+{ASSIGNMENT}+{stamp}+linked"
+        script = (f'set -e; d="$0/$1"; mkdir -m 0770 "$d"; cp "$2" "$d/{ASSIGNMENT}.ipynb"; '
+                  'printf "%s" "$3" > "$d/timestamp.txt"; ln -s "$4" "$d/solutions.txt"'
+                  )
+        source = self.course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        self.as_user(student, ["/bin/sh", "-c", script, str(self.course_exchange / "inbound"),
+                               name, str(self.released_notebook(student)), stamp, str(source)],
+                     what=f"{student.name}: plant a linked submission")
+        return name
+
     def grade(self) -> dict[str, str]:
         """Collect, autograde, generate and release feedback; return each step's log."""
         logs = {}

@@ -122,6 +122,8 @@ def _class_flow(backend: str, with_hub: bool) -> dict:
         rec["kinds"] = {s.name: s.kind for s in run.students + run.hub_students}
         # s1 (correct answer) submits under s2's name after s2's own (wrong) submission.
         rec["impostor_submit_rc"] = run.impostor_submits(s1, s2).returncode
+        # s3 hands in, by hand, a newer submission with a link to the instructor's source.
+        rec["linked_submission"] = run.plant_linked_submission(s3)
         if with_hub:
             _hub_phase_before_grading(run, rec)
         rec["logs"] = run.grade()
@@ -131,6 +133,10 @@ def _class_flow(backend: str, with_hub: bool) -> dict:
                      "--CourseDirectory.submitted_directory=plain-collect", cwd=run.course)
         plain = run.course / "plain-collect" / s2.name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         rec["plain_collect_s2_answer"] = _answer_source(plain)
+        leak = run.course / "plain-collect" / s3.name / ASSIGNMENT / "solutions.txt"
+        rec["plain_collect_s3_leak"] = leak.read_text() if leak.exists() else ""
+        rec["checked_collect_s3_files"] = sorted(
+            p.name for p in (run.course / "submitted" / s3.name / ASSIGNMENT).iterdir())
         checked = run.course / "submitted" / s2.name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         rec["checked_collect_s2_answer"] = _answer_source(checked)
         rec["feedback"] = {
@@ -217,6 +223,18 @@ def test_impostor_submission_is_refused_and_the_real_one_kept(sqlite_class):
     assert "np.sqrt" not in rec["checked_collect_s2_answer"]
     s2 = next(name for name, kind in rec["kinds"].items() if kind == "wrong")
     assert rec["grades"][s2]["test_missing_scale"][0] == 0
+
+
+def test_a_submission_with_a_link_to_the_source_is_refused(sqlite_class):
+    rec = sqlite_class
+    # Plain nbgrader collects the newest submission and copies what its link points to:
+    # the instructor's source, solutions included, lands in the student's submission.
+    assert "### BEGIN SOLUTION" in rec["plain_collect_s3_leak"]
+    # The course's collect refuses it, says why, and collects the student's genuine one.
+    assert "contains symbolic links (solutions.txt -> " in rec["logs"]["collect"]
+    assert rec["linked_submission"] in rec["logs"]["collect"]
+    assert f"{ASSIGNMENT}.ipynb" in rec["checked_collect_s3_files"]
+    assert "solutions.txt" not in rec["checked_collect_s3_files"]
 
 
 def test_no_student_reaches_what_is_not_theirs(sqlite_class):
