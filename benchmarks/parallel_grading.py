@@ -33,34 +33,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the sibling benchmark whose course builder this reuses
 
-from course_lib.grading.pipeline import (  # noqa: E402
-    ASSIGNMENT,
-    copy_course,
-    open_api,
-    place_submission,
-    tool_path,
-)
-from course_lib.grading.submissions import make_submission  # noqa: E402
-from course_lib.grading.variants import DEFAULT_SEED, make_variant  # noqa: E402
+from grading_time import ASSIGNMENT, ROOT, prepare_course, tool_path  # noqa: E402
 
 FAST_KINDS = ["correct", "mistake_missing_scale", "mistake_wrong_axis",
               "mistake_naive_exp_overflow", "mistake_dk_from_wrong_axis", "blank"]
-
-
-def build(base: Path, n: int) -> Path:
-    course = copy_course(ROOT / "quiz", base / "template")
-    result = open_api(course).generate_assignment(ASSIGNMENT)
-    if not result["success"]:
-        raise SystemExit(result.get("log"))
-    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    variant = make_variant(DEFAULT_SEED)
-    for i in range(n):
-        kind = FAST_KINDS[i % len(FAST_KINDS)]
-        place_submission(course, f"s{i:03d}", make_submission(kind, released, variant))
-    return course
 
 
 def scores(course: Path) -> dict[str, float]:
@@ -155,7 +134,7 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         base = Path(tmp)
-        template = build(base, args.n)
+        template = prepare_course(base / "template", args.n, FAST_KINDS)
         for r in range(args.repeats):
             for i, (name, cmd, sandboxed) in enumerate(variants):
                 course = base / f"run{r}-{i}"
