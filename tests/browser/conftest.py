@@ -76,12 +76,8 @@ def course_lab(browser_requirements: None, tmp_path_factory: pytest.TempPathFact
     if (REPO / "notebooks").is_dir():
         copy_tree(REPO / "notebooks", root / "notebooks")
     write_selftest_notebooks(root / "selftest")
-    server = LabServer(root, tmp_path_factory.mktemp("lab-scratch"))
-    server.start()
-    try:
+    with LabServer(root, tmp_path_factory.mktemp("lab-scratch")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

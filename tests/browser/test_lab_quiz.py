@@ -101,12 +101,8 @@ def student_lab(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
             cell.source = solutions[gid]
     (home / ASSIGNMENT).mkdir()
     nbformat.write(released, home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
-    server = LabServer(home, tmp_path_factory.mktemp("student-scratch"))
-    server.start()
-    try:
+    with LabServer(home, tmp_path_factory.mktemp("student-scratch")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _visible_tests_first_line() -> str:
@@ -173,12 +169,8 @@ def test_student_validate_reports_visible_tests(lab_page: Any, student_lab: LabS
 def instructor_lab(course: Path, tmp_path_factory: pytest.TempPathFactory
                    ) -> Iterator[LabServer]:
     """The instructor's JupyterLab, started in the course folder (where nbgrader_config.py is)."""
-    server = LabServer(course, tmp_path_factory.mktemp("instructor-scratch"))
-    server.start()
-    try:
+    with LabServer(course, tmp_path_factory.mktemp("instructor-scratch")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_instructor_formgrader_lists_checkpoint(lab_page: Any, instructor_lab: LabServer,
