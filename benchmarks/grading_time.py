@@ -30,15 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # runnable as a plain script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from course_lib.grading.pipeline import (  # noqa: E402
+from course_grading.pipeline import (  # noqa: E402
     ASSIGNMENT,
     copy_course,
     open_api,
     place_submission,
     tool_path,
 )
-from course_lib.grading.submissions import make_submission  # noqa: E402
-from course_lib.grading.variants import make_variant  # noqa: E402
+from course_grading.submissions import make_submission  # noqa: E402
+from course_grading.variants import make_variant  # noqa: E402
 
 __all__ = ["DEFAULT_KINDS", "Measurement", "measure", "prepare_course"]
 
@@ -125,7 +125,7 @@ def measure(
         ``"cli"`` runs ``nbgrader autograde`` as an instructor types it; ``"api"`` calls
         ``NbGraderAPI.autograde`` in this process.
     kinds : sequence of str
-        Submission kinds (see ``course_lib.grading.submissions.KINDS``) to cycle through.
+        Submission kinds (see ``course_grading.submissions.KINDS``) to cycle through.
     """
     if n < 1 or repeats < 1:
         raise ValueError(f"n and repeats must be at least 1 (got n={n}, repeats={repeats})")

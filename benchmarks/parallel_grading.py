@@ -5,7 +5,7 @@ and each single mistake, in turn), then grades identical copies of it:
 
 1. ``nbgrader autograde checkpoint`` (the plain command, serial, sandboxed by the quiz's
    config), once per repeat;
-2. ``python -m course_lib.grading.parallel checkpoint --jobs J`` for J = 1 and J = the
+2. ``python -m course_grading.parallel checkpoint --jobs J`` for J = 1 and J = the
    number of cores (and any ``--jobs`` given), once per repeat, and with ``--no-prestart``
    at J = the number of cores (kernels started only when their notebook comes), to show
    what starting the next kernel ahead is worth;
@@ -75,7 +75,7 @@ def unsandbox(course: Path) -> None:
     """Make ``course`` use nbgrader's stock kernel: drop the sandbox from its config."""
     config = course / "nbgrader_config.py"
     lines = config.read_text().splitlines()
-    kept = [ln for ln in lines if "course_lib.grading.sandbox" not in ln and ln != "enable(c)"]
+    kept = [ln for ln in lines if "course_grading.sandbox" not in ln and ln != "enable(c)"]
     if len(kept) == len(lines):
         raise SystemExit(f"{config} does not enable the sandbox the way this script expects")
     config.write_text("\n".join(kept) + "\n")
@@ -83,7 +83,7 @@ def unsandbox(course: Path) -> None:
 
 def kernel_start_cost(repeats: int = 5) -> tuple[float, float]:
     """Median seconds to start+stop a sandboxed kernel, and to run `true` in bwrap."""
-    from course_lib.grading.sandbox import SandboxKernelManager, _root_links
+    from course_grading.sandbox import SandboxKernelManager, _root_links
 
     async def once() -> float:
         km = SandboxKernelManager(kernel_name="python3")
@@ -120,7 +120,7 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     jobs = sorted(set(args.jobs or [1, cores]))
     serial_name = "nbgrader autograde (serial)"
-    engine = [sys.executable, "-m", "course_lib.grading.parallel", ASSIGNMENT, "--no-progress"]
+    engine = [sys.executable, "-m", "course_grading.parallel", ASSIGNMENT, "--no-progress"]
     variants: list[tuple[str, list[str], bool]] = [
         (serial_name, ["nbgrader", "autograde", ASSIGNMENT], True)]
     if args.with_stock:

@@ -2,8 +2,8 @@
 
 Extends ``benchmarks/grading_time.py`` (same course copy, same class of N submissions,
 made by its :func:`prepare_course`): autogrades the class once with ``NbGraderAPI``, then
-builds the grade table (``python -m course_lib.grading.gradetable``) and writes the class
-report (``python -m course_lib.grading.report``) REPEATS times each, in this process.
+builds the grade table (``python -m course_grading.gradetable``) and writes the class
+report (``python -m course_grading.report``) REPEATS times each, in this process.
 Prints the median seconds of each, per class and per submission, and their ratio to the
 autograde time of the same class.
 
@@ -27,8 +27,8 @@ sys.path.insert(0, str(HERE))
 
 from grading_time import ASSIGNMENT, open_api, prepare_course  # noqa: E402
 
-from course_lib.grading.gradetable import build_grade_table  # noqa: E402
-from course_lib.grading.report import write_report  # noqa: E402
+from course_grading.gradetable import build_grade_table  # noqa: E402
+from course_grading.report import write_report  # noqa: E402
 
 
 def _median_seconds(fn: Callable[[], object], repeats: int) -> float:

@@ -27,7 +27,7 @@ determined reader: there are only four letters to hash, and the key of each feed
 derived from public strings, so anyone who reads this module can decode everything
 (``python -m course_lib.quiz unseal`` does it, for maintainers). The graded checkpoint
 does not rely on it: its source with the answers stays with the instructor, and
-:mod:`course_lib.grading.variants` makes a fresh variant for a class.
+:mod:`course_grading.variants` makes a fresh variant for a class.
 
 Editing the questions: ``python -m course_lib.quiz unseal > bank.json``, edit the JSON,
 then ``python -m course_lib.quiz seal bank.json`` rewrites the bank module.

@@ -6,7 +6,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
 # Refuse submissions whose files do not belong to the student they name: plain nbgrader
 # accepts `nbgrader submit --student=<someone else>` and collects it, with only a warning.
-c.ExchangeFactory.collect = "course_lib.grading.exchange.OwnerCheckedCollect"
+c.ExchangeFactory.collect = "course_grading.exchange.OwnerCheckedCollect"
 
 # The gradebook. The default is SQLite in this directory (gradebook.db). For a large class,
 # or several instructors grading at once, use PostgreSQL (see deploy/README.md):

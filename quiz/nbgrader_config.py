@@ -10,7 +10,7 @@ import os
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import GetGrades
 
-from course_lib.grading.feedback import ExplainChecks
+from course_grading.feedback import ExplainChecks
 
 c = get_config()  # noqa: F821 (traitlets provides get_config when it loads this file)
 
@@ -28,13 +28,13 @@ c.Execute.interrupt_on_timeout = True
 c.OverwriteCells.add_missing_cells = True
 
 # Feedback explains each failed check in words and never shows a hidden test's source,
-# nor a traceback that quotes it (see course_lib/grading/feedback.py).
+# nor a traceback that quotes it (see course_grading/feedback.py).
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks]
 
-# Autograding runs student code in a bubblewrap sandbox (course_lib/grading/sandbox.py):
+# Autograding runs student code in a bubblewrap sandbox (course_grading/sandbox.py):
 # no network, none of the instructor's files (source/, the gradebook, other students),
 # writes only to a scratch dir, limits on memory, processes and time. Without bubblewrap,
 # autograding refuses to run and says how to install it.
-from course_lib.grading.sandbox import enable  # noqa: E402
+from course_grading.sandbox import enable  # noqa: E402
 
 enable(c)

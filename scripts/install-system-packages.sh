@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(
   make
-  bubblewrap  # tests/sandbox: the autograding sandbox (course_lib.grading.sandbox)
+  bubblewrap  # tests/sandbox: the autograding sandbox (course_grading.sandbox)
   # tests/browser: JupyterLab in a real browser. Debian's Chromium only; never a downloaded one.
   chromium
   fonts-dejavu-core

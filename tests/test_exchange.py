@@ -1,4 +1,4 @@
-"""course_lib.grading.exchange: who owns a submission (the whole class runs in tests/hub)."""
+"""course_grading.exchange: who owns a submission (the whole class runs in tests/hub)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pwd
 
 import pytest
 
-from course_lib.grading.exchange import (
+from course_grading.exchange import (
     OwnerCheckedCollect,
     PrivateSubmit,
     foreign_owners,

@@ -1,4 +1,4 @@
-"""course_lib.grading.feedback on hand-made autograded notebooks (the real HTML: tests/grading)."""
+"""course_grading.feedback on hand-made autograded notebooks (the real HTML: tests/grading)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import nbformat
 import pytest
 from nbformat.notebooknode import from_dict
 
-from course_lib.grading.feedback import CHECKS, ExplainChecks, visible_part
-from course_lib.grading.variants import GRADE_IDS
+from course_grading.feedback import CHECKS, ExplainChecks, visible_part
+from course_grading.variants import GRADE_IDS
 
 HIDDEN = '''# A hidden check runs here when the quiz is graded.
 ### BEGIN HIDDEN TESTS

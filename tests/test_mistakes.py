@@ -1,12 +1,12 @@
-"""The mistakes of course_lib.grading.mistakes are what they say they are."""
+"""The mistakes of course_grading.mistakes are what they say they are."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from course_grading.mistakes import CORRECT_ANSWER, MISTAKES, answer_function, hidden_test_id
 from course_lib import attention_weights, softmax
-from course_lib.grading.mistakes import CORRECT_ANSWER, MISTAKES, answer_function, hidden_test_id
 
 Q = np.array([[1.0, 0.5, -0.3], [0.2, -1.0, 0.4]])
 K = np.array([[0.3, 0.1, 1.0], [-0.5, 0.7, 0.2], [1.1, -0.2, 0.0], [0.0, 0.4, -0.8]])

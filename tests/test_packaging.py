@@ -27,7 +27,9 @@ def pyproject_requirements() -> dict[str, str]:
     reqs = list(data["project"]["dependencies"])
     for extra in data["project"].get("optional-dependencies", {}).values():
         reqs.extend(extra)
-    return dict(_split(r) for r in reqs)
+    own = data["project"]["name"]
+    # an extra that pulls in another extra of this project ("<name>[grading]") is no package
+    return dict(_split(r) for r in reqs if _split(r)[0] != own)
 
 
 def conda_requirements() -> tuple[dict[str, str], list[str]]:

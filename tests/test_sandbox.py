@@ -1,4 +1,4 @@
-"""Fast checks of course_lib.grading.sandbox and .parallel (no bubblewrap needed)."""
+"""Fast checks of course_grading.sandbox and .parallel (no bubblewrap needed)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from nbgrader.preprocessors import Execute
 from traitlets.config import Config
 
-from course_lib.grading.parallel import GradeResult, Summary, _reason
-from course_lib.grading.sandbox import (
+from course_grading.parallel import GradeResult, Summary, _reason
+from course_grading.sandbox import (
     INSTALL_HINT,
     SandboxedExecute,
     SandboxKernelManager,

@@ -7,9 +7,9 @@ import json
 import nbformat
 import pytest
 
-from course_lib.grading.mistakes import CORRECT_ANSWER, MISTAKES
-from course_lib.grading.submissions import KINDS, NOTEBOOK, fill_answers, make_submission
-from course_lib.grading.variants import DEFAULT_SEED, build_notebook, make_variant
+from course_grading.mistakes import CORRECT_ANSWER, MISTAKES
+from course_grading.submissions import KINDS, NOTEBOOK, fill_answers, make_submission
+from course_grading.variants import DEFAULT_SEED, build_notebook, make_variant
 
 VARIANT = make_variant(DEFAULT_SEED)
 # make_submission only touches answer cells (found by grade id), so the source serves here

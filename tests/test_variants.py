@@ -11,10 +11,9 @@ import nbformat
 import numpy as np
 import pytest
 
-from course_lib import attention_weights
-from course_lib.grading import variants
-from course_lib.grading.mistakes import CORRECT_ANSWER, MISTAKES, answer_function, hidden_test_id
-from course_lib.grading.variants import (
+from course_grading import variants
+from course_grading.mistakes import CORRECT_ANSWER, MISTAKES, answer_function, hidden_test_id
+from course_grading.variants import (
     DEFAULT_SEED,
     GRADE_IDS,
     HIDDEN_TEST_IDS,
@@ -23,6 +22,7 @@ from course_lib.grading.variants import (
     make_variant,
     notebook_text,
 )
+from course_lib import attention_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [DEFAULT_SEED, "x", "spring 2027, section B", "42"]
@@ -37,7 +37,7 @@ def test_committed_source_is_what_the_default_seed_makes():
     committed = (ROOT / variants.SOURCE_PATH).read_text(encoding="utf-8")
     assert committed == notebook_text(DEFAULT_SEED), (
         "quiz/source/checkpoint/checkpoint.ipynb differs from the generator's output; "
-        "run: python -m course_lib.grading.variants"
+        "run: python -m course_grading.variants"
     )
 
 

@@ -1,7 +1,7 @@
 """Fixtures of the grading tests: nbgrader's real pipeline, run once per session.
 
 ``graded_course`` copies quiz/ (config and source) to a temporary directory, generates the
-release, places one submission of every kind in ``course_lib.grading.submissions.KINDS``
+release, places one submission of every kind in ``course_grading.submissions.KINDS``
 under ``submitted/<kind>/checkpoint/``, autogrades them all in one call (as
 ``nbgrader autograde checkpoint`` does), generates feedback and exports the grades, all
 through ``nbgrader.apps.NbGraderAPI`` in this process.
@@ -19,15 +19,15 @@ from typing import Any
 import nbformat
 import pytest
 
-from course_lib.grading.pipeline import (
+from course_grading.pipeline import (
     ASSIGNMENT,
     copy_course,
     export_csv,
     open_api,
     place_submission,
 )
-from course_lib.grading.submissions import KINDS, make_submission
-from course_lib.grading.variants import DEFAULT_SEED, Variant, make_variant
+from course_grading.submissions import KINDS, make_submission
+from course_grading.variants import DEFAULT_SEED, Variant, make_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 QUIZ = ROOT / "quiz"

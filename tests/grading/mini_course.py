@@ -15,8 +15,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from course_lib.grading.mistakes import CORRECT_ANSWER, MISTAKES  # noqa: F401 (conftest uses mc.MISTAKES)
-from course_lib.grading.variants import _nbgrader
+from course_grading.mistakes import CORRECT_ANSWER, MISTAKES  # noqa: F401 (conftest uses mc.MISTAKES)
+from course_grading.variants import _nbgrader
 
 COURSE_ID = "attention-course"
 ASSIGNMENT = "checkpoint"

@@ -10,10 +10,10 @@ import pytest
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import GetGrades
 
-from course_lib.grading.feedback import CHECKS, hidden_lines
-from course_lib.grading.pipeline import open_api
-from course_lib.grading.submissions import KINDS
-from course_lib.grading.variants import HIDDEN_TEST_IDS
+from course_grading.feedback import CHECKS, hidden_lines
+from course_grading.pipeline import open_api
+from course_grading.submissions import KINDS
+from course_grading.variants import HIDDEN_TEST_IDS
 
 pytestmark = pytest.mark.slow
 

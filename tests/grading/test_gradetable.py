@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.grading.gradetable import build_grade_table, main
+from course_grading.gradetable import build_grade_table, main
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +103,7 @@ def test_nbgrader_export_scores_the_broken_ones_zero_and_the_table_does_not(mini
 def test_cli_writes_csv_and_prints_table(mini_graded_course, tmp_path):
     out = tmp_path / "grades.csv"
     proc = subprocess.run(
-        [sys.executable, "-m", "course_lib.grading.gradetable",
+        [sys.executable, "-m", "course_grading.gradetable",
          "--course-dir", str(mini_graded_course.root), "--csv", str(out)],
         capture_output=True, text=True, check=True,
     )

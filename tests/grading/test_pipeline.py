@@ -8,9 +8,9 @@ import json
 import nbformat
 import pytest
 
-from course_lib.grading.pipeline import grades
-from course_lib.grading.submissions import KINDS
-from course_lib.grading.variants import GRADE_IDS, HIDDEN_TEST_IDS
+from course_grading.pipeline import grades
+from course_grading.submissions import KINDS
+from course_grading.variants import GRADE_IDS, HIDDEN_TEST_IDS
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,11 @@ import sys
 import nbformat
 import pytest
 
-from course_lib.grading.feedback import hidden_lines
-from course_lib.grading.mistakes import CORRECT_ANSWER
-from course_lib.grading.pipeline import tool_path
-from course_lib.grading.submissions import make_submission
-from course_lib.grading.variants import HIDDEN_TEST_IDS
+from course_grading.feedback import hidden_lines
+from course_grading.mistakes import CORRECT_ANSWER
+from course_grading.pipeline import tool_path
+from course_grading.submissions import make_submission
+from course_grading.variants import HIDDEN_TEST_IDS
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from course_lib.grading.gradetable import build_grade_table
-from course_lib.grading.report import summarize, write_report
+from course_grading.gradetable import build_grade_table
+from course_grading.report import summarize, write_report
 
 pytestmark = pytest.mark.slow
 
@@ -90,7 +90,7 @@ def test_html_report_has_the_images_with_alt_text(report):
 def test_cli_writes_the_report(mini_graded_course, tmp_path):
     out = tmp_path / "class-report"
     proc = subprocess.run(
-        [sys.executable, "-m", "course_lib.grading.report",
+        [sys.executable, "-m", "course_grading.report",
          "--course-dir", str(mini_graded_course.root), "--out", str(out)],
         capture_output=True, text=True, check=True,
     )
@@ -103,7 +103,7 @@ def test_cli_writes_the_report(mini_graded_course, tmp_path):
 
 # --------------------------------------------------------------------------------------
 # the real checkpoint (quiz/), graded by quiz-core's pipeline fixture: one submission of
-# each kind in course_lib.grading.submissions.KINDS, each student named for its kind
+# each kind in course_grading.submissions.KINDS, each student named for its kind
 # --------------------------------------------------------------------------------------
 
 

@@ -13,15 +13,15 @@ import nbformat
 import numpy as np
 import pytest
 
-from course_lib.grading.pipeline import (
+from course_grading.pipeline import (
     ASSIGNMENT,
     copy_course,
     grades,
     open_api,
     place_submission,
 )
-from course_lib.grading.submissions import answers_for, fill_answers
-from course_lib.grading.variants import DEFAULT_SEED, GRADE_IDS, make_variant
+from course_grading.submissions import answers_for, fill_answers
+from course_grading.variants import DEFAULT_SEED, GRADE_IDS, make_variant
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     course = copy_course(QUIZ, tmp_path / "quiz")
     source = course / "source" / "checkpoint" / "checkpoint.ipynb"
     run = subprocess.run(
-        [sys.executable, "-m", "course_lib.grading.variants", "--seed", SEED, "--out", str(source)],
+        [sys.executable, "-m", "course_grading.variants", "--seed", SEED, "--out", str(source)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -120,11 +120,11 @@ def answer_notebook(nb: dict, kind: str) -> dict:
 
     ``correct`` answers every question right, ``wrong`` forgets the 1/sqrt(d_k) in
     ``attention_weights`` (and so gets the 'sat' output wrong too), ``blank`` hands the
-    released notebook back untouched. The answers are quiz-core's (course_lib.grading).
+    released notebook back untouched. The answers are quiz-core's (course_grading).
     """
-    from course_lib.grading.mistakes import MISTAKES
-    from course_lib.grading.submissions import answers_for, fill_answers
-    from course_lib.grading.variants import DEFAULT_SEED, make_variant
+    from course_grading.mistakes import MISTAKES
+    from course_grading.submissions import answers_for, fill_answers
+    from course_grading.variants import DEFAULT_SEED, make_variant
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
@@ -254,8 +254,9 @@ class ClassRun:
         self.root = Path(tempfile.mkdtemp(prefix=f"{self.tag}-", dir="/tmp"))
         self.root.chmod(0o755)
         self.code = self.root / "code"
-        shutil.copytree(REPO / "course_lib", self.code / "course_lib",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        for package in ("course_lib", "course_grading"):
+            shutil.copytree(REPO / package, self.code / package,
+                            ignore=shutil.ignore_patterns("__pycache__"))
         # Byte-compiled by root: the users cannot write __pycache__ here.
         subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(self.code)], check=True)
         self.config_dir = self.root / "etc" / "jupyter"

@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # the course builder next to this file
 
-from course_lib.grading.sandbox import _no_fork_filter, sandbox_problem
+from course_grading.sandbox import _no_fork_filter, sandbox_problem
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -114,7 +114,7 @@ CONFIG = """\
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "sandbox-test"
 c.Execute.timeout = {timeout}
-from course_lib.grading.sandbox import enable
+from course_grading.sandbox import enable
 enable(c, memory_limit={memory}, max_processes=48, scratch_size={scratch},
        cpu_time_limit=60, wall_time_limit=120.0)
 """

@@ -23,7 +23,7 @@ from course import (
     submit,
 )
 
-from course_lib.grading.parallel import Summary, grade_all
+from course_grading.parallel import Summary, grade_all
 
 FULL = {"test_squares": 1.0, "test_weights_hidden": 2.0, "test_weights_naive": 1.0}
 WRONG = {"test_squares": 1.0, "test_weights_hidden": 0.0, "test_weights_naive": 0.0}

@@ -3,7 +3,7 @@
 The equality test grades the real checkpoint quiz (quiz/) with one submission of every kind
 that the quiz's own pipeline test uses (correct, each mistake, blank, raises, corrupt,
 renamed, other kernelspec, ...): once with the plain ``nbgrader autograde checkpoint`` command, once
-with ``python -m course_lib.grading.parallel``, each in its own copy of the course.
+with ``python -m course_grading.parallel``, each in its own copy of the course.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import pytest
 from course import ASSIGNMENT as PS1
 from course import make_course, nbgrader, scores, submit
 
-from course_lib.grading.mistakes import MISTAKES
-from course_lib.grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
-from course_lib.grading.sandbox import ALLOW_ENV
-from course_lib.grading.submissions import KINDS, answers_for, fill_answers, make_submission
-from course_lib.grading.variants import DEFAULT_SEED, make_variant
+from course_grading.mistakes import MISTAKES
+from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
+from course_grading.sandbox import ALLOW_ENV
+from course_grading.submissions import KINDS, answers_for, fill_answers, make_submission
+from course_grading.variants import DEFAULT_SEED, make_variant
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 # Every kind but the two slow ones (timeouts are covered by test_hostile.py's "sleep").
@@ -68,7 +68,7 @@ def test_parallel_scores_equal_serial_nbgrader_autograde(two_courses) -> None:
     serial, parallel = two_courses
     nbgrader(serial, "autograde", ASSIGNMENT, check=False)  # some kinds fail, on purpose
     proc = subprocess.run(
-        [sys.executable, "-m", "course_lib.grading.parallel", ASSIGNMENT, "--jobs", "2"],
+        [sys.executable, "-m", "course_grading.parallel", ASSIGNMENT, "--jobs", "2"],
         cwd=parallel, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode in (0, 1), proc.stderr
     want, got = _all_scores(serial), _all_scores(parallel)
@@ -105,7 +105,7 @@ def test_refuses_without_bubblewrap_and_says_how_to_install(ps1: Path) -> None:
     config.write_text(config.read_text()
                       + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
     env = {k: v for k, v in os.environ.items() if k != ALLOW_ENV}
-    proc = subprocess.run([sys.executable, "-m", "course_lib.grading.parallel", PS1],
+    proc = subprocess.run([sys.executable, "-m", "course_grading.parallel", PS1],
                           cwd=ps1, capture_output=True, text=True, timeout=300, env=env,
                           check=False)
     assert proc.returncode == 2
@@ -122,7 +122,7 @@ def test_instructor_can_opt_out_explicitly(ps1: Path) -> None:
     config = ps1 / "nbgrader_config.py"
     config.write_text(config.read_text()
                       + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
-    proc = subprocess.run([sys.executable, "-m", "course_lib.grading.parallel", PS1,
+    proc = subprocess.run([sys.executable, "-m", "course_grading.parallel", PS1,
                            "--allow-unsandboxed", "--no-progress"],
                           cwd=ps1, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

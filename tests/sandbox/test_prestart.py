@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from course import ASSIGNMENT, MAX_SCORE, WEIGHTS_SOLUTION, make_course, scores, submit
 
-from course_lib.grading.parallel import grade_all
+from course_grading.parallel import grade_all
 
 BUSY_SECONDS = 4.0
 

@@ -1,6 +1,6 @@
 """The class report: how the class did on each question, and which mistakes it made.
 
-Built from the same data as :mod:`course_lib.grading.gradetable` (the nbgrader gradebook
+Built from the same data as :mod:`course_grading.gradetable` (the nbgrader gradebook
 plus the ``submitted/`` and ``autograded/`` folders), it writes into one folder:
 
 ``scores.png``
@@ -15,8 +15,8 @@ plus the ``submitted/`` and ``autograded/`` folders), it writes into one folder:
 
 Run it in the course directory (``quiz/``)::
 
-    python -m course_lib.grading.report                  # writes ./report-checkpoint/
-    python -m course_lib.grading.report --course-dir quiz --out class-report
+    python -m course_grading.report                  # writes ./report-checkpoint/
+    python -m course_grading.report --course-dir quiz --out class-report
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
     ----------
     course_dir : path
         The nbgrader course directory (as in
-        :func:`~course_lib.grading.gradetable.build_grade_table`).
+        :func:`~course_grading.gradetable.build_grade_table`).
     out_dir : path
         Created if missing; existing report files in it are replaced.
     assignment : str, default "checkpoint"
@@ -377,9 +377,9 @@ than one mistake.</p>
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m course_lib.grading.report``: write the class report, print its summary."""
+    """``python -m course_grading.report``: write the class report, print its summary."""
     p = argparse.ArgumentParser(
-        prog="python -m course_lib.grading.report",
+        prog="python -m course_grading.report",
         description="Class report from the nbgrader gradebook: score distribution per "
         "question and diagnosed mistakes, as PNGs with an HTML and a Markdown page.",
     )

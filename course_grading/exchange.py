@@ -9,7 +9,7 @@ the Unix user it names, so the real student's own (older) submission is the one 
 
 Enable it in the instructor's course ``nbgrader_config.py``::
 
-    c.ExchangeFactory.collect = "course_lib.grading.exchange.OwnerCheckedCollect"
+    c.ExchangeFactory.collect = "course_grading.exchange.OwnerCheckedCollect"
 
 It also refuses a submission that contains a symbolic link: nbgrader's collect copies,
 with the instructor's rights, whatever the link points to, so a student could plant a link
@@ -25,7 +25,7 @@ set in the global config that students' nbgrader reads, closes that: the exchang
 group, and ``PrivateSubmit`` gives it mode 0770: the student and the instructor, nobody
 else, can enter it::
 
-    c.ExchangeFactory.submit = "course_lib.grading.exchange.PrivateSubmit"
+    c.ExchangeFactory.submit = "course_grading.exchange.PrivateSubmit"
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ folders, and writes a table where
 
 Run it in the course directory (``quiz/``), besides ``nbgrader export``, not instead::
 
-    python -m course_lib.grading.gradetable                 # assignment 'checkpoint'
-    python -m course_lib.grading.gradetable --csv grades.csv --course-dir quiz
+    python -m course_grading.gradetable                 # assignment 'checkpoint'
+    python -m course_grading.gradetable --csv grades.csv --course-dir quiz
 """
 
 from __future__ import annotations
@@ -367,9 +367,9 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m course_lib.grading.gradetable``: print the table and write a CSV."""
+    """``python -m course_grading.gradetable``: print the table and write a CSV."""
     p = argparse.ArgumentParser(
-        prog="python -m course_lib.grading.gradetable",
+        prog="python -m course_grading.gradetable",
         description="Per-question grade table from the nbgrader gradebook; submissions "
         "that could not be graded are marked as such, never as 0.",
     )

@@ -22,14 +22,14 @@ It plugs into nbgrader the way nbgrader expects: the ``Execute`` preprocessor of
 ``nbgrader autograde`` is replaced by :class:`SandboxedExecute`, whose kernel manager is
 :class:`SandboxKernelManager`. Put this in the course's ``nbgrader_config.py``::
 
-    from course_lib.grading.sandbox import enable
+    from course_grading.sandbox import enable
     enable(c)                              # optional limits: enable(c, memory_limit=2 << 30)
 
 ``nbgrader autograde`` and the formgrader's "autograde" button then run student code
 sandboxed.
 
 A grader that knows more notebooks will follow (the parallel engine of
-:mod:`course_lib.grading.parallel` sets ``c.SandboxedExecute.prestart = True``) starts the
+:mod:`course_grading.parallel` sets ``c.SandboxedExecute.prestart = True``) starts the
 next sandboxed kernel while the current notebook runs: each kernel still serves exactly one
 notebook in its own fresh sandbox, but its start-up (about half a second of Python and
 ipykernel imports) overlaps with grading instead of adding to it. The notebook's files are
@@ -39,7 +39,7 @@ Without a working ``bwrap``, autograding refuses to start a kernel, unless the i
 opts out with ``c.SandboxKernelManager.allow_unsandboxed = True`` or the environment
 variable ``COURSE_GRADING_ALLOW_UNSANDBOXED=1``.
 
-``python -m course_lib.grading.sandbox`` checks whether the sandbox works on this machine.
+``python -m course_grading.sandbox`` checks whether the sandbox works on this machine.
 """
 
 from __future__ import annotations
@@ -426,7 +426,7 @@ class SandboxKernelManager(AsyncKernelManager):
         process.kill()
         raise RuntimeError(
             f"bubblewrap did not start the sandbox (exit status {process.poll()}); "
-            "run `python -m course_lib.grading.sandbox` to diagnose.")
+            "run `python -m course_grading.sandbox` to diagnose.")
 
     def _start_watchdog(self, process: subprocess.Popen[bytes]) -> None:
         """Kill the sandbox after wall_time_limit; remove its host dir once it has exited.

@@ -10,14 +10,14 @@ graded checks compare them with real-float arithmetic and call nothing that a st
 code, running in the same kernel before them, could have replaced.
 
 Every variant is checked before it is written: each hidden test must fail for exactly its
-own mistake in :data:`course_lib.grading.mistakes.MISTAKES` and pass for the correct
+own mistake in :data:`course_grading.mistakes.MISTAKES` and pass for the correct
 answer and for every other mistake, on inputs whose correct weights are not saturated.
 
 Command line (from the repository root)::
 
-    python -m course_lib.grading.variants                      # the public default
-    python -m course_lib.grading.variants --seed "my secret"   # a private variant
-    python -m course_lib.grading.variants --seed "my secret" --out /tmp/checkpoint.ipynb
+    python -m course_grading.variants                      # the public default
+    python -m course_grading.variants --seed "my secret"   # a private variant
+    python -m course_grading.variants --seed "my secret" --out /tmp/checkpoint.ipynb
 
 Examples
 --------
@@ -43,8 +43,9 @@ import nbformat
 import numpy as np
 from numpy.typing import NDArray
 
-from ..attention import attention, attention_weights
-from ..examples import the_cat_sat
+from course_lib.attention import attention, attention_weights
+from course_lib.examples import the_cat_sat
+
 from .mistakes import CORRECT_ANSWER, MISTAKES, answer_function, hidden_test_id
 
 __all__ = [
@@ -220,7 +221,7 @@ def _hidden_inputs(
 def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
     """Which hidden test catches which answer, measured on the variant's inputs.
 
-    Runs :data:`~course_lib.grading.mistakes.CORRECT_ANSWER` and every mistake on each
+    Runs :data:`~course_grading.mistakes.CORRECT_ANSWER` and every mistake on each
     hidden test's inputs, as the hidden test does (any numpy warning counts as a failure,
     as nbgrader scores a test cell that writes to stderr 0).
 
@@ -689,7 +690,7 @@ def notebook_text(seed: str = DEFAULT_SEED) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: write the source notebook of a variant (see the module docstring)."""
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.grading.variants",
+        prog="python -m course_grading.variants",
         description="Write the checkpoint quiz's instructor source notebook for a seed.",
     )
     parser.add_argument(

@@ -5,7 +5,7 @@ command runs nbgrader's own autograder (``NbGraderAPI.autograde``, the same code
 and the formgrader) in a pool of worker processes, each of which imports nbgrader once and
 then grades submission after submission, so that the start-up of the command line is paid
 once per worker instead of once per run. Student code runs in the bubblewrap sandbox of
-:mod:`course_lib.grading.sandbox`; each worker starts the sandboxed kernel of its next
+:mod:`course_grading.sandbox`; each worker starts the sandboxed kernel of its next
 notebook while the current one runs (``SandboxedExecute.prestart``), so that the half second
 a kernel takes to start overlaps with grading instead of adding to it.
 
@@ -16,8 +16,8 @@ SQLite's own file lock. A submission that still meets a locked database is grade
 
 Usage, from the course directory (the one with ``nbgrader_config.py``)::
 
-    python -m course_lib.grading.parallel checkpoint            # every submitted student
-    python -m course_lib.grading.parallel checkpoint --jobs 4 --student alice --student bob
+    python -m course_grading.parallel checkpoint            # every submitted student
+    python -m course_grading.parallel checkpoint --jobs 4 --student alice --student bob
 
 It prints a progress bar on stderr and, at the end, a summary: how many submissions were
 graded, which failed and why. The exit status is 0 when every submission was graded, 1 when
@@ -44,7 +44,7 @@ _LOCKED = "database is locked"
 _api: Any = None  # one NbGraderAPI per worker process
 # Imported once by the fork server, before it forks the workers: nbgrader, the sandbox, and
 # what the first autograde would otherwise import in every worker (kernelspec, SQLite dialect).
-_PRELOAD = ["nbgrader.apps", "course_lib.grading.sandbox", "course_lib.grading.parallel",
+_PRELOAD = ["nbgrader.apps", "course_grading.sandbox", "course_grading.parallel",
             "ipykernel.kernelspec", "sqlalchemy.dialects.sqlite", "encodings.unicode_escape"]
 
 
@@ -322,9 +322,9 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m course_lib.grading.parallel ASSIGNMENT [options]``."""
+    """Command line: ``python -m course_grading.parallel ASSIGNMENT [options]``."""
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.grading.parallel",
+        prog="python -m course_grading.parallel",
         description="Autograde many nbgrader submissions at once, sandboxed.")
     parser.add_argument("assignment", help="assignment id, e.g. checkpoint")
     parser.add_argument("--course-dir", default=".", help="nbgrader course directory")

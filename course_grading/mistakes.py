@@ -4,7 +4,7 @@ The checkpoint quiz has one hidden test per mistake, named for it (``test_missin
 catches :data:`MISTAKES` ``["missing_scale"]`` and so on). This module is the one place
 that spells the mistakes out, as source code for the answer cell of the quiz, so that:
 
-* :mod:`course_lib.grading.variants` can prove, for every variant it generates, that each
+* :mod:`course_grading.variants` can prove, for every variant it generates, that each
   hidden test fails for exactly its own mistake and passes for the correct answer and for
   every other mistake (so a failing test *diagnoses* the mistake);
 * the grading tests and benchmarks can build submissions from the same code.
