@@ -194,6 +194,37 @@ def _no_fork_filter() -> bytes | None:
     return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
 
 
+def _package_locations(names: list[str]) -> list[str]:
+    """Real paths of the folders of the named packages, where they are installed."""
+    import importlib.util
+
+    found = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            found.append(os.path.realpath(location))
+    return found
+
+
+def _drain(fd: int, keep: int, sink: Any) -> None:
+    """Read a pipe until it closes; keep its first ``keep`` bytes in ``sink.kernel_log``."""
+    kept = bytearray()
+    with os.fdopen(fd, "rb", buffering=0) as stream:
+        while True:
+            try:
+                chunk = stream.read(65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            if len(kept) < keep:
+                kept += chunk[: keep - len(kept)]
+                sink.kernel_log = bytes(kept)
+
+
 def _ignore_sigint() -> None:  # runs in the child between fork and exec
     # The interrupt that nbclient sends on a cell timeout goes to the whole process group;
     # bwrap must survive it (ipykernel installs its own handler while it runs a cell).
@@ -223,6 +254,18 @@ class SandboxKernelManager(AsyncKernelManager):
     )).tag(config=True)
     bwrap_path = Unicode("", help="Path of bwrap; empty means look it up on PATH."
                          ).tag(config=True)
+    allow_course_lib = Bool(False, help=(
+        "Let student code import course_lib (the students' library). The instructor's "
+        "package, course_grading, is never importable in the sandbox."
+    )).tag(config=True)
+    max_message_size = Int(16 << 20, help=(
+        "Largest message (bytes) the grader accepts from a sandboxed kernel; a kernel that "
+        "sends a larger one is cut off."
+    )).tag(config=True)
+    kernel_log_size = Int(64 << 10, help=(
+        "Bytes of the kernel's own stdout/stderr kept (the rest is read and dropped); "
+        "nothing of it reaches the grader's terminal."
+    )).tag(config=True)
 
     _hostdir: str | None = None
     _watchdog: threading.Thread | None = None
@@ -230,6 +273,10 @@ class SandboxKernelManager(AsyncKernelManager):
     _deadline: float = 0.0
     _launch_env: dict[str, str] | None = None
     sandboxed: bool = False
+    #: Why the grader killed this kernel (time budget, output flood), if it did.
+    killed_because: str | None = None
+    #: The first ``kernel_log_size`` bytes the kernel wrote to its stdout/stderr.
+    kernel_log: bytes = b""
 
     # -- the notebook's files ---------------------------------------------------------
     def fill_submission_dir(self, path: str | os.PathLike[str]) -> None:
@@ -315,6 +362,9 @@ class SandboxKernelManager(AsyncKernelManager):
         bwrap = self.bwrap_path or shutil.which("bwrap") or "bwrap"
         hostdir = self._hostdir
         assert hostdir is not None
+        # No --new-session: the grader interrupts a cell by signalling the sandbox's process
+        # group, which the kernel must stay in. Popen's start_new_session already leaves the
+        # sandbox without a controlling terminal, and its fds 0-2 are no terminal either.
         cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
                "--hostname", "sandbox",
                "--ro-bind", "/usr", "/usr", *_root_links(),
@@ -329,13 +379,23 @@ class SandboxKernelManager(AsyncKernelManager):
         exe = shutil.which(kernel_cmd[0]) or kernel_cmd[0]
         paths.add(os.path.dirname(os.path.dirname(os.path.realpath(exe))))
         paths.add(os.path.dirname(os.path.dirname(os.path.abspath(exe))))
-        import course_lib
+        hidden = ["course_grading"] + ([] if self.allow_course_lib else ["course_lib"])
+        if self.allow_course_lib:
+            import course_lib
 
-        paths.update(os.path.realpath(p) for p in course_lib.__path__)
+            paths.update(os.path.realpath(p) for p in course_lib.__path__)
         paths.update(self.readable_paths)
-        for path in sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"):
+        mounted = sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr")
+        for path in mounted:
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]
+        # A package that is not to be importable but lies inside a mounted folder (a normal
+        # install in site-packages) is covered by an empty read-only folder.
+        os.makedirs(os.path.join(hostdir, "empty"), mode=0o555, exist_ok=True)
+        for location in _package_locations(hidden):
+            if any(location == m or location.startswith(m.rstrip("/") + "/")
+                   for m in [*mounted, "/usr"]):
+                cmd += ["--ro-bind", os.path.join(hostdir, "empty"), location]
         # The notebook's directory: a host folder of this kernel alone, filled with a copy of
         # the notebook's files before any of its code runs (see fill_submission_dir).
         cmd += ["--ro-bind", os.path.join(hostdir, "submission"), SUBMISSION_DIR]
@@ -380,19 +440,22 @@ class SandboxKernelManager(AsyncKernelManager):
         fds: list[int] = []
         info_r, info_w = os.pipe()
         conn_r = os.open(self.connection_file, os.O_RDONLY | os.O_CLOEXEC)
+        # The kernel's own fd 1 and 2 (its banner, crashes, raw os.write of student code)
+        # go to a pipe that a thread reads and mostly drops: no student byte reaches the
+        # grader's terminal, and no descriptor of that terminal reaches the sandbox.
+        log_r, log_w = os.pipe()
         fds += [info_w, conn_r]
         try:
             cmd = self._bwrap_command(kernel_cmd, fds, info_w, conn_r)
             process = subprocess.Popen(
-                cmd, env=self._launch_env, cwd="/",
-                stdin=subprocess.DEVNULL, stderr=kw.get("stderr"),
-                # fd 1 of the kernel carries only its banner and raw os.write(1, ...) of
-                # student code, which must not flood the grader's terminal.
-                stdout=kw.get("stdout") or subprocess.DEVNULL,
+                cmd, env=self._launch_env, cwd="/", stdin=subprocess.DEVNULL,
+                stdout=log_w, stderr=log_w, close_fds=True,
                 pass_fds=fds, start_new_session=True, preexec_fn=_ignore_sigint)
         finally:
-            for fd in fds:
+            for fd in (*fds, log_w):
                 os.close(fd)
+        threading.Thread(target=_drain, args=(log_r, self.kernel_log_size, self),
+                         name="sandbox-log", daemon=True).start()
         info = self._read_info(info_r, process)
         link = os.path.join(self._hostdir, "ipc")
         os.symlink(f"/proc/{info['child-pid']}/root{link}", link)
@@ -441,6 +504,8 @@ class SandboxKernelManager(AsyncKernelManager):
         def watch() -> None:
             while process.poll() is None and not stop.is_set():
                 if time.monotonic() > self._deadline:
+                    self.killed_because = (f"the notebook used up its {self.wall_time_limit:g} s "
+                                           "time budget")
                     self.log.warning("Sandboxed kernel exceeded %.0f s of wall time: killed",
                                      self.wall_time_limit)
                     try:
@@ -454,6 +519,19 @@ class SandboxKernelManager(AsyncKernelManager):
         self._watchdog = threading.Thread(target=watch, name="sandbox-watchdog", daemon=True)
         self._watchdog_stop = stop
         self._watchdog.start()
+
+    def client(self, **kwargs: Any) -> Any:
+        """A client whose sockets refuse messages larger than ``max_message_size``."""
+        if not self.sandboxed:
+            return super().client(**kwargs)
+        import zmq
+        import zmq.asyncio
+
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, self.max_message_size)
+        client = super().client(context=context, **kwargs)
+        client._created_context = True  # destroyed with the client's channels
+        return client
 
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         # jupyter_client polls every 0.1 s for the killed kernel to be gone; a killed
@@ -510,6 +588,9 @@ class SandboxedExecute(Execute):
         "How the kernel is stopped after the notebook: a sandbox is simply killed."
     )).tag(config=True)
 
+    #: Set by a grader that knows whether the quiz lets answers import course_lib.
+    allow_course_lib: bool | None = None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
         super().__init__(*args, **kwargs)
@@ -525,6 +606,7 @@ class SandboxedExecute(Execute):
             is in ``submitted/``; only its autograding fails.
         """
         ids = (resources or {}).get("nbgrader", {})
+        self._submission_dir = None
         if ids.get("student") and ids.get("assignment"):
             from nbgrader.coursedir import CourseDirectory
 
@@ -538,7 +620,24 @@ class SandboxedExecute(Execute):
                     f"({'; '.join(links)}); expected regular files only. nbgrader copies "
                     "what a link points to, which could hand the student's code files it "
                     "must not read. The submission is kept unchanged.")
+            # The kernel's folder holds the student's own files, as submitted: never the
+            # autograded folder, where nbgrader has already written the notebook with the
+            # instructor's test cells (hidden tests included) put back.
+            if os.path.isdir(submitted):
+                self._submission_dir = os.path.abspath(submitted)
+        return self._execute_notebook(nb, resources, km)
+
+    def _execute_notebook(self, nb: Any, resources: Any, km: Any) -> Any:
+        """Run every cell (nbgrader's Execute); :class:`DecideOnHost` runs its own loop."""
         return super().preprocess(nb, resources, km)
+
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        """Start the kernel in (a copy of) the student's submitted folder."""
+        if getattr(self, "_submission_dir", None):
+            kwargs["cwd"] = self._submission_dir
+        await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)
 
     def _kernel_arguments(self) -> list[str]:
         """The kernel's extra arguments, as nbclient's ``async_start_new_kernel`` adds them."""
@@ -554,10 +653,13 @@ class SandboxedExecute(Execute):
     def create_kernel_manager(self) -> Any:
         """A new kernel manager, or the kernel started ahead of time for this notebook."""
         km = super().create_kernel_manager()
+        if isinstance(km, SandboxKernelManager) and self.allow_course_lib is not None:
+            km.allow_course_lib = self.allow_course_lib
         if self.prestart and isinstance(km, SandboxKernelManager):
             spare = _take_spare(self._signature(km))
             if spare is not None:
-                spare.adopt(self.resources.get("metadata", {}).get("path") or None)
+                spare.adopt(getattr(self, "_submission_dir", None)
+                            or self.resources.get("metadata", {}).get("path") or None)
                 self.km = spare
                 return spare
         return km
@@ -578,6 +680,7 @@ class SandboxedExecute(Execute):
         discard_spare()
         spare = type(current)(kernel_name=current.kernel_name, config=self.config,
                               parent=current.parent, log=current.log)
+        spare.allow_course_lib = current.allow_course_lib
         try:
             await spare.start_kernel(extra_arguments=self._kernel_arguments())
         except Exception as exc:  # the next notebook then starts its kernel as usual

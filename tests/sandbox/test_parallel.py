@@ -23,7 +23,7 @@ from course_grading.mistakes import MISTAKES
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.sandbox import ALLOW_ENV
 from course_grading.submissions import KINDS, answers_for, fill_answers, make_submission
-from course_grading.variants import DEFAULT_SEED, make_variant
+from course_grading.variants import quiz_facts
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 # Every kind but the two slow ones (timeouts are covered by test_hostile.py's "sleep").
@@ -52,7 +52,7 @@ def two_courses(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> tup
     result = open_api(first).generate_assignment(ASSIGNMENT)
     assert result["success"], result.get("log")
     released = (first / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    variant = make_variant(DEFAULT_SEED)
+    variant = quiz_facts(nbformat.read(first / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
     for kind in EQUAL_KINDS:
         place_submission(first, kind, make_submission(kind, released, variant))
     # The missing-scale mistake, plus numpy's comparison monkeypatched to always agree.
