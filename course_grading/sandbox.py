@@ -106,10 +106,33 @@ class SubmissionLinkError(RuntimeError):
 
 
 @functools.cache
+def _launcher_source() -> str:
+    from . import sandbox_launcher
+
+    with open(sandbox_launcher.__file__, encoding="utf-8") as f:
+        return f.read()
+
+
+def _python_mounts() -> list[str]:
+    """bwrap arguments that make this Python readable in the sandbox."""
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+    args = []
+    for path in sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"):
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+@functools.cache
 def _probe(bwrap: str) -> str | None:
-    """Start a trivial sandbox once; return why it failed, or None when it works."""
-    cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
-           "--ro-bind", "/usr", "/usr", *_root_links(), "--proc", "/proc", "--dev", "/dev",
+    """Start a trivial sandbox once (with its launcher); why it failed, or None if it works."""
+    cmd = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
+           "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--die-with-parent",
+           "--ro-bind", "/usr", "/usr", *_root_links(), *_python_mounts(),
+           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+           "--", sys.executable, "-I", "-S", "-c", _launcher_source(),
+           str(1 << 20), "64", "-", "/tmp/ipc", (_no_fork_filter() or b"").hex() or "-",
            "--", "/usr/bin/true"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
@@ -156,8 +179,17 @@ def _root_links() -> list[str]:
 # seccomp-BPF that makes fork/vfork/clone-without-CLONE_THREAD fail with EPERM and clone3
 # with ENOSYS (so that glibc creates threads with clone): the kernel may start threads but
 # no process. The limit on processes therefore holds for root graders too, for whom the
-# kernel does not enforce RLIMIT_NPROC.
-_ARCH = {"x86_64": (0xC000003E, {57, 58}, 56), "aarch64": (0xC00000B7, set(), 220)}
+# kernel does not enforce RLIMIT_NPROC. Mounts and namespaces are refused too (EPERM):
+# mount, umount2, pivot_root, chroot, unshare, setns and the new mount API, and any clone
+# that asks for a namespace.
+_ARCH = {
+    # arch: (audit arch, fork syscalls, clone, other refused syscalls)
+    "x86_64": (0xC000003E, {57, 58}, 56,
+               {165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442}),
+    "aarch64": (0xC00000B7, set(), 220,
+                {40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442}),
+}
+_CLONE_NEW_NAMESPACES = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
 
 def _no_fork_filter() -> bytes | None:
@@ -168,7 +200,7 @@ def _no_fork_filter() -> bytes | None:
     arch = _ARCH.get(platform.machine())
     if arch is None:
         return None
-    audit_arch, forks, clone = arch
+    audit_arch, forks, clone, refused = arch
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     prog: list[tuple[int, int, int, int]] = [
@@ -181,12 +213,13 @@ def _no_fork_filter() -> bytes | None:
         (jeq, 0, 1, 435),                   # clone3: glibc falls back to clone
         (ret, 0, 0, enosys),
     ]
-    for nr in sorted(forks):
+    for nr in sorted(forks | refused):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
     prog += [
         (jeq, 1, 0, clone),
         (ret, 0, 0, allow),
         (ld, 0, 0, 16),                     # clone flags (low 32 bits of args[0])
+        (jset, 2, 0, _CLONE_NEW_NAMESPACES),  # a new namespace: refused (jump to the end)
         (jset, 0, 1, 0x00010000),           # CLONE_THREAD: a thread, allowed
         (ret, 0, 0, allow),
         (ret, 0, 0, eperm),
@@ -247,6 +280,8 @@ class SandboxKernelManager(AsyncKernelManager):
     scratch_size = Int(256 << 20, help="Size of the writable scratch /tmp, in bytes."
                        ).tag(config=True)
     max_open_files = Int(256, help="Open file descriptors per process.").tag(config=True)
+    max_inodes = Int(10_000, help="Files and folders the scratch /tmp may hold.").tag(
+        config=True)
     readable_paths = List(Unicode(), help="Extra host paths mounted read-only in the sandbox."
                           ).tag(config=True)
     allow_unsandboxed = Bool(False, help=(
@@ -345,7 +380,9 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
         self.sandboxed = self._use_sandbox()
         if self.sandboxed and self._hostdir is None:
-            self._hostdir = tempfile.mkdtemp(prefix="nbgsb-")
+            # Under /tmp: the kernel's sockets live at the same path inside the sandbox, in
+            # its scratch /tmp (see the launcher).
+            self._hostdir = tempfile.mkdtemp(prefix="nbgsb-", dir="/tmp")
             # Removed on shutdown, or when the sandbox exits (see _start_watchdog), or at
             # the latest when this process exits (multiprocessing workers included).
             Finalize(self, shutil.rmtree, args=(self._hostdir, True), exitpriority=10)
@@ -365,12 +402,14 @@ class SandboxKernelManager(AsyncKernelManager):
         # No --new-session: the grader interrupts a cell by signalling the sandbox's process
         # group, which the kernel must stay in. Popen's start_new_session already leaves the
         # sandbox without a controlling terminal, and its fds 0-2 are no terminal either.
-        cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
-               "--hostname", "sandbox",
+        # uid 0 and two capabilities in the sandbox's own user namespace, for the launcher
+        # only: it mounts the size- and inode-limited scratch /tmp, then drops them all.
+        cmd = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
+               "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
+               "--die-with-parent", "--hostname", "sandbox",
                "--ro-bind", "/usr", "/usr", *_root_links(),
                "--proc", "/proc", "--dev", "/dev",
-               "--size", str(self.scratch_size), "--perms", "1777", "--tmpfs", "/tmp",
-               "--dir", "/tmp/home"]
+               "--size", str(1 << 20), "--perms", "1777", "--tmpfs", "/tmp"]
         for name in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "fonts",
                      "passwd", "group", "nsswitch.conf", "matplotlibrc"):
             cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
@@ -400,16 +439,12 @@ class SandboxKernelManager(AsyncKernelManager):
         # the notebook's files before any of its code runs (see fill_submission_dir).
         cmd += ["--ro-bind", os.path.join(hostdir, "submission"), SUBMISSION_DIR]
         seccomp = _no_fork_filter()
-        if seccomp is not None:
-            seccomp_r, seccomp_w = os.pipe()
-            os.write(seccomp_w, seccomp)  # a few hundred bytes: fits in the pipe buffer
-            os.close(seccomp_w)
-            fds.append(seccomp_r)
-            cmd += ["--seccomp", str(seccomp_r)]
         cmd += ["--remount-ro", "/",  # only the scratch /tmp stays writable
-                "--dir", os.path.join(hostdir, "ipc"),
                 "--perms", "0600", "--file", str(conn_r), self.connection_file,
                 "--chdir", SUBMISSION_DIR, "--info-fd", str(info_w), "--",
+                sys.executable, "-I", "-S", "-c", _launcher_source(),
+                str(self.scratch_size), str(self.max_inodes), self.connection_file,
+                os.path.join(hostdir, "ipc"), seccomp.hex() if seccomp else "-", "--",
                 "/usr/bin/prlimit", f"--as={self.memory_limit}",
                 f"--nproc={self.max_processes}", f"--cpu={self.cpu_time_limit}",
                 f"--fsize={self.scratch_size}", f"--nofile={self.max_open_files}",
