@@ -257,8 +257,42 @@ class DecideOnHost(SandboxedExecute):
             self.execute_cell(cell, index, store_history=True)
         except DeadKernelError:
             self._stopped = self._stopped or self._death_reason()
+        except CellTimeoutError:
+            if not self._output_refused():
+                raise  # a cell that did not stop when interrupted: the notebook stops
         finally:
             self._bound(cell)
+        self._output_refused()
+
+    # -- the kernel's output channel ----------------------------------------------------
+    def _watch_output_channel(self) -> None:
+        """Be told when the kernel's output channel drops a message (too large)."""
+        import zmq
+
+        self._monitor = None
+        socket = getattr(getattr(self.kc, "iopub_channel", None), "socket", None)
+        if socket is None:
+            return
+        address = f"inproc://course-iopub-{id(self)}-{time.monotonic_ns()}"
+        socket.monitor(address, zmq.EVENT_DISCONNECTED)
+        self._monitor = zmq.Context.shadow(socket.context.underlying).socket(zmq.PAIR)
+        self._monitor.connect(address)
+
+    def _output_refused(self) -> bool:
+        """True (and the kernel killed) when its output channel dropped a message."""
+        import zmq
+
+        if getattr(self, "_monitor", None) is None or self._stopped:
+            return bool(self._stopped)
+        try:
+            self._monitor.recv_multipart(zmq.NOBLOCK)
+        except zmq.Again:
+            return False
+        km = self.km
+        limit = getattr(km, "max_message_size", 0)
+        self._stop(f"it sent an output message larger than the grader accepts "
+                   f"({limit / 2**20:g} MB)" if limit else "its output could not be received")
+        return True
 
     def _death_reason(self) -> str:
         km = self.km
@@ -279,9 +313,13 @@ class DecideOnHost(SandboxedExecute):
             self.execute_cell(probe, planned.index, store_history=False)
         except DeadKernelError:
             self._stopped = self._stopped or self._death_reason()
+        except CellTimeoutError:
+            if not self._output_refused():
+                raise
         finally:
             self.timeout = old_timeout
             self.nb.cells[planned.index] = original
+        self._output_refused()
         if self._stopped:
             verdict = Verdict(planned.grade_id, False, f"This check could not run: "
                               f"{self._stopped}.", "not_run")
@@ -328,10 +366,15 @@ class DecideOnHost(SandboxedExecute):
         try:
             with self.setup_kernel():
                 assert self.kc is not None
+                self._watch_output_channel()
                 info = self.wait_for_reply(self.kc.kernel_info())
                 if info:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
-                self._run_notebook()
+                try:
+                    self._run_notebook()
+                finally:
+                    if self._monitor is not None:
+                        self._monitor.close(linger=0)
         except DeadKernelError:
             self._stopped = self._stopped or self._death_reason()
         except CellTimeoutError:
