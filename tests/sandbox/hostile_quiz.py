@@ -41,9 +41,9 @@ WRONG = {
 
 # Sleep of the "slow_hooks" attack before every cell, and the limits the tests grade with:
 # every cell stays under the cell time limit, so only a budget for the whole notebook stops it.
-HOOK_SLEEP = 1.8
+HOOK_SLEEP = 2.5
 CELL_TIMEOUT = 3
-NOTEBOOK_BUDGET = 12
+NOTEBOOK_BUDGET = 20
 
 #: Files each hostile student tries to create (the sandbox's scratch allows 10,000).
 INODE_ATTEMPT = 12_000
