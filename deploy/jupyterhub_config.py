@@ -13,7 +13,12 @@ env = os.environ.get
 # by everyone: deploy/README.md step 2).
 ENV_PREFIX = env("ATTENTION_HUB_ENV", "/opt/attention-course/env")
 HERE = os.path.dirname(os.path.abspath(__file__))
-STUDENT_CONFIG = os.path.join(HERE, "student-jupyter-config")
+# The settings students' servers obey (formgrader and the course list off). Jupyter silently
+# skips a config folder its user cannot read, so the hub installs them, at every start, where
+# every user can read them (root-owned, in folders only root can change), and checks at every
+# spawn, as the student, that they read exactly these files (see the spawn hook below).
+STUDENT_SETTINGS = env("ATTENTION_HUB_STUDENT_SETTINGS",
+                       "/opt/attention-course/student-jupyter-config")
 STUDENTS_GROUP = env("ATTENTION_HUB_STUDENTS_GROUP", "attention-students")
 INSTRUCTORS_GROUP = env("ATTENTION_HUB_INSTRUCTORS_GROUP", "attention-instructors")
 STATE_DIR = env("ATTENTION_HUB_STATE_DIR", "/srv/jupyterhub")
@@ -47,18 +52,42 @@ c.LocalProcessSpawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL",
                                   "PYTHONPATH", "JUPYTER_CONFIG_PATH"]
 
 
-def only_instructors_grade(spawner):
-    """Students' servers run without nbgrader's formgrader and course list.
+from course_grading.student_settings import (  # noqa: E402 (after the paths it uses)
+    SettingsUnreadable,
+    install_settings,
+    unread_settings,
+)
+
+STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-config"),
+                                            STUDENT_SETTINGS)
+
+
+async def only_instructors_grade(spawner):
+    """Students' servers run without nbgrader's formgrader and course list, or not at all.
 
     Their gradebook and sources are already out of reach (the instructor's 0700 home);
-    this keeps the grading menus out of the students' JupyterLab too.
+    this keeps the grading menus out of the students' JupyterLab too. A student who cannot
+    read the settings gets no server (Jupyter would silently run without them) and a
+    message that says why.
     """
     import grp
 
     instructors = set(grp.getgrnam(INSTRUCTORS_GROUP).gr_mem)
-    if spawner.user.name in instructors:
+    name = spawner.user.name
+    if name in instructors:
         return
-    path = [STUDENT_CONFIG]
+    python = os.path.join(ENV_PREFIX, "bin", "python")
+    problems = await unread_settings(name, STUDENT_SETTINGS, STUDENT_SETTINGS_DIGESTS, python)
+    if problems:
+        spawner.log.error("Not starting %s's server: %s cannot be read as %s: %s",
+                          name, STUDENT_SETTINGS, name, "; ".join(problems))
+        raise SettingsUnreadable(
+            f"Your server was not started: the course's settings for students' servers "
+            f"({STUDENT_SETTINGS}) cannot be read as user {name!r} ({'; '.join(problems)}). "
+            "Without them JupyterLab would run with the instructor's grading tools. "
+            "Ask the instructor to install them where every user can read them "
+            "(deploy/README.md).")
+    path = [STUDENT_SETTINGS]
     if os.environ.get("JUPYTER_CONFIG_PATH"):
         path.append(os.environ["JUPYTER_CONFIG_PATH"])
     spawner.environment["JUPYTER_CONFIG_PATH"] = os.pathsep.join(path)

@@ -609,15 +609,28 @@ class Postgres:
 
 
 class Hub:
-    """deploy/jupyterhub_config.py run by root on 127.0.0.1 (free ports) for ``run``'s class."""
+    """deploy/jupyterhub_config.py run by root on 127.0.0.1 (free ports) for ``run``'s class.
 
-    def __init__(self, run: ClassRun) -> None:
+    ``deploy`` is the folder the hub's config is read from; by default a copy of the
+    checkout's ``deploy/`` inside a private (0700) folder, as in a clone made in
+    ``mktemp -d``: what students read must not depend on where the checkout lies.
+    ``student_settings`` is where the hub installs the settings students' servers obey
+    (``ATTENTION_HUB_STUDENT_SETTINGS``); by default a folder every user can read.
+    """
+
+    def __init__(self, run: ClassRun, deploy: Path | None = None,
+                 student_settings: Path | None = None) -> None:
         self.run = run
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.state = run.root / "hub-state"
-        self.state.mkdir(mode=0o700)
+        self.state = Path(tempfile.mkdtemp(prefix="hub-state-", dir=run.root))
         self.logfile = self.state / "jupyterhub.log"
+        if deploy is None:
+            deploy = Path(tempfile.mkdtemp(prefix="private-checkout-", dir=run.root)) / "deploy"
+            shutil.copytree(DEPLOY, deploy)
+        self.deploy = deploy
+        self.student_settings = student_settings or self.state.with_name(
+            self.state.name + "-student-settings")
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 90) -> None:
@@ -632,6 +645,7 @@ class Hub:
             "PYTHONPATH": str(run.code), "JUPYTER_CONFIG_PATH": str(run.config_dir),
             "ATTENTION_HUB_ENV": str(run.env),
             "ATTENTION_HUB_STATE_DIR": str(self.state),
+            "ATTENTION_HUB_STUDENT_SETTINGS": str(self.student_settings),
             "ATTENTION_HUB_STUDENTS_GROUP": run.students_group,
             "ATTENTION_HUB_INSTRUCTORS_GROUP": run.instructors_group,
             "ATTENTION_HUB_URL": self.base,
@@ -640,7 +654,7 @@ class Hub:
         }
         with open(self.logfile, "w") as log:
             self.proc = subprocess.Popen(
-                [f"{run.env}/bin/jupyterhub", "-f", str(DEPLOY / "jupyterhub_config.py")],
+                [f"{run.env}/bin/jupyterhub", "-f", str(self.deploy / "jupyterhub_config.py")],
                 cwd=str(self.state), env=env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
@@ -670,7 +684,7 @@ class Hub:
         artifacts = REPO / "test-artifacts" / "hub"
         artifacts.mkdir(parents=True, exist_ok=True)
         if self.logfile.exists():
-            shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.run.tag}.log")
+            shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.state.name}.log")
 
     def _stop(self) -> None:
         if self.proc.poll() is None:
@@ -716,6 +730,30 @@ class Hub:
             time.sleep(1)
         raise RuntimeError(f"{person.name}'s server did not start: last {r.status_code} {r.url}"
                            f" (hub log in test-artifacts/hub/)")
+
+    def spawn_failure(self, s, person: Person, timeout: float = 120) -> str | None:
+        """Ask for ``person``'s server as a browser would; the hub's failure message, or None.
+
+        Reads the hub's progress events (what the spawn page shows) until the spawn ends.
+        """
+        import requests
+
+        s.get(f"{self.base}/hub/spawn/{person.name}", timeout=60)
+        url = f"{self.base}/hub/api/users/{person.name}/server/progress"
+        with s.get(url, stream=True, timeout=timeout) as r:
+            r.raise_for_status()
+            try:
+                for line in r.iter_lines(decode_unicode=True):
+                    if not line or not line.startswith("data:"):
+                        continue
+                    event = json.loads(line[len("data:"):])
+                    if event.get("failed"):
+                        return event.get("message", "")
+                    if event.get("ready"):
+                        return None
+            except requests.exceptions.ChunkedEncodingError:
+                pass
+        raise RuntimeError(f"{person.name}'s spawn neither failed nor finished")
 
     def user_api(self, s, owner: Person, method: str, path: str, **kw):
         """Call ``/user/<owner>/<path>`` with the session's cookies and the server's XSRF token."""
