@@ -16,11 +16,9 @@ import pytest
 from classroom import (
     ANSWER_CELL,
     ASSIGNMENT,
-    COURSE_ID,
     INBOUND_MODE,
     ClassRun,
     Hub,
-    answer_notebook,
     grade_problems,
     permission_violations,
     postgres_bindir,
@@ -48,24 +46,9 @@ def _hub_phase_before_grading(run: ClassRun, rec: dict) -> None:
         rec.setdefault("login_status", {})[h.kind] = r.status_code
         hub.open_lab(s, h)
         sessions[h.name] = s
-        q = {"course_id": COURSE_ID}
-        listed = hub.user_api(s, h, "GET", "assignments", params=q)
-        rec.setdefault("listed", {})[h.kind] = listed.json() if listed.ok else listed.status_code
-        data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
-        fetched = hub.user_api(s, h, "POST", "assignments/fetch", data=data)
-        fetched.raise_for_status()
-        path = f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
-        got = hub.user_api(s, h, "GET", path)
-        got.raise_for_status()
-        nb = answer_notebook(got.json()["content"], h.kind)
-        put = hub.user_api(s, h, "PUT", path,
-                           data=json.dumps({"type": "notebook", "format": "json", "content": nb}))
-        put.raise_for_status()
-        submitted = hub.user_api(s, h, "POST", "assignments/submit", data=data)
-        submitted.raise_for_status()
-        rec.setdefault("after_submit", {})[h.kind] = submitted.json()
-        rec.setdefault("formgrader_status", {})[h.kind] = hub.user_api(
-            s, h, "GET", "formgrader").status_code
+        worked = hub.lab_student_works(s, h)
+        for key in ("listed", "after_submit", "formgrader_status"):
+            rec.setdefault(key, {})[h.kind] = worked[key]
     # Each student tries the other's server.
     s1 = sessions[h1.name]
     rec["cross_api_status"] = hub.user_api(s1, h2, "GET", "api/contents").status_code
@@ -76,18 +59,9 @@ def _hub_phase_before_grading(run: ClassRun, rec: dict) -> None:
 
 def _hub_phase_after_grading(run: ClassRun, rec: dict) -> None:
     hub = run.hub
-    data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
     for h in run.hub_students:
-        s = run.hub_sessions[h.name]
-        r = hub.user_api(s, h, "POST", "assignments/fetch_feedback", data=data)
-        r.raise_for_status()
-        listing = hub.user_api(s, h, "GET", f"api/contents/{ASSIGNMENT}/feedback")
-        listing.raise_for_status()
-        stamps = [item["name"] for item in listing.json()["content"]]
-        html = hub.user_api(s, h, "GET",
-                            f"api/contents/{ASSIGNMENT}/feedback/{stamps[0]}/{ASSIGNMENT}.html")
-        html.raise_for_status()
-        rec.setdefault("hub_feedback", {})[h.kind] = html.json()["content"]
+        page = hub.lab_fetch_feedback(run.hub_sessions[h.name], h)
+        rec.setdefault("hub_feedback", {})[h.kind] = page
     uids = [h.uid for h in run.hub_students]
     hub.stop()
     run.hub = None
