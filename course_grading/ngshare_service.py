@@ -11,7 +11,8 @@ Two commands:
     user in ``ps``). The database schema is brought up to date first, as ngshare does, with
     one fix that PostgreSQL needs (:func:`prepare_database`), and one that SQLAlchemy 2
     needs (:func:`adopt_new_rows`: without it ngshare 0.6.0 answers "success" and stores
-    no release and no submission).
+    no release and no submission); and it asks the hub who owns a token once a minute
+    instead of on every request (:func:`remember_tokens`).
 
 ``python -m course_grading.ngshare_service setup-course COURSE --instructor NAME --student NAME...``
     As an ngshare admin (with that admin's JupyterHub token in ``JUPYTERHUB_API_TOKEN``):
@@ -29,7 +30,8 @@ from collections import namedtuple
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["adopt_new_rows", "main", "prepare_database", "serve", "setup_course"]
+__all__ = ["adopt_new_rows", "main", "prepare_database", "remember_tokens", "serve",
+           "setup_course"]
 
 
 def serve(storage: str, admins: list[str]) -> None:
@@ -45,6 +47,7 @@ def serve(storage: str, admins: list[str]) -> None:
     service_url = urlparse(os.environ["JUPYTERHUB_SERVICE_URL"])
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/ngshare/")
     adopt_new_rows()
+    remember_tokens(TOKEN_CACHE_SECONDS)
     prepare_database(db_url, storage)
     app = MyApplication(prefix, db_url, storage, admin=admins, debug=False, autoreload=False)
     HTTPServer(app).listen(service_url.port, service_url.hostname)
@@ -80,6 +83,49 @@ def adopt_new_rows() -> None:
                       database.Submission.student):
         event.listen(attribute, "set", adopt)
     adopt_new_rows.done = True  # type: ignore[attr-defined]
+
+
+# How long a token's owner is remembered (JupyterHub's own HubAuth keeps them 300 s).
+TOKEN_CACHE_SECONDS = 60.0
+
+
+def remember_tokens(max_age: float) -> None:
+    """Ask the hub who owns a token once per ``max_age`` seconds, over one kept connection.
+
+    ngshare 0.6.0 asks the hub (``/hub/api/user``) on every request, with a new connection
+    each time and blocking its only thread meanwhile: half its time under load. A token the
+    hub accepted is remembered for ``max_age`` seconds (so a revoked token keeps working
+    that long here); a refused one is asked about again every time.
+    """
+    import hashlib
+    import time
+
+    import requests
+    from ngshare.ngshare import MyRequestHandler
+
+    if getattr(remember_tokens, "done", False):
+        return
+    session = requests.Session()  # one connection to the hub, kept alive
+    known: dict[str, tuple[float, dict]] = {}
+
+    def user_for_token(self: Any, token: str) -> dict | None:
+        key = hashlib.sha256(token.encode()).hexdigest()
+        now = time.monotonic()
+        hit = known.get(key)
+        if hit is not None and now - hit[0] < max_age:
+            return hit[1]
+        r = session.get(self.settings["user_url"], headers={"Authorization": f"token {token}"},
+                        timeout=30)
+        if not r.ok:
+            known.pop(key, None)
+            return None
+        if len(known) > 100_000:  # a bound, whatever the number of users
+            known.clear()
+        known[key] = (now, r.json())
+        return known[key][1]
+
+    MyRequestHandler.user_for_token = user_for_token
+    remember_tokens.done = True  # type: ignore[attr-defined]
 
 
 # ngshare 0.6.0 declares the first column of its three file tables as TEXT, a foreign key to

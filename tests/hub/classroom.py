@@ -177,9 +177,20 @@ class Person:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` different free ports on 127.0.0.1 (held together while chosen, so that the
+    system cannot hand out one of them twice)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def _run(argv: Sequence[str], **kw) -> subprocess.CompletedProcess:
@@ -679,7 +690,8 @@ class Hub:
     def __init__(self, run: ClassRun, deploy: Path | None = None,
                  student_settings: Path | None = None) -> None:
         self.run = run
-        self.port = free_port()
+        # the public port, the hub's API, the proxy's API, ngshare's
+        self.port, self.api_port, self.proxy_api_port, self.ngshare_port = free_ports(4)
         self.base = f"http://127.0.0.1:{self.port}"
         self.state = Path(tempfile.mkdtemp(prefix="hub-state-", dir=run.root))
         self.logfile = self.state / "jupyterhub.log"
@@ -707,7 +719,7 @@ class Hub:
         self.ngshare_db_url_file = self.state / "ngshare-database-url"
         self.ngshare_db_url_file.write_text(url + "\n")
         self.ngshare_db_url_file.chmod(0o600)
-        self.ngshare_service_url = f"http://127.0.0.1:{free_port()}"
+        self.ngshare_service_url = f"http://127.0.0.1:{self.ngshare_port}"
 
     def start(self, timeout: float = 90) -> None:
         run = self.run
@@ -725,8 +737,8 @@ class Hub:
             "ATTENTION_HUB_STUDENTS_GROUP": run.students_group,
             "ATTENTION_HUB_INSTRUCTORS_GROUP": run.instructors_group,
             "ATTENTION_HUB_URL": self.base,
-            "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{free_port()}",
-            "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{free_port()}",
+            "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{self.api_port}",
+            "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{self.proxy_api_port}",
             "ATTENTION_HUB_EXCHANGE": run.exchange_kind,
         }
         if run.exchange_kind == "ngshare":
