@@ -1,22 +1,27 @@
-"""nbgrader's filesystem exchange, with submissions checked against their owner at collect time.
+"""nbgrader's filesystem exchange, with ``collect`` reading ``inbound`` as hostile.
 
-Plain nbgrader lets any student run ``nbgrader submit checkpoint --student=<someone else>``:
-the submission lands in the exchange under the other student's name, and ``nbgrader
-collect`` takes it (the newest submission wins) with no more than a logged warning. On a
-server with real Unix users the file system knows better: a student can only create files
-they own. :class:`OwnerCheckedCollect` refuses every submission that is not wholly owned by
-the Unix user it names, so the real student's own (older) submission is the one collected.
+Everything in ``inbound`` was made by a student, who chooses its name, its files and its
+``timestamp.txt``, and can change them at any time. Plain ``nbgrader collect``:
 
-Enable it in the instructor's course ``nbgrader_config.py``::
+- aborts for the whole class on one folder whose name or timestamp does not parse;
+- takes ``nbgrader submit --student=<someone else>`` as the other student's (newest wins),
+  with a logged warning only;
+- copies, with the instructor's rights, whatever a symbolic link in a submission points to
+  (a link to ``source/`` puts the solutions into the student's submission), and stops
+  the whole collect at a named pipe;
+- takes the submission time from the folder's name and ``timestamp.txt``, which the student
+  can rewrite after the due date to hide a late submission.
+
+:class:`OwnerCheckedCollect` (in the instructor's course ``nbgrader_config.py``)::
 
     c.ExchangeFactory.collect = "course_grading.exchange.OwnerCheckedCollect"
 
-It also refuses a submission that contains a symbolic link: nbgrader's collect copies,
-with the instructor's rights, whatever the link points to, so a student could plant a link
-to ``source/`` in their own submission and find the solutions copied into it.
-
-Refused submissions stay in the exchange for the instructor to look at; each refusal is
-logged as an error naming the submission, the student it claims and why it was refused.
+skips and logs unparsable names, refuses submissions not wholly owned by the Unix user they
+name or holding anything but regular files and folders (:mod:`course_grading.inbound` reads
+them through file descriptors, never following links), and records the **server time**: the
+latest inode change time of the submission, which no student can set back. Refused
+submissions stay in the exchange; each refusal is logged as an error naming the submission,
+the student it claims and why.
 
 Plain nbgrader also leaves every submission world-readable (folder 0777, files 0644), hidden
 only by an unguessable name in an ``inbound`` folder nobody can list. :class:`PrivateSubmit`,
@@ -30,52 +35,24 @@ else, can enter it::
 
 from __future__ import annotations
 
+import glob
 import os
 import pwd
+import shutil
+from datetime import datetime
 from pathlib import Path
 
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.submit import ExchangeSubmit
+from nbgrader.utils import check_mode, parse_utc
+from traitlets import Float, Integer
 
-__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "foreign_owners", "symbolic_links"]
+from .inbound import Limits, Refused, format_timestamp, parse_inbound_name, read_submission
+
+__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "symbolic_links"]
 
 SUBMISSION_DIR_MODE = 0o770
-
-
-def foreign_owners(path: str | os.PathLike[str], student_id: str) -> list[str]:
-    """Who, besides ``student_id``, owns ``path`` or anything inside it.
-
-    Parameters
-    ----------
-    path : path-like
-        A submission directory in the exchange's ``inbound``.
-    student_id : str
-        The student the submission's name claims; must be a Unix user on this machine.
-
-    Returns
-    -------
-    list of str
-        Sorted owner names (``uid <n>`` for a uid without a name); empty when the student
-        owns everything, ``["no Unix user '<id>'"]`` when the student id is no Unix user.
-
-    Examples
-    --------
-    >>> import getpass, tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     foreign_owners(d, getpass.getuser())
-    []
-    """
-    try:
-        uid = pwd.getpwnam(student_id).pw_uid
-    except KeyError:
-        return [f"no Unix user {student_id!r}"]
-    others: set[int] = set()
-    root = Path(path)
-    for p in [root, *root.rglob("*")]:
-        owner = p.lstat().st_uid
-        if owner != uid:
-            others.add(owner)
-    return sorted(_user_name(o) for o in others)
 
 
 def symbolic_links(path: str | os.PathLike[str]) -> list[str]:
@@ -98,45 +75,174 @@ def symbolic_links(path: str | os.PathLike[str]) -> list[str]:
     return sorted(found)
 
 
-def _user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return f"uid {uid}"
-
-
 class OwnerCheckedCollect(ExchangeCollect):
-    """``nbgrader collect`` that only collects submissions owned by the student they name."""
+    """``nbgrader collect`` that reads ``inbound`` as hostile and times submissions itself.
 
-    def _path_to_record(self, path: str) -> dict:
-        record = super()._path_to_record(path)
-        folder = os.path.join(self.inbound_path, record["filename"])
-        foreign = foreign_owners(folder, record["username"])
-        links = symbolic_links(folder)
-        record["genuine"] = not foreign and not links
-        if foreign:
-            self.log.error(
-                "Refusing submission %s: it claims to be by %r but was made by %s; "
-                "it stays in the exchange and is not collected",
-                record["filename"], record["username"], ", ".join(foreign),
-            )
-        if links:
-            self.log.error(
-                "Refusing submission %s by %r: it contains symbolic links (%s), and "
-                "collecting would copy what they point to; expected regular files only. "
-                "It stays in the exchange and is not collected",
-                record["filename"], record["username"], "; ".join(links),
-            )
+    - A folder whose name does not parse is skipped and logged; the others are collected
+      (plain nbgrader aborts the whole collect).
+    - A submission is collected only if every file and folder in it belongs to the Unix
+      user it names, and it holds nothing but regular files and folders, within the limits
+      (:class:`course_grading.inbound.Limits`, from nbgrader's ``max_dir_size`` and
+      ``max_file_size`` and :attr:`max_files`). Otherwise it is refused, logged, left in the
+      exchange, and the student's newest acceptable submission is collected instead.
+    - The submission time is the server time (:func:`course_grading.inbound.read_submission`:
+      the latest inode change time, which no student can set back), never the name's
+      timestamp or ``timestamp.txt``: the collected copy's ``timestamp.txt``, which autograde
+      compares with the due date, holds the server time. A student who claims another time
+      is logged.
+    - A copy that fails for one student (a file changed or vanished mid-copy, a full disk)
+      leaves that student's earlier collected copy in place and the others are collected.
+    """
+
+    max_files = Integer(1000, help="Refuse a submission holding more files than this.").tag(
+        config=True)
+    claim_tolerance = Float(
+        120.0, help="Seconds a student's claimed submission time may differ from the server "
+        "time before collect logs it.").tag(config=True)
+
+    def _limits(self) -> Limits:
+        cd = self.coursedir
+        return Limits(max_files=self.max_files, max_bytes=1000 * cd.max_dir_size,
+                      max_file_bytes=1000 * cd.max_file_size, exclude=tuple(cd.ignore),
+                      include=tuple(cd.include))
+
+    def _path_to_record(self, path: str) -> dict | None:
+        """The record of one inbound folder, or None (logged) when its name does not parse."""
+        filename = os.path.basename(path)
+        try:
+            name = parse_inbound_name(filename, self.coursedir.assignment_id)
+        except ValueError as err:
+            self.log.error("Skipping %s: %s. It stays in the exchange; the other submissions "
+                           "are collected", filename, err)
+            return None
+        record = {"username": name.student_id, "filename": filename, "claimed": name.claimed,
+                  "timestamp": None, "genuine": False}
+        try:
+            uid = pwd.getpwnam(name.student_id).pw_uid
+        except KeyError:
+            self._refuse(record, f"no Unix user {name.student_id!r}")
+            return record
+        try:
+            read = read_submission(path, uid, self._limits())
+        except Refused as why:
+            self._refuse(record, str(why))
+            return record
+        record.update(timestamp=read.server_time, genuine=True, uid=uid)
+        if abs((read.server_time - name.claimed).total_seconds()) > self.claim_tolerance:
+            self.log.warning(
+                "Submission %s claims to be from %s; the server saw it last changed at %s, "
+                "which is the time recorded", filename, format_timestamp(name.claimed),
+                format_timestamp(read.server_time))
         return record
 
-    def _sort_by_timestamp(self, records: list[dict]) -> list[dict]:
-        # Genuine submissions first, newest first within each: nbgrader picks element 0.
-        return sorted(records, key=lambda r: (r.get("genuine", True), r["timestamp"]),
-                      reverse=True)
+    def _refuse(self, record: dict, why: str) -> None:
+        record["why"] = why
+        self.log.error("Refusing submission %s by %r: %s. Expected only regular files and "
+                       "folders owned by that student; it stays in the exchange and is not "
+                       "collected", record["filename"], record["username"], why)
 
     def init_src(self) -> None:
-        super().init_src()
-        self.src_records = [r for r in self.src_records if r.get("genuine", True)]
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path}")
+        if not check_mode(self.inbound_path, read=True, execute=True):
+            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
+        student_id = self.coursedir.student_id or "*"
+        pattern = os.path.join(glob.escape(self.inbound_path),
+                               f"{student_id}+{self.coursedir.assignment_id}+*")
+        records = [r for r in map(self._path_to_record, sorted(glob.glob(pattern))) if r]
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                self.duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
+            except MissingEntry:
+                self.duedate = None
+        self.candidates: dict[str, list[dict]] = {}
+        for r in records:
+            if r["genuine"]:
+                self.candidates.setdefault(r["username"], []).append(r)
+        for name in sorted({r["username"] for r in records} - set(self.candidates)):
+            self.log.error("No submission of %r could be collected: every one was refused "
+                           "(see above)", name)
+        self.src_records = []
+        for _student, recs in sorted(self.candidates.items()):
+            recs.sort(key=lambda r: r["timestamp"], reverse=True)
+            if self.duedate is not None and self.before_duedate:
+                # the newest on-time submission first, then the rest newest first
+                recs.sort(key=lambda r: r["timestamp"] > self.duedate)
+            self.src_records.append(recs[0])
+
+    def init_dest(self) -> None:
+        pass
+
+    def copy_files(self) -> None:
+        if not self.src_records:
+            self.log.warning("No submissions of '%s' for course '%s' to collect",
+                             self.coursedir.assignment_id, self.coursedir.course_id)
+            return
+        self.log.info("Processing %d submissions of '%s' for course '%s'",
+                      len(self.src_records), self.coursedir.assignment_id,
+                      self.coursedir.course_id)
+        failed = []
+        for record in self.src_records:
+            student = record["username"]
+            try:
+                self._collect(record)
+            except Exception as err:  # one student's files never stop the others'
+                failed.append(student)
+                self.log.error("Could not collect %r's submission %s: %s: %s. Their earlier "
+                               "collected copy, if any, is unchanged; the others are collected",
+                               student, record["filename"], type(err).__name__, err)
+        if failed:
+            self.log.error("Collected %d of %d submissions; not collected: %s",
+                           len(self.src_records) - len(failed), len(self.src_records),
+                           ", ".join(failed))
+
+    def _collect(self, record: dict) -> None:
+        student = record["username"]
+        assignment = self.coursedir.assignment_id
+        dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student,
+                                               assignment))
+        if dest.is_dir():
+            existing = _read_timestamp(dest)
+            newer = existing is None or record["timestamp"] > existing
+            changed = existing != record["timestamp"]
+            if not (self.update and newer) and not (self.before_duedate and changed):
+                self.log.info("%s: %s %s", "No newer submission to collect" if self.update
+                              else "Submission already exists, use --update to update",
+                              student, assignment)
+                return
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fresh = dest.with_name(f".{dest.name}.new-{os.getpid()}")
+        shutil.rmtree(fresh, ignore_errors=True)
+        try:
+            read = read_submission(os.path.join(self.inbound_path, record["filename"]),
+                                   record["uid"], self._limits(), dest=fresh)
+        except Refused as why:  # changed between the first look and the copy
+            raise RuntimeError(f"refused while copying: {why}") from None
+        # The time autograde compares with the due date: what the server saw, not the claim.
+        (fresh / "timestamp.txt").write_text(format_timestamp(read.server_time))
+        for skipped in read.skipped:
+            self.log.debug("Not collected from %s: %s", record["filename"], skipped)
+        if dest.is_dir():
+            self.log.info("Updating submission: %s %s", student, assignment)
+            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+            dest.rename(old)
+            fresh.rename(dest)
+            shutil.rmtree(old)
+        else:
+            self.log.info("Collecting submission: %s %s", student, assignment)
+            fresh.rename(dest)
+
+
+def _read_timestamp(folder: Path) -> datetime | None:
+    """The time in a collected copy's ``timestamp.txt`` (written by collect), or None."""
+    try:
+        return parse_utc((folder / "timestamp.txt").read_text()[:100].strip())
+    except (OSError, ValueError, OverflowError):
+        return None
 
 
 class PrivateSubmit(ExchangeSubmit):

@@ -1,6 +1,7 @@
 # JupyterHub for one class of "Attention, Term by Term" on one server: local Unix users
 # (PAM passwords), one JupyterLab per user started as that user, nbgrader's filesystem
-# exchange. Run as root:  jupyterhub -f /opt/attention-course/deploy/jupyterhub_config.py
+# exchange or (ATTENTION_HUB_EXCHANGE=ngshare) the ngshare service. Run as root:
+#   jupyterhub -f /opt/attention-course/deploy/jupyterhub_config.py
 # Step by step: deploy/README.md. tests/hub runs this very file; the few ATTENTION_HUB_*
 # environment variables below exist so that the test can use free ports, throw-away
 # groups and its own state directory; a real deployment leaves them unset.
@@ -13,7 +14,12 @@ env = os.environ.get
 # by everyone: deploy/README.md step 2).
 ENV_PREFIX = env("ATTENTION_HUB_ENV", "/opt/attention-course/env")
 HERE = os.path.dirname(os.path.abspath(__file__))
-STUDENT_CONFIG = os.path.join(HERE, "student-jupyter-config")
+# The settings students' servers obey (formgrader and the course list off). Jupyter silently
+# skips a config folder its user cannot read, so the hub installs them, at every start, where
+# every user can read them (root-owned, in folders only root can change), and checks at every
+# spawn, as the student, that they read exactly these files (see the spawn hook below).
+STUDENT_SETTINGS = env("ATTENTION_HUB_STUDENT_SETTINGS",
+                       "/opt/attention-course/student-jupyter-config")
 STUDENTS_GROUP = env("ATTENTION_HUB_STUDENTS_GROUP", "attention-students")
 INSTRUCTORS_GROUP = env("ATTENTION_HUB_INSTRUCTORS_GROUP", "attention-instructors")
 STATE_DIR = env("ATTENTION_HUB_STATE_DIR", "/srv/jupyterhub")
@@ -46,23 +52,96 @@ c.Spawner.http_timeout = 120
 c.LocalProcessSpawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL", "PATH",
                                   "PYTHONPATH", "JUPYTER_CONFIG_PATH"]
 
+# --- the exchange between the servers. "filesystem" (the default): nbgrader's exchange
+# folder on this machine (deploy/README.md step 5). "ngshare": the ngshare service, run by
+# the hub as its own Unix user with its own database, the only path between servers that
+# share no files, as on Kubernetes (deploy/README.md, "At larger scale").
+EXCHANGE = env("ATTENTION_HUB_EXCHANGE", "filesystem")
+if EXCHANGE not in ("filesystem", "ngshare"):
+    raise ValueError(f"ATTENTION_HUB_EXCHANGE must be 'filesystem' or 'ngshare' (got {EXCHANGE!r})")
+NGSHARE_SERVICE_URL = env("ATTENTION_HUB_NGSHARE_SERVICE_URL", "http://127.0.0.1:10101")
+NGSHARE_USER = env("ATTENTION_HUB_NGSHARE_USER", "ngshare")
+NGSHARE_STORAGE = env("ATTENTION_HUB_NGSHARE_STORAGE", "/srv/ngshare/files")
+# The database URL holds a password: a file only root reads, passed to the service in its
+# environment (never on a command line, which every user sees in `ps`).
+NGSHARE_DB_URL_FILE = env("ATTENTION_HUB_NGSHARE_DB_URL_FILE", "/srv/ngshare/database-url")
+if EXCHANGE == "ngshare":
+    import grp
 
-def only_instructors_grade(spawner):
-    """Students' servers run without nbgrader's formgrader and course list.
+    with open(NGSHARE_DB_URL_FILE) as f:
+        ngshare_db_url = f.read().strip()
+    c.JupyterHub.services = [{
+        "name": "ngshare",
+        "url": NGSHARE_SERVICE_URL,
+        "command": [os.path.join(ENV_PREFIX, "bin", "python"), "-m",
+                    "course_grading.ngshare_service", "serve", "--storage", NGSHARE_STORAGE,
+                    # ngshare's admins (who may create courses): the instructors
+                    "--admins", ",".join(sorted(grp.getgrnam(INSTRUCTORS_GROUP).gr_mem))],
+        "user": NGSHARE_USER,
+        "environment": {"NGSHARE_DATABASE_URL": ngshare_db_url},
+    }]
+    # Every server reaches ngshare through the hub's proxy, with its own hub token
+    # (course_grading.ngshare_exchange; the global nbgrader config reads NGSHARE_URL).
+    c.Spawner.environment = {
+        "NGSHARE_URL": c.JupyterHub.bind_url.rstrip("/") + "/services/ngshare/"}
+
+
+from course_grading.student_settings import (  # noqa: E402 (after the paths it uses)
+    SettingsUnreadable,
+    install_settings,
+    unread_settings,
+)
+
+STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-config"),
+                                            STUDENT_SETTINGS)
+
+
+async def only_instructors_grade(spawner):
+    """Students' servers run without nbgrader's formgrader and course list, or not at all.
 
     Their gradebook and sources are already out of reach (the instructor's 0700 home);
-    this keeps the grading menus out of the students' JupyterLab too.
+    this keeps the grading menus out of the students' JupyterLab too. A student who cannot
+    read the settings gets no server (Jupyter would silently run without them) and a
+    message that says why.
     """
     import grp
 
     instructors = set(grp.getgrnam(INSTRUCTORS_GROUP).gr_mem)
-    if spawner.user.name in instructors:
+    name = spawner.user.name
+    if name in instructors:
         return
-    path = [STUDENT_CONFIG]
+    if EXCHANGE == "ngshare":
+        # No scratch folder shared with anyone: a student's temporary files go to their own.
+        # (Not the instructor's: the grading sandbox needs its scratch under /tmp.)
+        spawner.environment["TMPDIR"] = private_tmp(name)
+    python = os.path.join(ENV_PREFIX, "bin", "python")
+    problems = await unread_settings(name, STUDENT_SETTINGS, STUDENT_SETTINGS_DIGESTS, python)
+    if problems:
+        spawner.log.error("Not starting %s's server: %s cannot be read as %s: %s",
+                          name, STUDENT_SETTINGS, name, "; ".join(problems))
+        raise SettingsUnreadable(
+            f"Your server was not started: the course's settings for students' servers "
+            f"({STUDENT_SETTINGS}) cannot be read as user {name!r} ({'; '.join(problems)}). "
+            "Without them JupyterLab would run with the instructor's grading tools. "
+            "Ask the instructor to install them where every user can read them "
+            "(deploy/README.md).")
+    path = [STUDENT_SETTINGS]
     if os.environ.get("JUPYTER_CONFIG_PATH"):
         path.append(os.environ["JUPYTER_CONFIG_PATH"])
     spawner.environment["JUPYTER_CONFIG_PATH"] = os.pathsep.join(path)
     spawner.environment["PATH"] = os.path.join(ENV_PREFIX, "bin") + ":/usr/bin:/bin"
+
+
+def private_tmp(name):
+    """``~name/.tmp``, made by root for ``name`` with mode 0700 if it is not there."""
+    import pwd
+
+    user = pwd.getpwnam(name)
+    path = os.path.join(user.pw_dir, ".tmp")
+    if not os.path.isdir(path):
+        os.mkdir(path, 0o700)
+        os.chown(path, user.pw_uid, user.pw_gid)
+    return path
 
 
 c.Spawner.pre_spawn_hook = only_instructors_grade

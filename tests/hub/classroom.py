@@ -177,9 +177,20 @@ class Person:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` different free ports on 127.0.0.1 (held together while chosen, so that the
+    system cannot hand out one of them twice)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def _run(argv: Sequence[str], **kw) -> subprocess.CompletedProcess:
@@ -204,6 +215,8 @@ class ClassRun:
 
     n_students: int = 3
     backend: str = "sqlite"  # or "postgres"
+    exchange_kind: str = "filesystem"  # or "ngshare": no exchange folder, servers share nothing
+    engine: str = "nbgrader"  # autograde with `nbgrader autograde` or "parallel" (the engine)
     extra_students: int = 0  # students who work through JupyterHub instead of the CLI
     log: object = print
     tag: str = field(default_factory=lambda: "atn" + secrets.token_hex(3))
@@ -215,6 +228,7 @@ class ClassRun:
     timings: dict[str, float] = field(default_factory=dict)
     created_users: list[Person] = field(default_factory=list)
     hub: Hub | None = None
+    tokens: dict[str, str] = field(default_factory=dict)  # JupyterHub API tokens, by user
 
     # ---- set up and tear down --------------------------------------------------------
 
@@ -223,6 +237,9 @@ class ClassRun:
             raise PermissionError("a class of Unix users needs root")
         if self.backend not in ("sqlite", "postgres"):
             raise ValueError(f"backend must be 'sqlite' or 'postgres' (got {self.backend!r})")
+        if self.exchange_kind not in ("filesystem", "ngshare"):
+            raise ValueError("exchange_kind must be 'filesystem' or 'ngshare' "
+                             f"(got {self.exchange_kind!r})")
         self.env = ensure_env(self.log)
         try:
             self._setup()
@@ -263,12 +280,17 @@ class ClassRun:
         self.config_dir.mkdir(parents=True)
         self.exchange = self.root / "exchange"
         # The global nbgrader config students and instructor share: the shipped file,
-        # with this run's exchange directory.
-        shipped = (DEPLOY / "nbgrader_config.py").read_text()
-        (self.config_dir / "nbgrader_config.py").write_text(
-            shipped + "\n# tests/hub: this run's exchange\n"
-            f"c.Exchange.root = {str(self.exchange)!r}\n"
-        )
+        # with this run's exchange directory (ngshare: the shipped file as it is; its URL
+        # comes from NGSHARE_URL, which the hub gives every server).
+        if self.exchange_kind == "ngshare":
+            shutil.copy(DEPLOY / "nbgrader_config_ngshare.py",
+                        self.config_dir / "nbgrader_config.py")
+        else:
+            shipped = (DEPLOY / "nbgrader_config.py").read_text()
+            (self.config_dir / "nbgrader_config.py").write_text(
+                shipped + "\n# tests/hub: this run's exchange\n"
+                f"c.Exchange.root = {str(self.exchange)!r}\n"
+            )
         subprocess.run(["chmod", "-R", "a+rX", str(self.root)], check=True)
 
         self.students_group = f"{self.tag}-students"
@@ -293,28 +315,23 @@ class ClassRun:
 
         # The exchange, pre-created by root with the modes nbgrader would give it.
         instr = self.instructor
-        self.exchange.mkdir(mode=0o755)
-        self.exchange.chmod(EXCHANGE_ROOT_MODE)
         self.course_exchange = self.exchange / COURSE_ID
-        for path, mode in [
-            (self.course_exchange, COURSE_EXCHANGE_MODE),
-            (self.course_exchange / "outbound", OUTBOUND_MODE),
-            (self.course_exchange / "inbound", INBOUND_MODE),
-            (self.course_exchange / "feedback", FEEDBACK_MODE),
-        ]:
-            path.mkdir()
-            os.chown(path, instr.uid, pwd.getpwuid(instr.uid).pw_gid)
-            path.chmod(mode)
+        if self.exchange_kind == "filesystem":
+            self._make_exchange()
 
         # The instructor's course directory, private, pre-created by root.
         self.course = instr.home / COURSE_ID
         self.course.mkdir(mode=PRIVATE_MODE)
         shutil.copytree(ASSIGNMENT_SOURCE, self.course / "source" / ASSIGNMENT)
+        # ngshare: the quiz's own config only (the exchange steps come from the global one;
+        # owner-checked collect reads Unix owners in a folder that does not exist here)
         course_config = (QUIZ / "nbgrader_config.py").read_text() + "\n\n" + (
-            DEPLOY / "course_nbgrader_config.py").read_text()
-        if self.backend == "postgres":
+            (DEPLOY / "course_nbgrader_config.py").read_text()
+            if self.exchange_kind == "filesystem" else "")
+        if self.backend == "postgres" or self.exchange_kind == "ngshare":
             self.postgres = Postgres(self.root, self.log)
             self.postgres.start()
+        if self.backend == "postgres":
             url = self.postgres.create_gradebook(owner=instr.name)
             course_config += ("\n# tests/hub: the PostgreSQL gradebook\n"
                               f"c.CourseDirectory.db_url = {url!r}\n")
@@ -325,12 +342,31 @@ class ClassRun:
         for s in self.students:
             s.work.mkdir(mode=0o755)
             os.chown(s.work, s.uid, pwd.getpwuid(s.uid).pw_gid)
+        if self.exchange_kind == "ngshare":  # each user's own scratch folder (user_env)
+            for p in self.created_users:
+                (p.home / ".tmp").mkdir(mode=0o700)
+                os.chown(p.home / ".tmp", p.uid, pwd.getpwuid(p.uid).pw_gid)
         self.timings["setup"] = time.perf_counter() - t0
 
-    def _add_user(self, name: str, group: str) -> Person:
+    def _make_exchange(self) -> None:
+        instr = self.instructor
+        self.exchange.mkdir(mode=0o755)
+        self.exchange.chmod(EXCHANGE_ROOT_MODE)
+        for path, mode in [
+            (self.course_exchange, COURSE_EXCHANGE_MODE),
+            (self.course_exchange / "outbound", OUTBOUND_MODE),
+            (self.course_exchange / "inbound", INBOUND_MODE),
+            (self.course_exchange / "feedback", FEEDBACK_MODE),
+        ]:
+            path.mkdir()
+            os.chown(path, instr.uid, pwd.getpwuid(instr.uid).pw_gid)
+            path.chmod(mode)
+
+    def _add_user(self, name: str, group: str | None) -> Person:
         home = Path("/home") / name
+        groups = ["--groups", group] if group else []
         _check(_run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
-                     "--comment", TEST_GECOS, "--groups", group, name]), f"useradd {name}")
+                     "--comment", TEST_GECOS, *groups, name]), f"useradd {name}")
         person = Person(name=name, home=home, password=secrets.token_urlsafe(12),
                         work=home / "work")
         person.uid = pwd.getpwnam(name).pw_uid
@@ -342,12 +378,20 @@ class ClassRun:
     # ---- running things as someone -----------------------------------------------------
 
     def user_env(self, person: Person) -> dict[str, str]:
-        return {
+        env = {
             "HOME": str(person.home), "USER": person.name, "LOGNAME": person.name,
             "PATH": f"{self.env}/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
             "PYTHONPATH": str(self.code), "JUPYTER_CONFIG_PATH": str(self.config_dir),
             "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg",
         }
+        if self.exchange_kind == "ngshare" and self.hub is not None:
+            # as in a terminal of their own server: their hub token (and, for a student,
+            # their own scratch folder: deploy/jupyterhub_config.py)
+            env.update(JUPYTERHUB_USER=person.name, NGSHARE_URL=self.hub.ngshare_url,
+                       JUPYTERHUB_API_TOKEN=self.tokens.get(person.name, ""))
+            if person is not self.instructor:
+                env["TMPDIR"] = str(person.home / ".tmp")
+        return env
 
     def as_user(self, person: Person, argv: Sequence[str], cwd: Path | None = None,
                 check: bool = True, what: str = "") -> subprocess.CompletedProcess:
@@ -423,6 +467,14 @@ class ClassRun:
         t0 = time.perf_counter()
         for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
             args = [step, ASSIGNMENT]
+            if step == "autograde" and self.engine == "parallel":
+                proc = self.as_user(self.instructor, [
+                    f"{self.env}/bin/python", "-m", "course_grading.parallel", ASSIGNMENT,
+                    "--no-progress"], cwd=self.course)
+                logs[step] = proc.stdout + proc.stderr
+                self.timings[step] = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                continue
             if step == "autograde":
                 args.append("--force")
             proc = self.nbgrader(self.instructor, *args, cwd=self.course)
@@ -573,10 +625,7 @@ class Postgres:
     def start(self) -> None:
         self._pg(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres",
                  "--auth-local=peer", "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8")
-        opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} "
-                "-c fsync=off -c password_encryption=scram-sha-256")
-        self._pg(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", opts,
-                 "-l", str(self.dir / "server.log"), "-w", "-t", "60", "start")
+        self.start_server()
         self.started = True
 
     def psql(self, sql: str) -> str:
@@ -585,13 +634,33 @@ class Postgres:
 
     def create_gradebook(self, owner: str) -> str:
         """Create a role ``owner`` with a fresh password and a database it owns; return db_url."""
-        if not re.fullmatch(r"[a-z0-9_-]+", owner):
-            raise ValueError(f"role name must be [a-z0-9_-]+ (got {owner!r})")
+        self.owner = owner
+        return self.create_database(owner, self.dbname)
+
+    def create_database(self, owner: str, dbname: str) -> str:
+        """A new role ``owner`` (fresh password) owning a new database ``dbname``; its URL.
+
+        Sessions use UTC, whatever the machine's time zone (ngshare stores times without one).
+        """
+        if not re.fullmatch(r"[a-z0-9_-]+", owner) or not re.fullmatch(r"[a-z0-9_]+", dbname):
+            raise ValueError(f"role and database names must be [a-z0-9_-]+ "
+                             f"(got {owner!r}, {dbname!r})")
         password = secrets.token_urlsafe(18)
         self.psql(f"CREATE ROLE \"{owner}\" LOGIN PASSWORD '{password}'")
-        self.psql(f'CREATE DATABASE {self.dbname} OWNER "{owner}"')
-        self.owner = owner
-        return f"postgresql+psycopg2://{owner}:{password}@127.0.0.1:{self.port}/{self.dbname}"
+        self.psql(f'CREATE DATABASE {dbname} OWNER "{owner}"')
+        self.psql(f"ALTER ROLE \"{owner}\" SET timezone = 'UTC'")
+        return f"postgresql+psycopg2://{owner}:{password}@127.0.0.1:{self.port}/{dbname}"
+
+    def stop_server(self) -> None:
+        """Stop the server, keeping its data (a gradebook that becomes unreachable)."""
+        self._pg(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def start_server(self) -> None:
+        """Start it again after :meth:`stop_server`."""
+        opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} "
+                "-c fsync=off -c password_encryption=scram-sha-256")
+        self._pg(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", opts,
+                 "-l", str(self.dir / "server.log"), "-w", "-t", "60", "start")
 
     def stop(self) -> None:
         if self.started:
@@ -609,16 +678,48 @@ class Postgres:
 
 
 class Hub:
-    """deploy/jupyterhub_config.py run by root on 127.0.0.1 (free ports) for ``run``'s class."""
+    """deploy/jupyterhub_config.py run by root on 127.0.0.1 (free ports) for ``run``'s class.
 
-    def __init__(self, run: ClassRun) -> None:
+    ``deploy`` is the folder the hub's config is read from; by default a copy of the
+    checkout's ``deploy/`` inside a private (0700) folder, as in a clone made in
+    ``mktemp -d``: what students read must not depend on where the checkout lies.
+    ``student_settings`` is where the hub installs the settings students' servers obey
+    (``ATTENTION_HUB_STUDENT_SETTINGS``); by default a folder every user can read.
+    """
+
+    def __init__(self, run: ClassRun, deploy: Path | None = None,
+                 student_settings: Path | None = None) -> None:
         self.run = run
-        self.port = free_port()
+        # the public port, the hub's API, the proxy's API, ngshare's
+        self.port, self.api_port, self.proxy_api_port, self.ngshare_port = free_ports(4)
         self.base = f"http://127.0.0.1:{self.port}"
-        self.state = run.root / "hub-state"
-        self.state.mkdir(mode=0o700)
+        self.state = Path(tempfile.mkdtemp(prefix="hub-state-", dir=run.root))
         self.logfile = self.state / "jupyterhub.log"
+        if deploy is None:
+            deploy = Path(tempfile.mkdtemp(prefix="private-checkout-", dir=run.root)) / "deploy"
+            shutil.copytree(DEPLOY, deploy)
+        self.deploy = deploy
+        self.student_settings = student_settings or self.state.with_name(
+            self.state.name + "-student-settings")
         self.proc: subprocess.Popen | None = None
+        self.ngshare_url = f"{self.base}/services/ngshare/"
+        if run.exchange_kind == "ngshare":
+            self._prepare_ngshare()
+
+    def _prepare_ngshare(self) -> None:
+        """ngshare's own Unix user, file storage (0700) and PostgreSQL database."""
+        run = self.run
+        self.ngshare_user = run._add_user(f"{run.tag}-ngs", None)
+        self.ngshare_storage = run.root / "ngshare-files"
+        self.ngshare_storage.mkdir(mode=0o700)
+        os.chown(self.ngshare_storage, self.ngshare_user.uid,
+                 pwd.getpwuid(self.ngshare_user.uid).pw_gid)
+        url = run.postgres.create_database(self.ngshare_user.name,
+                                           "ngshare_" + secrets.token_hex(4))
+        self.ngshare_db_url_file = self.state / "ngshare-database-url"
+        self.ngshare_db_url_file.write_text(url + "\n")
+        self.ngshare_db_url_file.chmod(0o600)
+        self.ngshare_service_url = f"http://127.0.0.1:{self.ngshare_port}"
 
     def start(self, timeout: float = 90) -> None:
         run = self.run
@@ -632,15 +733,22 @@ class Hub:
             "PYTHONPATH": str(run.code), "JUPYTER_CONFIG_PATH": str(run.config_dir),
             "ATTENTION_HUB_ENV": str(run.env),
             "ATTENTION_HUB_STATE_DIR": str(self.state),
+            "ATTENTION_HUB_STUDENT_SETTINGS": str(self.student_settings),
             "ATTENTION_HUB_STUDENTS_GROUP": run.students_group,
             "ATTENTION_HUB_INSTRUCTORS_GROUP": run.instructors_group,
             "ATTENTION_HUB_URL": self.base,
-            "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{free_port()}",
-            "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{free_port()}",
+            "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{self.api_port}",
+            "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{self.proxy_api_port}",
+            "ATTENTION_HUB_EXCHANGE": run.exchange_kind,
         }
+        if run.exchange_kind == "ngshare":
+            env.update(ATTENTION_HUB_NGSHARE_SERVICE_URL=self.ngshare_service_url,
+                       ATTENTION_HUB_NGSHARE_USER=self.ngshare_user.name,
+                       ATTENTION_HUB_NGSHARE_STORAGE=str(self.ngshare_storage),
+                       ATTENTION_HUB_NGSHARE_DB_URL_FILE=str(self.ngshare_db_url_file))
         with open(self.logfile, "w") as log:
             self.proc = subprocess.Popen(
-                [f"{run.env}/bin/jupyterhub", "-f", str(DEPLOY / "jupyterhub_config.py")],
+                [f"{run.env}/bin/jupyterhub", "-f", str(self.deploy / "jupyterhub_config.py")],
                 cwd=str(self.state), env=env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
@@ -652,12 +760,58 @@ class Hub:
                 raise RuntimeError(
                     f"jupyterhub exited ({self.proc.returncode}):\n{self.log_tail()}")
             try:
-                if requests.get(f"{self.base}/hub/api/", timeout=2).status_code == 200:
+                if requests.get(f"{self.base}/hub/api/", timeout=2).status_code == 200 and (
+                        self.run.exchange_kind != "ngshare" or self.ngshare_up()):
                     return
             except requests.ConnectionError:
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"jupyterhub did not answer within {timeout} s:\n{self.log_tail()}")
+
+    def ngshare_up(self) -> bool:
+        """Does ngshare answer (its health check, through the hub's proxy)?"""
+        import requests
+
+        try:
+            return requests.get(self.ngshare_url + "healthz", timeout=5).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def ngshare_pids(self) -> list[int]:
+        """The ngshare service's processes (run by its own user)."""
+        proc = _run(["pgrep", "-U", str(self.ngshare_user.uid), "-f",
+                     "course_grading.ngshare_service serve"])
+        return [int(p) for p in proc.stdout.split()]
+
+    def token_by_login(self, person: Person) -> str:
+        """A JupyterHub API token for ``person``, asked for after a password login."""
+        s, r = self.login(person)
+        if r.status_code != 302:
+            raise RuntimeError(f"{person.name} could not log in: {r.status_code}")
+        got = s.post(f"{self.base}/hub/api/users/{person.name}/tokens",
+                     headers={"X-XSRFToken": _cookie(s, "_xsrf", "/hub/")},
+                     json={"note": "tests/hub", "expires_in": 7200}, timeout=60)
+        got.raise_for_status()
+        return got.json()["token"]
+
+    def admin_api(self, admin_token: str, method: str, path: str, **kw):
+        import requests
+
+        r = requests.request(method, f"{self.base}/hub/api/{path}", timeout=120,
+                             headers={"Authorization": f"token {admin_token}"}, **kw)
+        if r.status_code >= 400:
+            raise RuntimeError(f"hub API {method} {path}: {r.status_code} {r.text[:300]}")
+        return r.json() if r.content else None
+
+    def tokens_for(self, admin_token: str, names: Sequence[str]) -> dict[str, str]:
+        """Make hub users of (existing Unix users) ``names``; a fresh API token for each."""
+        known = {u["name"] for u in self.admin_api(admin_token, "GET", "users") or []}
+        new = [n for n in names if n not in known]
+        if new:
+            self.admin_api(admin_token, "POST", "users", json={"usernames": new})
+        return {n: self.admin_api(admin_token, "POST", f"users/{n}/tokens",
+                                  json={"note": "tests/hub", "expires_in": 7200})["token"]
+                for n in names}
 
     def log_tail(self, n: int = 6000) -> str:
         return self.logfile.read_text(errors="replace")[-n:] if self.logfile.exists() else ""
@@ -670,7 +824,7 @@ class Hub:
         artifacts = REPO / "test-artifacts" / "hub"
         artifacts.mkdir(parents=True, exist_ok=True)
         if self.logfile.exists():
-            shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.run.tag}.log")
+            shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.state.name}.log")
 
     def _stop(self) -> None:
         if self.proc.poll() is None:
@@ -716,6 +870,76 @@ class Hub:
             time.sleep(1)
         raise RuntimeError(f"{person.name}'s server did not start: last {r.status_code} {r.url}"
                            f" (hub log in test-artifacts/hub/)")
+
+    def spawn_failure(self, s, person: Person, timeout: float = 120) -> str | None:
+        """Ask for ``person``'s server as a browser would; the hub's failure message, or None.
+
+        Reads the hub's progress events (what the spawn page shows) until the spawn ends.
+        """
+        import requests
+
+        s.get(f"{self.base}/hub/spawn/{person.name}", timeout=60)
+        url = f"{self.base}/hub/api/users/{person.name}/server/progress"
+        with s.get(url, stream=True, timeout=timeout) as r:
+            r.raise_for_status()
+            try:
+                for line in r.iter_lines(decode_unicode=True):
+                    if not line or not line.startswith("data:"):
+                        continue
+                    event = json.loads(line[len("data:"):])
+                    if event.get("failed"):
+                        return event.get("message", "")
+                    if event.get("ready"):
+                        return None
+            except requests.exceptions.ChunkedEncodingError:
+                pass
+        raise RuntimeError(f"{person.name}'s spawn neither failed nor finished")
+
+    def lab_student_works(self, s, h: Person) -> dict:
+        """In ``h``'s running JupyterLab: list, fetch, answer as ``h.kind``, submit.
+
+        Returns what a browser would have seen: the list, the answer to submit, formgrader's
+        status. Every step goes through nbgrader's Assignments endpoints of the server.
+        """
+        rec: dict = {}
+        listed = self.user_api(s, h, "GET", "assignments", params={"course_id": COURSE_ID})
+        rec["listed"] = listed.json() if listed.ok else listed.status_code
+        data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
+        fetched = self.user_api(s, h, "POST", "assignments/fetch", data=data)
+        fetched.raise_for_status()
+        rec["fetched"] = fetched.json()
+        path = f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+        got = self.user_api(s, h, "GET", path)
+        got.raise_for_status()
+        nb = answer_notebook(got.json()["content"], h.kind)
+        put = self.user_api(s, h, "PUT", path, data=json.dumps(
+            {"type": "notebook", "format": "json", "content": nb}))
+        put.raise_for_status()
+        rec["after_submit"] = self.lab_submit(s, h)
+        rec["formgrader_status"] = self.user_api(s, h, "GET", "formgrader").status_code
+        return rec
+
+    def lab_submit(self, s, h: Person) -> dict:
+        """Press *Submit* in ``h``'s Assignments tab; the answer the tab shows."""
+        data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
+        submitted = self.user_api(s, h, "POST", "assignments/submit", data=data)
+        submitted.raise_for_status()
+        return submitted.json()
+
+    def lab_fetch_feedback(self, s, h: Person) -> str:
+        """Press *Fetch feedback* in ``h``'s Assignments tab; the feedback page's text."""
+        data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
+        r = self.user_api(s, h, "POST", "assignments/fetch_feedback", data=data)
+        r.raise_for_status()
+        if not r.json().get("success", True):
+            raise RuntimeError(f"{h.name}: fetch_feedback failed: {r.json()}")
+        listing = self.user_api(s, h, "GET", f"api/contents/{ASSIGNMENT}/feedback")
+        listing.raise_for_status()
+        stamps = sorted(item["name"] for item in listing.json()["content"])
+        html = self.user_api(s, h, "GET",
+                             f"api/contents/{ASSIGNMENT}/feedback/{stamps[-1]}/{ASSIGNMENT}.html")
+        html.raise_for_status()
+        return html.json()["content"]
 
     def user_api(self, s, owner: Person, method: str, path: str, **kw):
         """Call ``/user/<owner>/<path>`` with the session's cookies and the server's XSRF token."""

@@ -16,11 +16,9 @@ import pytest
 from classroom import (
     ANSWER_CELL,
     ASSIGNMENT,
-    COURSE_ID,
     INBOUND_MODE,
     ClassRun,
     Hub,
-    answer_notebook,
     grade_problems,
     permission_violations,
     postgres_bindir,
@@ -36,7 +34,8 @@ HUB_MISSING = (
 
 def _hub_phase_before_grading(run: ClassRun, rec: dict) -> None:
     """Two students log in to JupyterHub and do fetch, answer, submit through it."""
-    hub = run.hub = Hub(run)
+    hub = run.hub = Hub(run)  # its deploy/ lies in a private folder, as in a fresh clone
+    rec["hub_deploy_parent_mode"] = oct(hub.deploy.parent.stat().st_mode & 0o7777)
     hub.start()
     h1, h2 = run.hub_students
     _, bad = hub.login(h1, password="not-" + h1.password)
@@ -47,24 +46,9 @@ def _hub_phase_before_grading(run: ClassRun, rec: dict) -> None:
         rec.setdefault("login_status", {})[h.kind] = r.status_code
         hub.open_lab(s, h)
         sessions[h.name] = s
-        q = {"course_id": COURSE_ID}
-        listed = hub.user_api(s, h, "GET", "assignments", params=q)
-        rec.setdefault("listed", {})[h.kind] = listed.json() if listed.ok else listed.status_code
-        data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
-        fetched = hub.user_api(s, h, "POST", "assignments/fetch", data=data)
-        fetched.raise_for_status()
-        path = f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
-        got = hub.user_api(s, h, "GET", path)
-        got.raise_for_status()
-        nb = answer_notebook(got.json()["content"], h.kind)
-        put = hub.user_api(s, h, "PUT", path,
-                           data=json.dumps({"type": "notebook", "format": "json", "content": nb}))
-        put.raise_for_status()
-        submitted = hub.user_api(s, h, "POST", "assignments/submit", data=data)
-        submitted.raise_for_status()
-        rec.setdefault("after_submit", {})[h.kind] = submitted.json()
-        rec.setdefault("formgrader_status", {})[h.kind] = hub.user_api(
-            s, h, "GET", "formgrader").status_code
+        worked = hub.lab_student_works(s, h)
+        for key in ("listed", "after_submit", "formgrader_status"):
+            rec.setdefault(key, {})[h.kind] = worked[key]
     # Each student tries the other's server.
     s1 = sessions[h1.name]
     rec["cross_api_status"] = hub.user_api(s1, h2, "GET", "api/contents").status_code
@@ -75,23 +59,34 @@ def _hub_phase_before_grading(run: ClassRun, rec: dict) -> None:
 
 def _hub_phase_after_grading(run: ClassRun, rec: dict) -> None:
     hub = run.hub
-    data = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
     for h in run.hub_students:
-        s = run.hub_sessions[h.name]
-        r = hub.user_api(s, h, "POST", "assignments/fetch_feedback", data=data)
-        r.raise_for_status()
-        listing = hub.user_api(s, h, "GET", f"api/contents/{ASSIGNMENT}/feedback")
-        listing.raise_for_status()
-        stamps = [item["name"] for item in listing.json()["content"]]
-        html = hub.user_api(s, h, "GET",
-                            f"api/contents/{ASSIGNMENT}/feedback/{stamps[0]}/{ASSIGNMENT}.html")
-        html.raise_for_status()
-        rec.setdefault("hub_feedback", {})[h.kind] = html.json()["content"]
+        page = hub.lab_fetch_feedback(run.hub_sessions[h.name], h)
+        rec.setdefault("hub_feedback", {})[h.kind] = page
     uids = [h.uid for h in run.hub_students]
     hub.stop()
     run.hub = None
     rec["left_running"] = _processes_of(uids)
     rec["hub_port_open"] = _port_open(hub.port)
+    _hub_with_unreadable_settings(run, rec)
+
+
+def _hub_with_unreadable_settings(run: ClassRun, rec: dict) -> None:
+    """The hub installs the students' settings under a private (0700) folder, as a checkout
+    in ``mktemp -d`` would hold them: a student's server must not start at all."""
+    private = run.root / "private"
+    private.mkdir(mode=0o700)
+    hub = run.hub = Hub(run, student_settings=private / "student-jupyter-config")
+    hub.start()
+    h1 = run.hub_students[0]
+    s, r = hub.login(h1)
+    rec["unreadable_login_status"] = r.status_code
+    rec["unreadable_spawn_failure"] = hub.spawn_failure(s, h1)
+    rec["unreadable_running"] = _processes_of([h1.uid], grace=0)
+    rec["unreadable_formgrader"] = s.get(f"{hub.base}/user/{h1.name}/formgrader",
+                                         timeout=60).status_code
+    rec["unreadable_hub_log"] = hub.log_tail(20000)
+    hub.stop()
+    run.hub = None
 
 
 def _processes_of(uids: list[int], grace: float = 30) -> list[list[str]]:
@@ -278,6 +273,9 @@ def test_jupyterhub_class(sqlite_class):
     for kind, after in rec["after_submit"].items():
         statuses = {a["status"] for a in after["value"]}
         assert "submitted" in statuses, (kind, after)
+    # The hub read its config from a 0700 folder no student can enter, and still every
+    # student's server obeyed the students' settings (installed where all can read them).
+    assert rec["hub_deploy_parent_mode"] == "0o700"
     assert rec["formgrader_status"] == {"correct": 404, "wrong": 404}
     assert rec["own_api_status"] == 200
     assert rec["cross_api_status"] == 403
@@ -287,6 +285,20 @@ def test_jupyterhub_class(sqlite_class):
         assert "score" in page.lower(), kind
     assert rec["left_running"] == [[], []], "the hub stopped the students' servers"
     assert not rec["hub_port_open"]
+
+
+def test_a_student_who_cannot_read_the_settings_gets_no_server(sqlite_class):
+    rec = sqlite_class
+    if "login_status" not in rec:
+        pytest.skip(HUB_MISSING)
+    assert rec["unreadable_login_status"] == 302
+    failure = rec["unreadable_spawn_failure"]
+    assert failure is not None, "the server started without the students' settings"
+    assert "Your server was not started: the course's settings for students' servers" in failure
+    assert "Permission denied" in failure and "private/student-jupyter-config" in failure
+    assert rec["unreadable_running"] == [[]], "no process runs as the student"
+    assert rec["unreadable_formgrader"] != 200
+    assert "Not starting" in rec["unreadable_hub_log"]
 
 
 def test_postgres_gradebook_gives_the_same_grades(postgres_class, sqlite_class):
