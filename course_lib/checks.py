@@ -108,7 +108,14 @@ class CheckResult:
 
 
 class ExerciseNotDone(AssertionError):
-    """A check that did not pass while nbgrader validates the notebook: its verdict."""
+    """A check that did not pass while nbgrader validates the notebook: its verdict.
+
+    In a notebook it shows as one line, the verdict, without a traceback through the
+    check's insides (IPython asks an exception for ``_render_traceback_``).
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 # --------------------------------------------------------------------------------------
@@ -272,7 +279,6 @@ def _run(body: Callable[[], CheckResult]) -> CheckResult:
     except _Stop as stop:
         result = stop.result
     if not result and os.environ.get("NBGRADER_VALIDATING"):
-        __tracebackhide__ = True  # IPython shows the verdict, not the check's insides
         raise ExerciseNotDone(result.message)
     return result
 

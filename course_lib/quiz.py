@@ -289,9 +289,31 @@ class SelfStudyQuiz:
         self._score = w.HTML(value=self._score_html())
         self.widget = w.VBox([*boxes, self._score], layout=w.Layout(width="100%"))
 
-    # the notebook shows the widget when the quiz is the last expression of a cell
+    # the notebook shows the widget when the quiz is the last expression of a cell; its
+    # text/plain is the quiz as text, for viewers without widgets and for screen readers
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["text/plain"] = self.as_text()
+        return bundle
+
+    def as_text(self) -> str:
+        """The questions and their options as plain text, and the score line.
+
+        Examples
+        --------
+        >>> print(SelfStudyQuiz().as_text().splitlines()[0])
+        1. Why does the equation divide the scores by sqrt(d_k)?
+        """
+        lines = []
+        for number, q in enumerate(self.questions, start=1):
+            lines.append(textwrap.fill(f"{number}. {q.prompt}", width=88,
+                                       subsequent_indent="   "))
+            for letter, text in q.choices:
+                lines.append(textwrap.fill(f"{letter}. {text}", width=88,
+                                           initial_indent="  ", subsequent_indent="     "))
+        lines.append(f"Score: {self.score_text}. Answer in code with quiz.answer(question, "
+                     "letter).")
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"SelfStudyQuiz({len(self.questions)} questions; {self.score_text})"
