@@ -206,9 +206,10 @@ class Explorer:
         wide = set(wide)
         for name, control in controls.items():
             control.style.description_width = "initial"
-            control.layout.width = "auto"
-            if name in wide:
-                control.layout.grid_column = "1 / -1"
+            # A whole row: the grid-area shorthand, because ipywidgets applies grid_area
+            # after grid_column, and an empty grid_area removes the grid-column set before.
+            control.layout = W.Layout(width="auto",
+                                      grid_area="auto / 1 / auto / -1" if name in wide else None)
         grid = W.GridBox(
             list(controls.values()),
             layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(min(100%, 22em), "

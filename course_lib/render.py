@@ -448,10 +448,18 @@ def vectors_svg(
             f'<line x1="{size / 2:g}" y1="{size / 2:g}" x2="{x:.1f}" y2="{y:.1f}" '
             f'stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-head)"/>'
         )
-        right = x > size - 70  # a name written rightwards from there would be cut off
-        tx = x - 6 if right else x + 6
-        ty = y + 16 if y < 20 else y - 6
-        anchor = ' text-anchor="end"' if right else ""
-        parts.append(f'<text x="{tx:.1f}" y="{ty:.1f}"{anchor}>{_esc(lab)}</text>')
+        # The name goes just beyond the tip, along the arrow (so names of arrows that
+        # start together do not overlap), pulled back inside the picture near its edges.
+        length = float(np.hypot(*p)) or 1.0
+        ux, uy = p[0] / length, -p[1] / length
+        tx, ty = x + 10 * ux, y + 10 * uy + 4
+        anchor = "start" if ux > 0.35 else "end" if ux < -0.35 else "middle"
+        if tx > size - 60:
+            anchor, tx = "end", min(tx, size - 2.0)
+        elif tx < 60 and anchor != "start":
+            anchor, tx = "start", max(tx, 2.0)
+        ty = min(max(ty, 14.0), size - 4.0)
+        parts.append(f'<text x="{tx:.1f}" y="{ty:.1f}" text-anchor="{anchor}">'
+                     f"{_esc(lab)}</text>")
     parts.append("</svg>")
     return "".join(parts)

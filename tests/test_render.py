@@ -97,8 +97,10 @@ def test_vector_names_stay_inside_the_picture(tip):
     """A name at an arrow's tip near the edge used to be cut off ("q_")."""
     svg = vectors_svg(np.array(tip, float), "q_sat", np.zeros((0, 2)), [], lim=3.0)
     width = float(re.search(r'width="([\d.]+)"', svg).group(1))
-    x, y = (float(v) for v in re.search(r'<text x="([-\d.]+)" y="([-\d.]+)"', svg).groups())
+    x, y, anchor = re.search(r'<text x="([-\d.]+)" y="([-\d.]+)" text-anchor="(\w+)"',
+                             svg).groups()
+    x, y = float(x), float(y)
     text_width = 7.5 * len("q_sat")  # 12 px sans-serif: at most 7.5 px a character
-    left = x - text_width if 'text-anchor="end"' in svg else x
+    left = {"start": x, "middle": x - text_width / 2, "end": x - text_width}[anchor]
     assert 0 <= left and left + text_width <= width, (tip, x, y)
     assert 12 <= y <= width
