@@ -22,7 +22,9 @@ nothing in git:
   model ids) is dropped, and so is each output's widget view (its random ``model_id``);
   the output keeps its ``text/plain``, the explorer's description in words. A student
   sees that text until the cell runs, then the live widget;
-* no Python patch version in ``metadata.language_info``;
+* ``metadata.language_info`` stays as the kernel reports it: JupyterLab writes the
+  kernel's version there when it connects, so a lesson stored without it would be marked
+  modified (and autosaved) as soon as it is opened;
 * every exercise's check cell carries nbgrader metadata (a graded test cell, grade id
   ``check-NN-<function>``), so that nbgrader's Validate button checks the exercises
   honestly (see :mod:`course_lib.checks`).
@@ -72,10 +74,9 @@ def mark_checks(nb: nbformat.NotebookNode, lesson: str) -> None:
 
 
 def strip_volatile(nb: nbformat.NotebookNode) -> None:
-    """Drop what differs between runs: widget state and model ids, the Python patch version,
-    and where the kernel happened to split a stream of printed text."""
+    """Drop what differs between runs: widget state and model ids, and where the kernel
+    happened to split a stream of printed text."""
     nb.metadata.pop("widgets", None)
-    nb.metadata.get("language_info", {}).pop("version", None)
     for cell in nb.cells:
         outputs: list[nbformat.NotebookNode] = []
         for out in cell.get("outputs", []):

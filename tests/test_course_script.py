@@ -65,6 +65,14 @@ def test_lab_opens_the_contents_notebook():
     assert (ROOT / course.START_NOTEBOOK).is_file()
 
 
+def test_a_flag_given_to_lab_replaces_the_courses_own():
+    cmd = course.lab_command(["--ServerApp.root_dir=/elsewhere", "--port", "9999"])
+    assert [a for a in cmd if a.startswith("--ServerApp.root_dir")] == [
+        "--ServerApp.root_dir=/elsewhere"]
+    assert "--LabApp.default_url=/lab/tree/notebooks/00_contents.ipynb" in cmd
+    assert cmd[-2:] == ["--port", "9999"]
+
+
 def test_lab_settings_switch_off_news_and_update_prompts(tmp_path, monkeypatch):
     monkeypatch.setattr(course, "VENV", tmp_path / "venv")
     path = course.write_lab_settings()

@@ -329,7 +329,6 @@ def test_stored_lessons_hold_no_widget_state_or_random_ids(path):
     nb = read(path)
     assert "widgets" not in nb.metadata
     assert "application/vnd.jupyter.widget-view+json" not in text and "model_id" not in text
-    assert "version" not in nb.metadata.get("language_info", {})
     for cell in code_cells(nb):
         kinds = [o.output_type for o in cell.outputs]
         assert not any(a == b == "stream" for a, b in itertools.pairwise(kinds)), (

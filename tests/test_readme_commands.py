@@ -71,6 +71,20 @@ def test_make_lab_serves_jupyterlab_on_localhost(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=5) as r:
             page = r.read().decode()
         assert "JupyterLab" in page
+        # the start page is the contents notebook, not the Launcher
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={token}", timeout=5) as r:
+            assert r.url.split("?")[0].endswith("/lab/tree/notebooks/00_contents.ipynb"), r.url
+        # no news or update prompt: the notification extension's settings, as the lab sees them
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/lab/api/settings/"
+            "@jupyterlab/apputils-extension:notification",
+            headers={"Authorization": f"token {token}"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            plugin = json.load(r)
+        # a student's own value, else the default (where the lab folds in overrides.json)
+        effective = {k: plugin["settings"].get(k, plugin["schema"]["properties"][k]["default"])
+                     for k in ("fetchNews", "checkForUpdates")}
+        assert effective == {"fetchNews": "false", "checkForUpdates": False}
         # without the token the API refuses
         with pytest.raises(urllib.error.HTTPError) as denied:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents", timeout=5)

@@ -38,6 +38,7 @@ __all__ = [
     "CHROMIUM_ARGS",
     "INSTALL_HINT",
     "REPO",
+    "VALIDATE",
     "LabServer",
     "check_widgets_respond",
     "clipped_labels",
@@ -51,6 +52,8 @@ __all__ = [
     "open_notebook",
     "output_signature",
     "page_problems",
+    "press_validate",
+    "replace_cell_and_validate",
     "run_all_cells",
     "run_in_kernel",
     "save_screenshot",
@@ -867,3 +870,36 @@ def controls_disagree(page: Any, names: Sequence[str]) -> list[str]:
         if shown != held:
             lines.append(f"{name}: the page shows {shown}, the kernel holds {held}")
     return lines
+
+
+# nbgrader's toolbar button (a jp-button web component, labelled "Validate").
+VALIDATE = ".jp-Toolbar jp-button[aria-label='Validate']"
+
+
+def replace_cell_and_validate(page: Any, has_text: str, source: str) -> str:
+    """Replace a code cell's text as a student would, press Validate; the dialog's text.
+
+    The cell is the first code cell whose text contains ``has_text``. Validate saves the
+    notebook itself ("Saving..."), then validates the file on disk (a Ctrl+S of our own
+    just before it raced that save into a "File Changed" dialog).
+    """
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    editor = panel.locator(".jp-CodeCell .cm-content", has_text=has_text).first
+    editor.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Escape")
+    return press_validate(page)
+
+
+def press_validate(page: Any, timeout_ms: float = 180_000) -> str:
+    """Press nbgrader's Validate button and return the text of its verdict dialog."""
+    page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) {VALIDATE}").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=timeout_ms)
+    page.wait_for_function(
+        "() => !/Validating/i.test(document.querySelector('.jp-Dialog').innerText)",
+        timeout=timeout_ms,
+    )
+    return str(dialog.inner_text())
