@@ -52,6 +52,12 @@ def test_test_extra_brings_grading_and_the_test_tools():
         "nbgrader"}
 
 
+def test_an_extra_counts_the_extras_it_brings():
+    """After `./course test`, `./course setup grading` has nothing left to install."""
+    assert course.closure(["test"]) == ["grading", "test"]
+    assert course.closure([]) == [] and course.closure(["grading"]) == ["grading"]
+
+
 def test_unknown_extra_is_a_clear_error(capsys):
     with pytest.raises(SystemExit):
         course.requirements(["gradin"])

@@ -108,3 +108,55 @@ def test_readme_library_example_runs():
         optionflags=doctest.NORMALIZE_WHITESPACE,
     )
     assert tried >= 4 and failures == 0
+
+
+def _self_study_commands() -> list[str]:
+    """The commands of the README's step 2 of self-study, in order."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("**2. The graded notebook, checked by nbgrader.**", 1)[1]
+    block = block.split("\n\n    ", 1)[1].split("\n\n", 1)[0]
+    lines = [line.strip().split("#", 1)[0].strip() for line in block.splitlines()]
+    return [line for line in lines if line]
+
+
+def test_self_study_work_stays_in_notebooks_my_work():
+    """08 used to send the learner's copy of the checkpoint to the top of the repository."""
+    commands = _self_study_commands()
+    assert commands[0] == "./course setup grading", commands  # nbgrader is not a student's
+    written = [c.split()[-1] for c in commands if c.startswith("cp ")]
+    assert written == ["notebooks/my-work/checkpoint.ipynb"], commands
+    ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", written[0]], cwd=ROOT)
+    assert ignored.returncode == 0, f"{written[0]} must be ignored by git"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_self_study_commands_run_as_written(tmp_path):
+    """The README's self-study commands, run one by one on a copy of the course."""
+    import shutil
+
+    for folder in ("quiz", "notebooks"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns(
+            "gradebook.db", "release", "submitted", "autograded", "feedback", "my-work"))
+    (tmp_path / "course").symlink_to(ROOT / "course")  # the course's own venv and pyproject
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    env = dict(os.environ, COURSE_VENV=sys.prefix)
+    outputs = []
+    for command in _self_study_commands():
+        if command.startswith(". "):  # activating the venv: its bin first on PATH
+            env["PATH"] = f"{sys.prefix}/bin{os.pathsep}{env['PATH']}"
+            continue
+        done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=240)
+        outputs.append(done.stdout + done.stderr)
+        assert done.returncode == 0, f"{command}:\n{outputs[-1][-2000:]}"
+    assert (tmp_path / "notebooks" / "my-work" / "checkpoint.ipynb").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before, "nothing new at the top"
+    assert "You did not provide a response" in outputs[-1]  # validate ran on the blank copy
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), "notebooks"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "my-work" not in collected.stdout and "08_checkpoint" in collected.stdout, (
+        collected.stdout[-2000:])
