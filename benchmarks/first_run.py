@@ -38,30 +38,22 @@ import argparse
 import json
 import os
 import resource
-import secrets
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+from labdriver import CourseLab, free_port, launch_chromium  # noqa: E402  (on the path just above)
+
 TARGETS = {"open": 45.0, "size_mb": 350.0, "second open": 5.0}
 CHROMIUM = Path("/usr/bin/chromium")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def sizes_mb(folder: Path) -> tuple[float, float]:
@@ -102,9 +94,6 @@ class Browser:
         if not CHROMIUM.exists():
             return
         self.playwright = sync_playwright().start()
-        sys.path.insert(0, str(ROOT / "tests" / "browser"))
-        from labdriver import launch_chromium
-
         self.browser = launch_chromium(self.playwright)
 
     def new_student(self) -> Any:
@@ -135,59 +124,21 @@ def one_start(python: str, venv: Path, scratch: Path, notebooks_root: Path,
     ``student`` is a browser context: the second start of a pair uses the first's, on the
     same port, as a student's browser comes back to ``localhost:8888`` with its cache.
     """
-    port, token = port or free_port(), secrets.token_hex(16)
-    env = dict(os.environ, COURSE_VENV=str(venv))
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR",
-                 "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
-        folder = scratch / name.lower()
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        env[name] = str(folder)
-    for name in ("VIRTUAL_ENV", "PYTHONPATH", "MPLBACKEND", "PYTHONDONTWRITEBYTECODE"):
-        env.pop(name, None)
-    cmd = [python, str(ROOT / "course"), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={notebooks_root}"]
-    times: dict[str, float] = {}
-    log: list[str] = []
+    lab = CourseLab(scratch, [f"--ServerApp.root_dir={notebooks_root}"], python=python,
+                    port=port, env={"COURSE_VENV": str(venv), "VIRTUAL_ENV": None,
+                                    "PYTHONPATH": None, "MPLBACKEND": None,
+                                    "PYTHONDONTWRITEBYTECODE": None})
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.append(line)
-            if "installed" not in times and " lab " in line and line.startswith("+ "):
-                times["installed"] = time.perf_counter() - start
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        while proc.poll() is None:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
-                                       timeout=2)
-                times["server"] = time.perf_counter() - start
-                break
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.1)
-        if proc.poll() is not None:
-            raise RuntimeError("course lab stopped:\n" + "".join(log[-40:]))
+    with lab:
+        times = {"server": float(lab.ready_after or 0.0)}
         if student is not None:
-            Browser.open_lab(student, f"http://127.0.0.1:{port}/?token={token}")
-            times["open"] = time.perf_counter() - start
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        reader.join(timeout=5)
+            Browser.open_lab(student, f"{lab.base_url}?token={lab.token}")
+            times["open"] = time.perf_counter() - lab.started
     cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     times["cpu"] = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    # `course` prints the `jupyter lab` command once the environment is ready
+    times["installed"] = next(t for t, line in lab.lines
+                              if line.startswith("+ ") and " lab " in line)
     return times
 
 

@@ -376,6 +376,13 @@ def inside_hull(point: ArrayLike, values: ArrayLike, tol: float = 1e-9) -> bool:
     return True
 
 
+def _blend(weights_row: ArrayLike, values: ArrayLike) -> tuple[NDArray[np.float64], ...]:
+    """The weights, the values and the output they make, as float arrays."""
+    w = np.asarray(weights_row, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    return w, v, w @ v
+
+
 def _where(out: NDArray[np.float64], v: NDArray[np.float64], n: int) -> str:
     if not inside_hull(out, v):
         return "OUTSIDE the values' convex hull"
@@ -398,9 +405,7 @@ def blend_takeaway(
     ...                query="sat")
     'The output for sat, [1.25, 1.50], lies inside the triangle of the values.'
     """
-    w = np.asarray(weights_row, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    out = w @ v
+    _, v, out = _blend(weights_row, values)
     name = f"The output for {query}" if query else "The output"
     return f"{name}, {_vector(out, decimals)}, lies {_where(out, v, len(tokens))}."
 
@@ -423,9 +428,7 @@ def describe_blend(
     a point inside their convex hull: the weights are non-negative and sum to 1, so the
     output is a weighted average.
     """
-    w = np.asarray(weights_row, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    out = w @ v
+    w, v, out = _blend(weights_row, values)
     shape = {3: "a triangle", 2: "a segment"}.get(len(tokens), "a polygon")
     corners = _join([f"{t} {_vector(x, decimals)}" for t, x in zip(tokens, v, strict=True)])
     terms = " + ".join(f"{format_number(a, decimals)}·{_vector(x, decimals)}"

@@ -369,12 +369,7 @@ class SelfStudyQuiz:
     def answer(self, question: str, letter: str) -> Feedback:
         """Choose ``letter`` for ``question``, as a click would, and return the feedback.
 
-        Raises
-        ------
-        KeyError
-            If there is no such question.
-        ValueError
-            If ``letter`` is not one of its options.
+        Raises the same errors as :meth:`explain`.
         """
         q = self._question(question)
         fb = q.check(letter)

@@ -213,17 +213,20 @@ PHRASES = {
 }
 
 
-# What the exercises ask students to write: a hint may lead there but never write it out.
-ANSWER_CODE = ("K.T", "@ V", "np.where(", "-np.inf", "axis=-1", "axis=1", "keepdims",
-               "shape[-1]", "shape[1]", "np.sqrt(d_k)", ".max(", "np.exp(x -")
-
-
-@pytest.mark.parametrize(
+# Each check with each wrong function of CASES.
+EVERY_MISTAKE = pytest.mark.parametrize(
     ("check_name", "mistake", "wrong"),
     [(name, mistake, wrong) for name, (_, wrongs) in CASES.items() for mistake, wrong in wrongs],
     ids=[f"{name}-{i}-{mistake}" for name, (_, wrongs) in CASES.items()
          for i, (mistake, _) in enumerate(wrongs)],
 )
+
+# What the exercises ask students to write: a hint may lead there but never write it out.
+ANSWER_CODE = ("K.T", "@ V", "np.where(", "-np.inf", "axis=-1", "axis=1", "keepdims",
+               "shape[-1]", "shape[1]", "np.sqrt(d_k)", ".max(", "np.exp(x -")
+
+
+@EVERY_MISTAKE
 def test_hints_lead_to_the_answer_without_writing_it(check_name, mistake, wrong):
     """05 once said "weights @ V" outright; 02, 04 and 07 wrote their answers out too."""
     message = getattr(checks, check_name)(wrong).message
@@ -238,12 +241,7 @@ def test_check_accepts_a_correct_function(check_name):
     assert result.mistake is None
 
 
-@pytest.mark.parametrize(
-    ("check_name", "mistake", "wrong"),
-    [(name, mistake, wrong) for name, (_, wrongs) in CASES.items() for mistake, wrong in wrongs],
-    ids=[f"{name}-{i}-{mistake}" for name, (_, wrongs) in CASES.items()
-         for i, (mistake, _) in enumerate(wrongs)],
-)
+@EVERY_MISTAKE
 def test_check_names_the_mistake(check_name, mistake, wrong):
     result = getattr(checks, check_name)(wrong)
     assert not result, f"{check_name} let a '{mistake}' answer pass"

@@ -39,11 +39,13 @@ __all__ = [
     "INSTALL_HINT",
     "REPO",
     "VALIDATE",
+    "CourseLab",
     "LabServer",
     "check_widgets_respond",
     "clipped_labels",
     "controls_disagree",
     "copy_tree",
+    "free_port",
     "launch_chromium",
     "lesson_notebooks",
     "low_contrast_text",
@@ -59,6 +61,7 @@ __all__ = [
     "save_screenshot",
     "set_theme",
     "shutdown_kernels",
+    "stop_process_group",
     "venv_env",
     "wait_kernel_idle",
 ]
@@ -142,7 +145,7 @@ def venv_env() -> dict[str, str]:
     return env
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -192,7 +195,7 @@ class LabServer:
             PYTHONUNBUFFERED="1",
         )
         for attempt in range(3):
-            self.port = _free_port()
+            self.port = free_port()
             cmd = [
                 sys.executable, "-m", "jupyterlab",
                 "--no-browser",
@@ -903,3 +906,102 @@ def press_validate(page: Any, timeout_ms: float = 180_000) -> str:
         timeout=timeout_ms,
     )
     return str(dialog.inner_text())
+
+
+# ---------------------------------------------------------------------------------------
+# `./course lab` itself, as a student starts it (tests and benchmarks/first_run.py)
+# ---------------------------------------------------------------------------------------
+
+
+def stop_process_group(proc: subprocess.Popen[Any], timeout: float = 30.0) -> None:
+    """Stop a process started with ``start_new_session=True`` and all it started."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+class CourseLab:
+    """``python course lab`` run for real: 127.0.0.1, a free port, a random token.
+
+    Jupyter's config, runtime, settings and workspace folders are fresh ones under
+    ``scratch`` (a student's first start); ``env`` adds to (or, with None values, removes
+    from) the environment. Output lines are kept with the second they arrived, counted from
+    the start. A context manager: the process group is stopped on exit.
+    """
+
+    def __init__(self, scratch: Path, extra_args: Sequence[str] = (), *,
+                 env: dict[str, str | None] | None = None, python: str = sys.executable,
+                 port: int = 0) -> None:
+        self.port = port or free_port()
+        self.token = secrets.token_hex(16)
+        self.env = dict(os.environ)
+        for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR",
+                     "JUPYTERLAB_WORKSPACES_DIR", "JUPYTER_DATA_DIR"):
+            folder = Path(scratch) / name.lower()
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            self.env[name] = str(folder)
+        for key, value in (env or {}).items():
+            if value is None:
+                self.env.pop(key, None)
+            else:
+                self.env[key] = value
+        self.cmd = [python, str(REPO / "course"), "lab", "--no-browser",
+                    "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+                    "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+                    *extra_args]
+        self.proc: subprocess.Popen[str] | None = None
+        self.lines: list[tuple[float, str]] = []
+        self.started = 0.0
+        self.ready_after: float | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def start(self, timeout: float = 300.0) -> CourseLab:
+        """Start the command and wait until JupyterLab's API answers."""
+        import threading
+
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(self.cmd, cwd=REPO, env=self.env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+
+        def read(proc: subprocess.Popen[str]) -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self.lines.append((time.perf_counter() - self.started, line))
+
+        threading.Thread(target=read, args=(self.proc,), daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                urllib.request.urlopen(f"{self.base_url}api/status?token={self.token}",
+                                       timeout=2)
+                self.ready_after = time.perf_counter() - self.started
+                return self
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.1)
+        output = self.output()
+        self.stop()
+        raise RuntimeError(f"`course lab` did not answer within {timeout:.0f} s:\n{output}")
+
+    def output(self) -> str:
+        """What the command printed so far."""
+        return "".join(line for _, line in self.lines)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process_group(self.proc)
+
+    def __enter__(self) -> CourseLab:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -149,6 +149,16 @@ def test_the_course_has_lessons_with_widgets() -> None:
         "temperature_widget", "scaling_widget"], found
 
 
+def open_written(page: Any, server: LabServer, nb: nbformat.NotebookNode, name: str) -> None:
+    """Write ``nb`` as sabotaged/<name>.ipynb on the server's copy, open it, Run All."""
+    relpath = f"sabotaged/{name}.ipynb"
+    target = server.root_dir / relpath
+    target.parent.mkdir(exist_ok=True)
+    nbformat.write(nb, target)
+    open_notebook(page, server, relpath, name)
+    run_all_cells(page)
+
+
 SABOTAGE = """# Sabotage (tests/browser): the explorers stop redrawing when a control moves.
 from course_lib import explorer as _sabotaged
 
@@ -168,12 +178,7 @@ def test_a_broken_lesson_callback_fails(lab_page: Any, fresh_kernels: LabServer,
     setup = next(i for i, c in enumerate(nb.cells)
                  if "setup" in c.get("metadata", {}).get("tags", []))
     nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(SABOTAGE))
-    relpath = f"sabotaged/{notebook.name}"
-    target = fresh_kernels.root_dir / relpath
-    target.parent.mkdir(exist_ok=True)
-    nbformat.write(nb, target)
-    open_notebook(lab_page, fresh_kernels, relpath, "sabotaged")
-    run_all_cells(lab_page)
+    open_written(lab_page, fresh_kernels, nb, notebook.stem)
     assert page_problems(lab_page) == []
     with pytest.raises(AssertionError, match=r"moving the \w+ in cell \d+ .* changed no output"):
         check_widgets_respond(lab_page, timeout_s=5)
@@ -193,12 +198,7 @@ def test_a_slider_the_kernel_does_not_follow_is_caught(lab_page: Any, fresh_kern
         "with budget.controls['sat'].hold_sync():\n"
         "    budget.controls['sat'].set_trait('index', 0)\n"
         "    budget.controls['sat']._states_to_send.clear()"))
-    relpath = "sabotaged/04_softmax_silent.ipynb"
-    target = fresh_kernels.root_dir / relpath
-    target.parent.mkdir(exist_ok=True)
-    nbformat.write(nb, target)
-    open_notebook(lab_page, fresh_kernels, relpath, "silent")
-    run_all_cells(lab_page)
+    open_written(lab_page, fresh_kernels, nb, "04_softmax_silent")
     [line] = controls_disagree(lab_page, ["budget"])
     assert line.startswith("budget: the page shows ['10.00', '1.00', '10.00'], the kernel "
                            "holds ['10.00', '1.00', '-10.00']"), line
@@ -214,12 +214,7 @@ def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
         "import ipywidgets as W\n"
         "W.HTML('<svg width=\"120\" height=\"30\"><text x=\"4\" y=\"20\" fill=\"black\">"
         "0.50</text></svg><span style=\"color:#b2182b\">Not quite.</span>')")]
-    relpath = "sabotaged/black_text.ipynb"
-    target = fresh_kernels.root_dir / relpath
-    target.parent.mkdir(exist_ok=True)
-    nbformat.write(nb, target)
-    open_notebook(lab_page, fresh_kernels, relpath, "black-text")
-    run_all_cells(lab_page)
+    open_written(lab_page, fresh_kernels, nb, "black_text")
     set_theme(lab_page, "light")
     assert low_contrast_text(lab_page)[1] == []
     set_theme(lab_page, "dark")

@@ -11,15 +11,6 @@
 
 from __future__ import annotations
 
-import os
-import secrets
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +18,7 @@ import nbformat
 import pytest
 from labdriver import (
     REPO,
+    CourseLab,
     LabServer,
     copy_tree,
     open_notebook,
@@ -38,42 +30,16 @@ from labdriver import (
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path: Path,
                                                         artifacts: Path) -> None:
     root = copy_tree(REPO / "notebooks", tmp_path / "course" / "notebooks").parent
-    port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ,
-               JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"))
-    env.pop("MPLBACKEND", None)
-    proc = subprocess.Popen(
-        [sys.executable, str(REPO / "course"), "lab", "--no-browser",
-         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True)
+    lab = CourseLab(tmp_path / "jupyter", [f"--ServerApp.root_dir={root}"],
+                    env={"MPLBACKEND": None})
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
-                                       timeout=2)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.3)
-        assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
+    with lab:
         page = context.new_page()
         page.set_default_timeout(60_000)
-        page.goto(f"http://127.0.0.1:{port}/?token={token}")  # what the printed link opens
+        page.goto(f"{lab.base_url}?token={lab.token}")  # what the printed link opens
         page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
         page.wait_for_timeout(3000)  # a news prompt would come up within a second or two
         save_screenshot(page, artifacts, "student-first-start")
@@ -81,8 +47,7 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
         tabs = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab")
         active = tabs.locator("xpath=self::*[contains(@class, 'lm-mod-current')]")
         assert tabs.count() == 1, tabs.all_inner_texts()
-        active = active.all_inner_texts()
-        assert [t.strip() for t in active] == ["00_contents.ipynb"], active
+        assert [t.strip() for t in active.all_inner_texts()] == ["00_contents.ipynb"]
         assert page.locator(".jp-Launcher").count() == 0, "the Launcher opened too"
         # opening changes nothing: no autosave will write into the lesson
         assert tabs.locator("xpath=self::*[contains(@class, 'jp-mod-dirty')]").count() == 0
@@ -90,15 +55,7 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
         assert toasts == [], f"notifications: {toasts}"
         assert "Attention, Term by Term" in page.locator(
             ".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
-    finally:
         context.close()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
 
 
 LESSON = "04_softmax"
