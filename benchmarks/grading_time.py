@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # runnable as a plain script from anywhere
     sys.path.insert(0, str(ROOT))
@@ -38,7 +40,7 @@ from course_grading.pipeline import (  # noqa: E402
     tool_path,
 )
 from course_grading.submissions import make_submission  # noqa: E402
-from course_grading.variants import make_variant  # noqa: E402
+from course_grading.variants import quiz_facts  # noqa: E402
 
 __all__ = ["DEFAULT_KINDS", "Measurement", "measure", "prepare_course"]
 
@@ -84,7 +86,7 @@ def prepare_course(dest: Path, n: int, kinds: Sequence[str] = DEFAULT_KINDS) -> 
     if not result["success"]:
         raise RuntimeError(f"generate_assignment failed:\n{result.get('error')}")
     released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    variant = make_variant()
+    variant = quiz_facts(nbformat.read(course / "source" / "checkpoint" / "checkpoint.ipynb", 4))
     for i in range(n):
         kind = kinds[i % len(kinds)]
         place_submission(course, f"s{i + 1:02d}", make_submission(kind, released, variant))

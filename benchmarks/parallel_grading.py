@@ -9,8 +9,8 @@ and each single mistake, in turn), then grades identical copies of it:
    number of cores (and any ``--jobs`` given), once per repeat, and with ``--no-prestart``
    at J = the number of cores (kernels started only when their notebook comes), to show
    what starting the next kernel ahead is worth;
-3. with ``--with-stock``: also ``nbgrader autograde`` with nbgrader's stock, unsandboxed
-   kernel (what the sandbox costs).
+3. with ``--with-stock``: also plain ``nbgrader autograde`` (nbgrader's stock, unsandboxed
+   kernel, every check run inside it: what the sandbox and the host-side verdicts cost).
 
 It prints seconds per submission, throughput and the share of the machine's CPU time that
 was busy (median over repeats), the ratio to the serial command, and checks that every run
@@ -72,12 +72,14 @@ def run(cmd: list[str], course: Path) -> tuple[float, float]:
 
 
 def unsandbox(course: Path) -> None:
-    """Make ``course`` use nbgrader's stock kernel: drop the sandbox from its config."""
+    """Make ``course`` plain nbgrader: stock kernel, every check run inside it."""
     config = course / "nbgrader_config.py"
     lines = config.read_text().splitlines()
-    kept = [ln for ln in lines if "course_grading.sandbox" not in ln and ln != "enable(c)"]
+    kept = [ln for ln in lines if "course_grading.verdicts" not in ln
+            and not ln.startswith("enable(c")]
     if len(kept) == len(lines):
-        raise SystemExit(f"{config} does not enable the sandbox the way this script expects")
+        raise SystemExit(f"{config} does not enable the course's grading the way this script "
+                         "expects")
     config.write_text("\n".join(kept) + "\n")
 
 
@@ -124,8 +126,8 @@ def main() -> None:
     variants: list[tuple[str, list[str], bool]] = [
         (serial_name, ["nbgrader", "autograde", ASSIGNMENT], True)]
     if args.with_stock:
-        variants.append(("  same, stock unsandboxed kernel", ["nbgrader", "autograde",
-                                                              ASSIGNMENT], False))
+        variants.append(("  plain nbgrader (checks in the kernel)", ["nbgrader", "autograde",
+                                                                     ASSIGNMENT], False))
     variants += [(f"parallel engine, {j} worker(s)", [*engine, "--jobs", str(j)], True)
                  for j in jobs]
     variants.append((f"  same, {cores} workers, --no-prestart",

@@ -1,4 +1,4 @@
-"""Feedback that says in words which check failed, and never shows a hidden test.
+"""Feedback that says in words what each check found, and never shows a hidden check.
 
 Plain ``nbgrader generate_feedback`` renders the autograded notebook as it is: the full
 source of every hidden test and the traceback of every failed one (nbgrader issues #917
@@ -6,15 +6,20 @@ and #1363). :class:`ExplainChecks` is an nbgrader preprocessor that runs in
 ``generate_feedback`` after nbgrader's ``GetGrades`` (``quiz/nbgrader_config.py`` sets
 ``GenerateFeedback.preprocessors``). For every test cell it
 
-* puts a short verdict first: passed or failed, the points, what the check looks at and,
-  if it failed, what that usually means (from :data:`CHECKS`, or the cell's docstring);
-* for a cell with hidden tests, shows only the part the student saw in the release and
-  replaces its outputs (assertion messages, tracebacks, anything printed) by that verdict;
-  if the student's code raised, only the exception's class name is kept;
-* in every cell, removes an output that quotes a line of a hidden test (a student's code
-  can print ``In`` or inspect the caller) and shortens huge outputs.
+* replaces the outputs with one verdict in words: passed or failed, the points, what the
+  check looks at (from :data:`course_lib.checkpoint_spec.CHECKPOINT`) and, if it failed,
+  what the grader found (the verdict :mod:`course_grading.verdicts` decided, which names the
+  mistake it saw); nothing of the check's code, input or expected value;
+* for a cell with hidden parts, shows only what the student saw in the release.
 
-Visible test cells keep their outputs: their source is in the student's notebook anyway.
+In every other cell it removes an output that quotes a line of a hidden check and cuts
+huge outputs. If the grader stopped the notebook early (time budget, output flood, a
+crashed kernel), or an answer used ``course_lib`` where the quiz forbids it, a note at the
+top says so.
+
+:class:`SafeHTMLExporter` writes the feedback pages with a Content-Security-Policy
+``<meta>`` that forbids every script: whatever a student's notebook holds, opening its
+feedback runs nothing.
 
 Examples
 --------
@@ -30,51 +35,21 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
+from nbconvert.exporters import HTMLExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
-__all__ = ["CHECKS", "ExplainChecks", "hidden_lines", "visible_part"]
+from course_lib.checkpoint_spec import CHECKPOINT
 
-#: grade id -> (what the check looks at, what a failure usually means). In words only:
-#: nothing here gives away a hidden input, expectation or answer.
-CHECKS: dict[str, tuple[str, str]] = {
-    "test_attention_weights_visible": (
-        "attention_weights on the worked example: the shape, rows summing to 1, the weights",
-        "compare your weights with the worked example in the lesson, row by row",
-    ),
-    "test_missing_scale": (
-        "whether attention_weights divides the scores by sqrt(d_k)",
-        "the weights look like softmax(Q K^T) without the division by sqrt(d_k)",
-    ),
-    "test_wrong_axis": (
-        "whether the softmax is taken over each row, so that each query's weights sum to 1",
-        "the softmax seems to run over the wrong axis (over the queries, not the keys)",
-    ),
-    "test_naive_exp_overflow": (
-        "whether attention_weights still works when the scores are very large",
-        "exp overflowed: subtract each row's maximum before exponentiating (softmax does "
-        "not change, and exp stays finite)",
-    ),
-    "test_dk_from_wrong_axis": (
-        "whether d_k is the length of each query and key vector",
-        "d_k seems to come from the wrong axis: it is Q.shape[-1], not the number of tokens",
-    ),
-    "test_sat_output": (
-        "the attention output for 'sat' in the worked example",
-        "recompute the third row of softmax(QK^T / sqrt(d_k)) V for the worked example",
-    ),
-    "test_mc_why_scale": (
-        "your answer to 'why divide by sqrt(d_k)?'",
-        "not the right option: reread what happens to softmax when scores grow with d_k",
-    ),
-    "test_mc_causal_mask": (
-        "your answer to 'what does a causal mask change?'",
-        "not the right option: reread what a masked row of weights sums to",
-    ),
-}
+__all__ = ["FEEDBACK_CSP", "ExplainChecks", "SafeHTMLExporter", "hidden_lines", "visible_part"]
+
+#: The policy of every feedback page: no script of any kind, no request to anywhere.
+FEEDBACK_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline' data:; "
+                "font-src data:; base-uri 'none'; form-action 'none'")
 
 _CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,80}$")
 
@@ -83,14 +58,6 @@ def visible_part(
     source: str, begin: str = "BEGIN HIDDEN TESTS", end: str = "END HIDDEN TESTS"
 ) -> str:
     """The source of a test cell without its hidden regions (what students were given).
-
-    Parameters
-    ----------
-    source : str
-        The cell's source, hidden regions included.
-    begin, end : str
-        nbgrader's delimiters (``ClearHiddenTests.begin_test_delimeter`` and
-        ``end_test_delimeter``).
 
     Raises
     ------
@@ -124,6 +91,11 @@ def _hidden_lines(source: str, begin: str, end: str) -> list[str]:
     return lines
 
 
+def _is_test(cell: NotebookNode) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
 def hidden_lines(
     nb: NotebookNode,
     begin: str = "BEGIN HIDDEN TESTS",
@@ -134,25 +106,11 @@ def hidden_lines(
 
     These are what must never reach a student; lines shorter than ``min_length`` (after
     stripping) are left out, as they would match too much.
-
-    Parameters
-    ----------
-    nb : NotebookNode
-        An instructor's notebook (source or autograded), hidden regions included.
-    begin, end : str
-        nbgrader's delimiters of hidden regions.
-    min_length : int
-        The shortest line to report.
-
-    Returns
-    -------
-    list of str
-        Sorted, stripped lines.
     """
     secret: set[str] = set()
     shown: set[str] = set()
     for cell in nb.cells:
-        if ExplainChecks._is_test(cell):
+        if _is_test(cell):
             secret.update(_hidden_lines(cell.source, begin, end))
             shown.update(ln.strip() for ln in visible_part(cell.source, begin, end).split("\n"))
         else:
@@ -176,9 +134,24 @@ def _output_text(output: NotebookNode) -> str:
     return "\n".join(parts)
 
 
-def _docstring(source: str) -> str:
-    match = re.search(r'^\s*"""(.+?)"""', source, flags=re.MULTILINE)
-    return match.group(1).strip() if match else "this check"
+def _words(text: str) -> NotebookNode:
+    return from_dict({"output_type": "stream", "name": "stdout", "text": text + "\n"})
+
+
+def _explanation(lines: list[str], grade_id: str, passed: bool) -> NotebookNode:
+    colour = "#2e7d32" if passed else "#c62828"
+    return from_dict({
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {
+            "text/plain": "\n".join(lines),
+            "text/html": (
+                f'<div class="course-check" data-check="{html.escape(grade_id)}" '
+                f'data-passed="{str(passed).lower()}" '
+                f'style="border-left: 4px solid {colour}; padding: 0.3em 0.6em;">'
+                + "<br>".join(html.escape(line) for line in lines) + "</div>"),
+        },
+    })
 
 
 class ExplainChecks(NbGraderPreprocessor):
@@ -205,12 +178,28 @@ class ExplainChecks(NbGraderPreprocessor):
     ) -> tuple[NotebookNode, ResourcesDict]:
         """Rewrite the test cells and scrub outputs, then return the notebook."""
         self._secret = hidden_lines(nb, self.begin_test_delimeter, self.end_test_delimeter)
-        return super().preprocess(nb, resources)
+        nb, resources = super().preprocess(nb, resources)
+        notes = self._notes(nb.metadata.get("course", {}))
+        if notes:
+            from nbformat.v4 import new_markdown_cell
+
+            nb.cells.insert(0, new_markdown_cell("\n\n".join(f"**Note from the grader:** {n}"
+                                                             for n in notes)))
+        return nb, resources
 
     @staticmethod
-    def _is_test(cell: NotebookNode) -> bool:
-        meta = cell.metadata.get("nbgrader", {})
-        return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+    def _notes(course: Any) -> list[str]:
+        if not isinstance(course, dict):
+            return []
+        notes = []
+        stopped = course.get("stopped")
+        if isinstance(stopped, str):
+            notes.append(f"your notebook was stopped before it finished: "
+                         f"{html.escape(stopped[:300])}. Checks that had not run yet score 0.")
+        if course.get("course_lib_used_in"):
+            notes.append("your answers import `course_lib`, which this quiz does not allow: "
+                         "it does not exist where the quiz is graded.")
+        return notes
 
     def preprocess_cell(
         self, cell: NotebookNode, resources: ResourcesDict, index: int
@@ -218,84 +207,73 @@ class ExplainChecks(NbGraderPreprocessor):
         """Explain a test cell; scrub and shorten the outputs of any code cell."""
         if cell.cell_type != "code":
             return cell, resources
-        if self._is_test(cell):
+        if _is_test(cell):
             self._explain(cell)
-        cell.outputs = [self._scrub(out) for out in cell.outputs]
+        else:
+            cell.outputs = [self._scrub(out) for out in cell.outputs]
         return cell, resources
 
     def _explain(self, cell: NotebookNode) -> None:
         meta = cell.metadata["nbgrader"]
-        grade_id = meta.get("grade_id", "")
+        grade_id = str(meta.get("grade_id", ""))
         points = float(meta.get("points") or 0)
         score = meta.get("score")
         passed = score is not None and float(score) >= points
-        what, hint = CHECKS.get(grade_id, (_docstring(cell.source), "see the check's message"))
-        begin, end = self.begin_test_delimeter, self.end_test_delimeter
-        hidden = any(begin in line for line in cell.source.split("\n"))
-
-        raised = ""
-        for out in cell.outputs:
-            if out.get("output_type") == "error":
-                ename = str(out.get("ename", ""))
-                if ename != "AssertionError":
-                    raised = ename if _CLASS_NAME.match(ename) else "an exception"
-        verdict = "passed" if passed else "failed"
+        try:
+            looks_at = CHECKPOINT.check(grade_id).looks_at
+        except KeyError:
+            looks_at = "this check"
         got = "?" if score is None else f"{float(score):g}"
-        lines = [f"Check {grade_id} {verdict} ({got} / {points:g} point{'s' * (points != 1)})."]
-        lines.append(f"It looks at {what}.")
+        lines = [f"Check {grade_id} {'passed' if passed else 'failed'} "
+                 f"({got} / {points:g} point{'s' * (points != 1)}).",
+                 f"It looks at {looks_at}."]
+        verdict = cell.metadata.get("course", {}).get("verdict")
         if not passed:
-            if raised:
-                lines.append(
-                    f"Your code raised {raised} while the check ran, so it could not confirm "
-                    "the answer: run your notebook from the top and read the error."
-                )
-            else:
-                lines.append(f"What this usually means: {hint}.")
-        if hidden:
-            lines.append("(The hidden part of this check is not shown.)")
-        text = "\n".join(lines)
-        colour = "#2e7d32" if passed else "#c62828"
-        explanation = from_dict(
-            {
-                "output_type": "display_data",
-                "metadata": {},
-                "data": {
-                    "text/plain": text,
-                    "text/html": (
-                        f'<div class="course-check" data-check="{html.escape(grade_id)}" '
-                        f'data-passed="{str(passed).lower()}" '
-                        f'style="border-left: 4px solid {colour}; padding: 0.3em 0.6em;">'
-                        + "<br>".join(html.escape(line) for line in lines)
-                        + "</div>"
-                    ),
-                },
-            }
-        )
-        if hidden:
+            if isinstance(verdict, dict) and isinstance(verdict.get("message"), str):
+                lines.append(f"What the grader found: {verdict['message']}")
+            else:  # graded without the host-side verdicts: only the exception's class
+                raised = [str(o.get("ename", "")) for o in cell.outputs
+                          if o.get("output_type") == "error"]
+                name = next((n for n in raised if n != "AssertionError"), "")
+                if name:
+                    shown = name if _CLASS_NAME.match(name) else "an exception"
+                    lines.append(f"Your code raised {shown} while the check ran.")
+        begin, end = self.begin_test_delimeter, self.end_test_delimeter
+        if any(begin in line for line in cell.source.split("\n")):
             cell.source = visible_part(cell.source, begin, end)
-            cell.outputs = [explanation]
-        else:
-            cell.outputs = [explanation, *cell.outputs]
+            lines.append("(The hidden part of this check is not shown.)")
+        cell.outputs = [_explanation(lines, grade_id, passed)]
 
     def _scrub(self, output: NotebookNode) -> NotebookNode:
         text = _output_text(output)
         if any(line in text for line in self._secret):
-            return from_dict(
-                {
-                    "output_type": "stream",
-                    "name": "stdout",
-                    "text": "[output removed from feedback: it quoted a hidden check]\n",
-                }
-            )
-        if (
-            output.get("output_type") == "stream"
-            and len(output.get("text", "")) > self.max_output_chars
-        ):
+            return _words("[output removed from feedback: it quoted a hidden check]")
+        if (output.get("output_type") == "stream"
+                and len(output.get("text", "")) > self.max_output_chars):
             kept = output["text"][: self.max_output_chars]
             output["text"] = (
-                kept + f"\n... [output cut: {len(output['text']):,} characters in all]\n"
-            )
+                kept + f"\n... [output cut: {len(output['text']):,} characters in all]\n")
         for key, value in list(output.get("data", {}).items()):
-            if isinstance(value, str) and len(value) > self.max_output_chars:
+            if isinstance(value, str) and len(value) > self.max_output_chars and \
+                    key != "image/png":
                 output["data"][key] = value[: self.max_output_chars] + "\n... [output cut]"
         return output
+
+
+class SafeHTMLExporter(HTMLExporter):
+    """nbgrader's feedback HTML, with a Content-Security-Policy that allows no script.
+
+    Set it with ``c.GenerateFeedback.exporter_class = SafeHTMLExporter`` (what
+    :func:`course_grading.verdicts.enable` does).
+    """
+
+    def from_notebook_node(self, nb: NotebookNode, resources: Any = None, **kw: Any
+                           ) -> tuple[str, Any]:
+        """The page, with the policy as the first element of its ``<head>``."""
+        output, resources = super().from_notebook_node(nb, resources, **kw)
+        meta = f'<meta http-equiv="Content-Security-Policy" content="{FEEDBACK_CSP}">'
+        head = re.search(r"<head[^>]*>", output, flags=re.IGNORECASE)
+        if head is None:  # a template without a head: refuse rather than ship a page without it
+            raise ValueError("the feedback template produced no <head> to hold its "
+                             "Content-Security-Policy")
+        return output[: head.end()] + meta + output[head.end():], resources

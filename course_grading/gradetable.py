@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from course_lib.checkpoint_spec import CHECKPOINT
+
+from .notebook_files import read_notebook
 
 __all__ = [
     "DIAGNOSED_MISTAKES",
@@ -40,15 +43,11 @@ __all__ = [
     "main",
 ]
 
-#: The hidden tests of the checkpoint, each named for the mistake it catches, and that
-#: mistake in the words of the lesson. All four belong to the code question.
-DIAGNOSED_MISTAKES: dict[str, str] = {
-    "test_missing_scale": "forgot to divide the scores by sqrt(d_k)",
-    "test_wrong_axis": "softmax over the wrong axis (columns, not rows)",
-    "test_naive_exp_overflow": "exp without subtracting the row max: overflows on large scores",
-    "test_dk_from_wrong_axis": "took d_k from the wrong axis (number of tokens, not vector length)",
-}
-CODE_QUESTION = "attention_weights"
+#: The hidden checks of the checkpoint, each built to catch one mistake, and that mistake
+#: in the words of the lesson (from the quiz's spec).
+DIAGNOSED_MISTAKES: dict[str, str] = {gid: m.words for gid, m in CHECKPOINT.diagnosed.items()}
+#: Error names that mean "the answer was wrong" (not: it crashed, was missing, lied).
+_WRONG = {"AssertionError", "CheckFailed"}
 
 UNGRADED = "ungraded"
 NEEDS_MANUAL = "needs manual grade"
@@ -196,8 +195,10 @@ def _fmt(x: float) -> str:
 
 def _question_of(grade_id: str, answers: set[str]) -> str:
     """Map a graded cell to its question: tests join the answer they test."""
-    if grade_id in DIAGNOSED_MISTAKES:
-        return CODE_QUESTION
+    try:
+        return CHECKPOINT.check(grade_id).question
+    except KeyError:
+        pass
     if grade_id in answers:
         return grade_id
     if grade_id.startswith("test_"):
@@ -210,40 +211,46 @@ def _question_of(grade_id: str, answers: set[str]) -> str:
 
 def _notebook_problem(folder: Path, notebook: str) -> str | None:
     """Why ``folder/notebook.ipynb`` cannot be graded, or None if it looks gradable."""
-    import nbformat
-
     path = folder / f"{notebook}.ipynb"
     if not path.exists():
-        others = sorted(p.name for p in folder.glob("*.ipynb"))
+        others = sorted(p.name[:80] for p in folder.glob("*.ipynb"))[:5]
         if others:
             found = ", ".join(repr(o) for o in others)
             return f"renamed notebook (expected '{notebook}.ipynb', found {found})"
         return f"missing notebook (no '{notebook}.ipynb' submitted)"
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return "corrupt notebook (not valid JSON)"
-    try:
-        nb = nbformat.from_dict(raw)
-        nbformat.validate(nb)
-    except Exception:
-        return "corrupt notebook (JSON but not a valid notebook)"
-    return None
+    _, problem = read_notebook(path)
+    return problem
 
 
 def _check_errors(autograded: Path) -> dict[str, str]:
-    """Grade id -> exception name for every cell of an autograded notebook that raised."""
-    import nbformat
+    """Grade id -> why each failed check lost its points, in an autograded notebook.
 
-    nb = nbformat.read(autograded, as_version=4)
+    ``"AssertionError"`` or ``"CheckFailed"`` mean a wrong answer; anything else names
+    what went wrong instead (an exception class, or a reason the grader recorded).
+
+    Raises
+    ------
+    ValueError
+        If the autograded notebook cannot be read.
+    """
+    nb, problem = read_notebook(autograded)
+    if problem:
+        raise ValueError(f"autograded notebook unreadable: {problem}")
     errors = {}
     for cell in nb.cells:
         gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if not gid or cell.cell_type != "code":
             continue
+        verdict = cell.get("metadata", {}).get("course", {}).get("verdict")
+        if isinstance(verdict, dict) and not verdict.get("passed"):
+            reason = str(verdict.get("reason", ""))
+            detail = verdict.get("detail")
+            errors[gid] = ("CheckFailed" if reason in ("wrong", "format") else
+                           str(detail)[:80] if isinstance(detail, str) and detail else reason)
+            continue
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                errors[gid] = out.get("ename", "Error")
+                errors[gid] = str(out.get("ename", "Error"))[:80]
     return errors
 
 
@@ -304,9 +311,11 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
 
         rows = []
         for student in sorted(students):
-            rows.append(
-                _student_row(gb, course, assignment, notebooks, answers, student)
-            )
+            try:
+                rows.append(_student_row(gb, course, assignment, notebooks, answers, student))
+            except Exception as exc:  # one unreadable submission never stops the table
+                rows.append(StudentRow(student, f"{UNGRADED}: could not be read "
+                                       f"({type(exc).__name__}: {str(exc)[:120]})"))
     return GradeTable(assignment, questions, max_scores, rows)
 
 
@@ -348,7 +357,7 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
                 scores[q] = scores.get(q, 0.0) + float(grade.score)
             if grade.name in DIAGNOSED_MISTAKES and grade.score < grade.max_score:
                 ename = errors.get(grade.name)
-                if ename is None or ename == "AssertionError":
+                if ename is None or ename in _WRONG:
                     failed.append(grade.name)
                 else:
                     crashed[grade.name] = ename

@@ -21,7 +21,16 @@ Usage, from the course directory (the one with ``nbgrader_config.py``)::
 
 It prints a progress bar on stderr and, at the end, a summary: how many submissions were
 graded, which failed and why. The exit status is 0 when every submission was graded, 1 when
-some failed, 2 when nothing could start (no sandbox, no assignment, no gradebook).
+some failed, 2 when nothing could start (no sandbox, no assignment, no gradebook) or when
+grading stopped because the gradebook's database could not be reached.
+
+Workers are looked after one by one: each grades one submission at a time, under a memory
+limit (``--worker-memory``). A worker that dies (out of memory, killed) is replaced, and the
+submission it was grading is graded again in a fresh worker; a submission that kills a
+worker twice is reported as failed, and nobody else's grading is lost. If the gradebook's
+database cannot be reached, grading stops with a message saying so; run the command again
+when it is back: submissions already autograded are skipped (as ``nbgrader autograde``
+skips them), unless ``--force`` asks to grade everything again.
 """
 
 from __future__ import annotations
@@ -30,17 +39,26 @@ import argparse
 import multiprocessing
 import os
 import re
+import resource
+import shutil
 import sqlite3
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections import Counter, deque
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = ["GradeResult", "Summary", "grade_all", "main"]
 
 _LOCKED = "database is locked"
+# What nbgrader's log says when the gradebook's database cannot be reached.
+_UNREACHABLE = ("could not connect to server", "Connection refused", "could not translate host",
+                "server closed the connection", "unable to open database file",
+                "connection to server at")
+#: Address space of each grading worker (the sandboxed kernels have their own limits).
+DEFAULT_WORKER_MEMORY = 4 << 30
 _api: Any = None  # one NbGraderAPI per worker process
 # Imported once by the fork server, before it forks the workers: nbgrader, the sandbox, and
 # what the first autograde would otherwise import in every worker (kernelspec, SQLite dialect).
@@ -58,6 +76,11 @@ class GradeResult:
     reason: str = ""
     score: float | None = None
     max_score: float | None = None
+    #: For a graded notebook the grader stopped early: why (time budget, output flood...).
+    note: str = ""
+    #: The gradebook's database could not be reached: grading must stop.
+    unreachable: bool = False
+    skipped: bool = False
 
 
 @dataclass
@@ -68,6 +91,12 @@ class Summary:
     jobs: int
     seconds: float
     results: list[GradeResult] = field(default_factory=list)
+    #: Why grading stopped before every submission was graded, if it did.
+    stopped: str = ""
+    #: Students not graded because grading stopped.
+    not_started: list[str] = field(default_factory=list)
+    #: Workers that died and were replaced.
+    replaced_workers: int = 0
 
     @property
     def graded(self) -> list[GradeResult]:
@@ -86,8 +115,21 @@ class Summary:
         lines = [f"{self.assignment}: {len(self.graded)} of {n} submissions graded, "
                  f"{len(self.failed)} failed, in {self.seconds:.1f} s with {self.jobs} "
                  f"worker(s) ({rate:.2f} submissions/s)."]
+        skipped = sum(r.skipped for r in self.graded)
+        if skipped:
+            lines.append(f"  {skipped} of them were autograded before and skipped "
+                         "(--force grades them again).")
+        if self.replaced_workers:
+            lines.append(f"  {self.replaced_workers} grading worker(s) died and were replaced.")
         for r in sorted(self.failed, key=lambda r: r.student):
             lines.append(f"  FAILED {r.student}: {r.reason}")
+        for r in sorted(self.graded, key=lambda r: r.student):
+            if r.note:
+                lines.append(f"  graded, stopped early: {r.student}: {r.note}")
+        if self.stopped:
+            lines.append(f"STOPPED: {self.stopped}. {len(self.not_started)} submission(s) "
+                         "not graded yet; run the same command again to grade them "
+                         "(what is graded is kept and skipped).")
         return "\n".join(lines)
 
 
@@ -128,8 +170,11 @@ def _load_config(course_dir: Path, allow_unsandboxed: bool, prestart: bool = Tru
     return config
 
 
-def _init_worker(course_dir: str, allow_unsandboxed: bool, prestart: bool) -> None:
+def _init_worker(course_dir: str, allow_unsandboxed: bool, prestart: bool,
+                 memory: int = 0) -> None:
     global _api
+    if memory:  # a soft limit: the sandboxes it starts may set their own
+        resource.setrlimit(resource.RLIMIT_AS, (memory, resource.RLIM_INFINITY))
     os.chdir(course_dir)
     # Kernels inherit the worker's stdout and print their banner there: keep the terminal
     # for the progress bar (nbgrader's own log is captured by NbGraderAPI).
@@ -147,7 +192,10 @@ def _init_worker(course_dir: str, allow_unsandboxed: bool, prestart: bool) -> No
 def _reason(log: str, error: str | None) -> str:
     """The most telling line of a failed autograde's log."""
     text = f"{log}\n{error or ''}"
+    if any(u in text for u in _UNREACHABLE):
+        return "the gradebook's database could not be reached"
     known = [
+        ("QuizSourceError", "the quiz's source cannot be graded outside the kernel"),
         ("SandboxUnavailableError", "no sandbox: bubblewrap missing or not working"),
         ("SubmissionLinkError", "the submission contains symbolic links (not graded)"),
         ("DeadKernelError", "the kernel died (killed, or it crashed) while running the notebook"),
@@ -165,16 +213,148 @@ def _reason(log: str, error: str | None) -> str:
     return errors[-1].strip()[:300] if errors else "nbgrader reported a failure"
 
 
-def _grade_one(assignment: str, student: str) -> GradeResult:
+def _stopped_note(course_dir: Path, assignment: str, student: str) -> str:
+    """Why the grader stopped a graded notebook early, from its autograded metadata."""
+    from .notebook_files import read_notebook
+
+    folder = course_dir / "autograded" / student / assignment
+    for path in sorted(folder.glob("*.ipynb")):
+        nb, _ = read_notebook(path)
+        stopped = (nb or {}).get("metadata", {}).get("course", {}).get("stopped")
+        if isinstance(stopped, str):
+            return stopped[:200]
+    return ""
+
+
+def _grade_one(assignment: str, student: str, force: bool) -> GradeResult:
     start = time.perf_counter()
     result: dict[str, Any] = {}
     for _attempt in range(3):
-        result = _api.autograde(assignment, student, force=True, create=True)
+        result = _api.autograde(assignment, student, force=force, create=True)
         if result.get("success") or _LOCKED not in str(result.get("log", "")):
             break
     ok = bool(result.get("success"))
-    reason = "" if ok else _reason(str(result.get("log", "")), result.get("error"))
-    return GradeResult(student, ok, time.perf_counter() - start, reason)
+    log = str(result.get("log", ""))
+    reason = "" if ok else _reason(log, result.get("error"))
+    unreachable = not ok and reason == "the gradebook's database could not be reached"
+    note = _stopped_note(Path(os.getcwd()), assignment, student) if ok else ""
+    return GradeResult(student, ok, time.perf_counter() - start, reason, note=note,
+                       unreachable=unreachable, skipped=ok and "Skipping existing" in log)
+
+
+def _worker_main(conn: Any, course_dir: str, allow_unsandboxed: bool, prestart: bool,
+                 memory: int, assignment: str, force: bool) -> None:
+    """A grading worker: one submission at a time, as the coordinator hands them out."""
+    _init_worker(course_dir, allow_unsandboxed, prestart, memory)
+    conn.send(("ready", None))
+    while True:
+        student = conn.recv()
+        if student is None:
+            break
+        try:
+            result = _grade_one(assignment, student, force)
+        except Exception as exc:  # report it; this worker can still grade the next one
+            result = GradeResult(student, False, 0.0, f"grading raised {type(exc).__name__}: "
+                                 f"{str(exc)[:200]}")
+        conn.send(("result", result))
+    from .sandbox import discard_spare
+
+    discard_spare()
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Any
+    student: str | None = None
+    ready: bool = False
+
+
+class _Coordinator:
+    """Hands submissions to workers, replaces dead workers, regrades what they held."""
+
+    def __init__(self, ctx: Any, jobs: int, args: tuple[Any, ...]) -> None:
+        self.ctx, self.jobs, self.args = ctx, jobs, args
+        self.course, self.assignment = Path(args[0]), str(args[4])
+        self.workers: list[_Worker] = []
+        self.replaced = 0
+
+    def spawn(self) -> None:
+        parent, child = self.ctx.Pipe()
+        process = self.ctx.Process(target=_worker_main, args=(child, *self.args), daemon=True)
+        process.start()
+        child.close()
+        self.workers.append(_Worker(process, parent))
+
+    def run(self, students: list[str], on_result: Any) -> tuple[str, list[str]]:
+        """Grade every student; return (why grading stopped or "", students not graded)."""
+        queue = deque(students)
+        crashes: Counter[str] = Counter()
+        stopped = ""
+        for _ in range(min(self.jobs, len(queue))):
+            self.spawn()
+        while self.workers and (queue or any(w.student for w in self.workers)):
+            for w in self.workers:
+                if w.ready and w.student is None and queue and not stopped:
+                    w.student = queue.popleft()
+                    w.conn.send(w.student)
+            if stopped and not any(w.student for w in self.workers):
+                break
+            waits = {w.conn: w for w in self.workers}
+            waits.update({w.process.sentinel: w for w in self.workers})
+            for ready in wait(list(waits)):
+                w = waits[ready]
+                if w not in self.workers:
+                    continue
+                if ready is w.conn:
+                    try:
+                        kind, payload = w.conn.recv()
+                    except (EOFError, OSError):
+                        continue  # the worker died: its sentinel says so too
+                    if kind == "ready":
+                        w.ready = True
+                    else:
+                        w.student = None
+                        if payload.unreachable:
+                            stopped = stopped or ("grading stopped: the gradebook's database "
+                                                  "could not be reached")
+                            queue.appendleft(payload.student)
+                        else:
+                            on_result(payload)
+                    continue
+                # the worker process is gone
+                self.workers.remove(w)
+                w.conn.close()
+                self.replaced += 1
+                if w.student is not None:
+                    # what the dead worker left half-written must not pass for a grade
+                    shutil.rmtree(self.course / "autograded" / w.student / self.assignment,
+                                  ignore_errors=True)
+                    crashes[w.student] += 1
+                    if crashes[w.student] >= 2:
+                        on_result(GradeResult(
+                            w.student, False, 0.0, "grading worker crashed while grading "
+                            f"this submission, twice (exit status {w.process.exitcode})"))
+                    else:
+                        queue.appendleft(w.student)  # graded again, in a fresh worker
+                if queue and not stopped:
+                    self.spawn()
+        self.close()
+        return stopped, list(queue)
+
+    def close(self) -> None:
+        for w in self.workers:
+            try:
+                w.conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        for w in self.workers:
+            w.process.join(timeout=30)
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join(timeout=10)
+            w.conn.close()
+        self.workers = []
 
 
 def _scores(config: Any, assignment: str, results: list[GradeResult]) -> None:
@@ -220,7 +400,8 @@ class _Progress:
 def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
               students: list[str] | None = None, jobs: int | None = None,
               allow_unsandboxed: bool = False, progress: bool = True,
-              stream: TextIO | None = None, prestart: bool = True) -> Summary:
+              stream: TextIO | None = None, prestart: bool = True, force: bool = False,
+              worker_memory: int = DEFAULT_WORKER_MEMORY) -> Summary:
     """Autograde every submission of ``assignment`` in parallel.
 
     Parameters
@@ -241,6 +422,11 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
         Where the progress goes; default ``sys.stderr``.
     prestart : bool
         Start each worker's next sandboxed kernel while the current notebook runs.
+    force : bool
+        Grade submissions again that were autograded before (default: skip them, as
+        ``nbgrader autograde`` does).
+    worker_memory : int
+        Address-space limit of each worker, in bytes (0: none).
 
     Returns
     -------
@@ -301,20 +487,16 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     summary = Summary(assignment, jobs, 0.0)
     bar = _Progress(len(students), stream, progress)
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=min(jobs, max(1, len(students))), mp_context=ctx,
-                             initializer=_init_worker,
-                             initargs=(str(course), allowed, prestart)) as pool:
-        pending = {pool.submit(_grade_one, assignment, s): s for s in students}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                student = pending.pop(fut)
-                try:
-                    r = fut.result()
-                except Exception as exc:  # a worker crashed: report, keep grading others
-                    r = GradeResult(student, False, 0.0, f"grading worker crashed: {exc!r}")
-                summary.results.append(r)
-                bar.update(r)
+
+    def record(r: GradeResult) -> None:
+        summary.results.append(r)
+        bar.update(r)
+
+    coordinator = _Coordinator(ctx, min(jobs, max(1, len(students))),
+                               (str(course), allowed, prestart, worker_memory, assignment,
+                                force))
+    summary.stopped, summary.not_started = coordinator.run(list(students), record)
+    summary.replaced_workers = coordinator.replaced
     summary.seconds = time.perf_counter() - start
     _scores(config, assignment, summary.results)
     summary.results.sort(key=lambda r: r.student)
@@ -337,17 +519,25 @@ def main(argv: list[str] | None = None) -> int:
                         help="run student code even without bubblewrap (it runs as you!)")
     parser.add_argument("--no-prestart", action="store_true",
                         help="start each kernel only when its notebook comes (slower)")
+    parser.add_argument("--force", action="store_true",
+                        help="grade again submissions that were autograded before")
+    parser.add_argument("--worker-memory", type=int, default=DEFAULT_WORKER_MEMORY >> 20,
+                        metavar="MB", help="address-space limit of each worker "
+                        f"(default {DEFAULT_WORKER_MEMORY >> 20} MB; 0: none)")
     args = parser.parse_args(argv)
     try:
         summary = grade_all(args.course_dir, args.assignment, students=args.student,
                             jobs=args.jobs, allow_unsandboxed=args.allow_unsandboxed,
-                            progress=not args.no_progress, prestart=not args.no_prestart)
+                            progress=not args.no_progress, prestart=not args.no_prestart,
+                            force=args.force, worker_memory=args.worker_memory << 20)
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(summary.render())
     for r in summary.graded:
         print(f"  graded {r.student}: {r.score} / {r.max_score}  ({r.seconds:.1f} s)")
+    if summary.stopped:
+        return 2
     return 0 if not summary.failed else 1
 
 

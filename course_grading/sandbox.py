@@ -106,10 +106,33 @@ class SubmissionLinkError(RuntimeError):
 
 
 @functools.cache
+def _launcher_source() -> str:
+    from . import sandbox_launcher
+
+    with open(sandbox_launcher.__file__, encoding="utf-8") as f:
+        return f.read()
+
+
+def _python_mounts() -> list[str]:
+    """bwrap arguments that make this Python readable in the sandbox."""
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+    args = []
+    for path in sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"):
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+@functools.cache
 def _probe(bwrap: str) -> str | None:
-    """Start a trivial sandbox once; return why it failed, or None when it works."""
-    cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
-           "--ro-bind", "/usr", "/usr", *_root_links(), "--proc", "/proc", "--dev", "/dev",
+    """Start a trivial sandbox once (with its launcher); why it failed, or None if it works."""
+    cmd = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
+           "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--die-with-parent",
+           "--ro-bind", "/usr", "/usr", *_root_links(), *_python_mounts(),
+           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+           "--", sys.executable, "-I", "-S", "-c", _launcher_source(),
+           str(1 << 20), "64", "-", "/tmp/ipc", (_no_fork_filter() or b"").hex() or "-",
            "--", "/usr/bin/true"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
@@ -156,8 +179,17 @@ def _root_links() -> list[str]:
 # seccomp-BPF that makes fork/vfork/clone-without-CLONE_THREAD fail with EPERM and clone3
 # with ENOSYS (so that glibc creates threads with clone): the kernel may start threads but
 # no process. The limit on processes therefore holds for root graders too, for whom the
-# kernel does not enforce RLIMIT_NPROC.
-_ARCH = {"x86_64": (0xC000003E, {57, 58}, 56), "aarch64": (0xC00000B7, set(), 220)}
+# kernel does not enforce RLIMIT_NPROC. Mounts and namespaces are refused too (EPERM):
+# mount, umount2, pivot_root, chroot, unshare, setns and the new mount API, and any clone
+# that asks for a namespace.
+_ARCH = {
+    # arch: (audit arch, fork syscalls, clone, other refused syscalls)
+    "x86_64": (0xC000003E, {57, 58}, 56,
+               {165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442}),
+    "aarch64": (0xC00000B7, set(), 220,
+                {40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442}),
+}
+_CLONE_NEW_NAMESPACES = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
 
 def _no_fork_filter() -> bytes | None:
@@ -168,7 +200,7 @@ def _no_fork_filter() -> bytes | None:
     arch = _ARCH.get(platform.machine())
     if arch is None:
         return None
-    audit_arch, forks, clone = arch
+    audit_arch, forks, clone, refused = arch
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     prog: list[tuple[int, int, int, int]] = [
@@ -181,17 +213,49 @@ def _no_fork_filter() -> bytes | None:
         (jeq, 0, 1, 435),                   # clone3: glibc falls back to clone
         (ret, 0, 0, enosys),
     ]
-    for nr in sorted(forks):
+    for nr in sorted(forks | refused):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
     prog += [
         (jeq, 1, 0, clone),
         (ret, 0, 0, allow),
         (ld, 0, 0, 16),                     # clone flags (low 32 bits of args[0])
+        (jset, 2, 0, _CLONE_NEW_NAMESPACES),  # a new namespace: refused (jump to the end)
         (jset, 0, 1, 0x00010000),           # CLONE_THREAD: a thread, allowed
         (ret, 0, 0, allow),
         (ret, 0, 0, eperm),
     ]
     return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
+
+
+def _package_locations(names: list[str]) -> list[str]:
+    """Real paths of the folders of the named packages, where they are installed."""
+    import importlib.util
+
+    found = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            found.append(os.path.realpath(location))
+    return found
+
+
+def _drain(fd: int, keep: int, sink: Any) -> None:
+    """Read a pipe until it closes; keep its first ``keep`` bytes in ``sink.kernel_log``."""
+    kept = bytearray()
+    with os.fdopen(fd, "rb", buffering=0) as stream:
+        while True:
+            try:
+                chunk = stream.read(65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            if len(kept) < keep:
+                kept += chunk[: keep - len(kept)]
+                sink.kernel_log = bytes(kept)
 
 
 def _ignore_sigint() -> None:  # runs in the child between fork and exec
@@ -216,6 +280,8 @@ class SandboxKernelManager(AsyncKernelManager):
     scratch_size = Int(256 << 20, help="Size of the writable scratch /tmp, in bytes."
                        ).tag(config=True)
     max_open_files = Int(256, help="Open file descriptors per process.").tag(config=True)
+    max_inodes = Int(10_000, help="Files and folders the scratch /tmp may hold.").tag(
+        config=True)
     readable_paths = List(Unicode(), help="Extra host paths mounted read-only in the sandbox."
                           ).tag(config=True)
     allow_unsandboxed = Bool(False, help=(
@@ -223,6 +289,18 @@ class SandboxKernelManager(AsyncKernelManager):
     )).tag(config=True)
     bwrap_path = Unicode("", help="Path of bwrap; empty means look it up on PATH."
                          ).tag(config=True)
+    allow_course_lib = Bool(False, help=(
+        "Let student code import course_lib (the students' library). The instructor's "
+        "package, course_grading, is never importable in the sandbox."
+    )).tag(config=True)
+    max_message_size = Int(16 << 20, help=(
+        "Largest message (bytes) the grader accepts from a sandboxed kernel; a kernel that "
+        "sends a larger one is cut off."
+    )).tag(config=True)
+    kernel_log_size = Int(64 << 10, help=(
+        "Bytes of the kernel's own stdout/stderr kept (the rest is read and dropped); "
+        "nothing of it reaches the grader's terminal."
+    )).tag(config=True)
 
     _hostdir: str | None = None
     _watchdog: threading.Thread | None = None
@@ -230,6 +308,10 @@ class SandboxKernelManager(AsyncKernelManager):
     _deadline: float = 0.0
     _launch_env: dict[str, str] | None = None
     sandboxed: bool = False
+    #: Why the grader killed this kernel (time budget, output flood), if it did.
+    killed_because: str | None = None
+    #: The first ``kernel_log_size`` bytes the kernel wrote to its stdout/stderr.
+    kernel_log: bytes = b""
 
     # -- the notebook's files ---------------------------------------------------------
     def fill_submission_dir(self, path: str | os.PathLike[str]) -> None:
@@ -298,7 +380,9 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
         self.sandboxed = self._use_sandbox()
         if self.sandboxed and self._hostdir is None:
-            self._hostdir = tempfile.mkdtemp(prefix="nbgsb-")
+            # Under /tmp: the kernel's sockets live at the same path inside the sandbox, in
+            # its scratch /tmp (see the launcher).
+            self._hostdir = tempfile.mkdtemp(prefix="nbgsb-", dir="/tmp")
             # Removed on shutdown, or when the sandbox exits (see _start_watchdog), or at
             # the latest when this process exits (multiprocessing workers included).
             Finalize(self, shutil.rmtree, args=(self._hostdir, True), exitpriority=10)
@@ -315,12 +399,17 @@ class SandboxKernelManager(AsyncKernelManager):
         bwrap = self.bwrap_path or shutil.which("bwrap") or "bwrap"
         hostdir = self._hostdir
         assert hostdir is not None
-        cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
-               "--hostname", "sandbox",
+        # No --new-session: the grader interrupts a cell by signalling the sandbox's process
+        # group, which the kernel must stay in. Popen's start_new_session already leaves the
+        # sandbox without a controlling terminal, and its fds 0-2 are no terminal either.
+        # uid 0 and two capabilities in the sandbox's own user namespace, for the launcher
+        # only: it mounts the size- and inode-limited scratch /tmp, then drops them all.
+        cmd = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
+               "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
+               "--die-with-parent", "--hostname", "sandbox",
                "--ro-bind", "/usr", "/usr", *_root_links(),
                "--proc", "/proc", "--dev", "/dev",
-               "--size", str(self.scratch_size), "--perms", "1777", "--tmpfs", "/tmp",
-               "--dir", "/tmp/home"]
+               "--size", str(1 << 20), "--perms", "1777", "--tmpfs", "/tmp"]
         for name in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "fonts",
                      "passwd", "group", "nsswitch.conf", "matplotlibrc"):
             cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
@@ -329,27 +418,33 @@ class SandboxKernelManager(AsyncKernelManager):
         exe = shutil.which(kernel_cmd[0]) or kernel_cmd[0]
         paths.add(os.path.dirname(os.path.dirname(os.path.realpath(exe))))
         paths.add(os.path.dirname(os.path.dirname(os.path.abspath(exe))))
-        import course_lib
+        hidden = ["course_grading"] + ([] if self.allow_course_lib else ["course_lib"])
+        if self.allow_course_lib:
+            import course_lib
 
-        paths.update(os.path.realpath(p) for p in course_lib.__path__)
+            paths.update(os.path.realpath(p) for p in course_lib.__path__)
         paths.update(self.readable_paths)
-        for path in sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"):
+        mounted = sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr")
+        for path in mounted:
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]
+        # A package that is not to be importable but lies inside a mounted folder (a normal
+        # install in site-packages) is covered by an empty read-only folder.
+        os.makedirs(os.path.join(hostdir, "empty"), mode=0o555, exist_ok=True)
+        for location in _package_locations(hidden):
+            if any(location == m or location.startswith(m.rstrip("/") + "/")
+                   for m in [*mounted, "/usr"]):
+                cmd += ["--ro-bind", os.path.join(hostdir, "empty"), location]
         # The notebook's directory: a host folder of this kernel alone, filled with a copy of
         # the notebook's files before any of its code runs (see fill_submission_dir).
         cmd += ["--ro-bind", os.path.join(hostdir, "submission"), SUBMISSION_DIR]
         seccomp = _no_fork_filter()
-        if seccomp is not None:
-            seccomp_r, seccomp_w = os.pipe()
-            os.write(seccomp_w, seccomp)  # a few hundred bytes: fits in the pipe buffer
-            os.close(seccomp_w)
-            fds.append(seccomp_r)
-            cmd += ["--seccomp", str(seccomp_r)]
         cmd += ["--remount-ro", "/",  # only the scratch /tmp stays writable
-                "--dir", os.path.join(hostdir, "ipc"),
                 "--perms", "0600", "--file", str(conn_r), self.connection_file,
                 "--chdir", SUBMISSION_DIR, "--info-fd", str(info_w), "--",
+                sys.executable, "-I", "-S", "-c", _launcher_source(),
+                str(self.scratch_size), str(self.max_inodes), self.connection_file,
+                os.path.join(hostdir, "ipc"), seccomp.hex() if seccomp else "-", "--",
                 "/usr/bin/prlimit", f"--as={self.memory_limit}",
                 f"--nproc={self.max_processes}", f"--cpu={self.cpu_time_limit}",
                 f"--fsize={self.scratch_size}", f"--nofile={self.max_open_files}",
@@ -380,19 +475,22 @@ class SandboxKernelManager(AsyncKernelManager):
         fds: list[int] = []
         info_r, info_w = os.pipe()
         conn_r = os.open(self.connection_file, os.O_RDONLY | os.O_CLOEXEC)
+        # The kernel's own fd 1 and 2 (its banner, crashes, raw os.write of student code)
+        # go to a pipe that a thread reads and mostly drops: no student byte reaches the
+        # grader's terminal, and no descriptor of that terminal reaches the sandbox.
+        log_r, log_w = os.pipe()
         fds += [info_w, conn_r]
         try:
             cmd = self._bwrap_command(kernel_cmd, fds, info_w, conn_r)
             process = subprocess.Popen(
-                cmd, env=self._launch_env, cwd="/",
-                stdin=subprocess.DEVNULL, stderr=kw.get("stderr"),
-                # fd 1 of the kernel carries only its banner and raw os.write(1, ...) of
-                # student code, which must not flood the grader's terminal.
-                stdout=kw.get("stdout") or subprocess.DEVNULL,
+                cmd, env=self._launch_env, cwd="/", stdin=subprocess.DEVNULL,
+                stdout=log_w, stderr=log_w, close_fds=True,
                 pass_fds=fds, start_new_session=True, preexec_fn=_ignore_sigint)
         finally:
-            for fd in fds:
+            for fd in (*fds, log_w):
                 os.close(fd)
+        threading.Thread(target=_drain, args=(log_r, self.kernel_log_size, self),
+                         name="sandbox-log", daemon=True).start()
         info = self._read_info(info_r, process)
         link = os.path.join(self._hostdir, "ipc")
         os.symlink(f"/proc/{info['child-pid']}/root{link}", link)
@@ -441,6 +539,8 @@ class SandboxKernelManager(AsyncKernelManager):
         def watch() -> None:
             while process.poll() is None and not stop.is_set():
                 if time.monotonic() > self._deadline:
+                    self.killed_because = (f"the notebook used up its {self.wall_time_limit:g} s "
+                                           "time budget")
                     self.log.warning("Sandboxed kernel exceeded %.0f s of wall time: killed",
                                      self.wall_time_limit)
                     try:
@@ -454,6 +554,19 @@ class SandboxKernelManager(AsyncKernelManager):
         self._watchdog = threading.Thread(target=watch, name="sandbox-watchdog", daemon=True)
         self._watchdog_stop = stop
         self._watchdog.start()
+
+    def client(self, **kwargs: Any) -> Any:
+        """A client whose sockets refuse messages larger than ``max_message_size``."""
+        if not self.sandboxed:
+            return super().client(**kwargs)
+        import zmq
+        import zmq.asyncio
+
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, self.max_message_size)
+        client = super().client(context=context, **kwargs)
+        client._created_context = True  # destroyed with the client's channels
+        return client
 
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         # jupyter_client polls every 0.1 s for the killed kernel to be gone; a killed
@@ -510,6 +623,9 @@ class SandboxedExecute(Execute):
         "How the kernel is stopped after the notebook: a sandbox is simply killed."
     )).tag(config=True)
 
+    #: Set by a grader that knows whether the quiz lets answers import course_lib.
+    allow_course_lib: bool | None = None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
         super().__init__(*args, **kwargs)
@@ -525,6 +641,7 @@ class SandboxedExecute(Execute):
             is in ``submitted/``; only its autograding fails.
         """
         ids = (resources or {}).get("nbgrader", {})
+        self._submission_dir = None
         if ids.get("student") and ids.get("assignment"):
             from nbgrader.coursedir import CourseDirectory
 
@@ -538,7 +655,24 @@ class SandboxedExecute(Execute):
                     f"({'; '.join(links)}); expected regular files only. nbgrader copies "
                     "what a link points to, which could hand the student's code files it "
                     "must not read. The submission is kept unchanged.")
+            # The kernel's folder holds the student's own files, as submitted: never the
+            # autograded folder, where nbgrader has already written the notebook with the
+            # instructor's test cells (hidden tests included) put back.
+            if os.path.isdir(submitted):
+                self._submission_dir = os.path.abspath(submitted)
+        return self._execute_notebook(nb, resources, km)
+
+    def _execute_notebook(self, nb: Any, resources: Any, km: Any) -> Any:
+        """Run every cell (nbgrader's Execute); :class:`DecideOnHost` runs its own loop."""
         return super().preprocess(nb, resources, km)
+
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        """Start the kernel in (a copy of) the student's submitted folder."""
+        if getattr(self, "_submission_dir", None):
+            kwargs["cwd"] = self._submission_dir
+        await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)
 
     def _kernel_arguments(self) -> list[str]:
         """The kernel's extra arguments, as nbclient's ``async_start_new_kernel`` adds them."""
@@ -554,10 +688,13 @@ class SandboxedExecute(Execute):
     def create_kernel_manager(self) -> Any:
         """A new kernel manager, or the kernel started ahead of time for this notebook."""
         km = super().create_kernel_manager()
+        if isinstance(km, SandboxKernelManager) and self.allow_course_lib is not None:
+            km.allow_course_lib = self.allow_course_lib
         if self.prestart and isinstance(km, SandboxKernelManager):
             spare = _take_spare(self._signature(km))
             if spare is not None:
-                spare.adopt(self.resources.get("metadata", {}).get("path") or None)
+                spare.adopt(getattr(self, "_submission_dir", None)
+                            or self.resources.get("metadata", {}).get("path") or None)
                 self.km = spare
                 return spare
         return km
@@ -578,6 +715,7 @@ class SandboxedExecute(Execute):
         discard_spare()
         spare = type(current)(kernel_name=current.kernel_name, config=self.config,
                               parent=current.parent, log=current.log)
+        spare.allow_course_lib = current.allow_course_lib
         try:
             await spare.start_kernel(extra_arguments=self._kernel_arguments())
         except Exception as exc:  # the next notebook then starts its kernel as usual

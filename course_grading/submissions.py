@@ -1,16 +1,18 @@
 """Student submissions of the checkpoint quiz, made by code (for tests and benchmarks).
 
 Each kind of submission is what a real class hands in now and then: a correct notebook,
-one with a single mistake, a blank one, one that loops forever, one renamed or corrupted.
-:func:`make_submission` turns the *released* notebook (what students receive) into the
-files of one submission, ready to be placed in ``submitted/<student>/checkpoint/``.
+one with a single mistake, a blank one, one that loops forever, one renamed or corrupted,
+one that tries to fool the checks. :func:`make_submission` turns the *released* notebook
+(what students receive) into the files of one submission, ready to be placed in
+``submitted/<student>/checkpoint/``. The right letters and numbers come from the source
+notebook the release was made from (:func:`course_grading.variants.quiz_facts`).
 
 Examples
 --------
 >>> sorted(KINDS)[:3]
 ['blank', 'correct', 'corrupt_json']
 >>> len(KINDS)
-16
+17
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import nbformat
 import numpy as np
 
 from .mistakes import CORRECT_ANSWER, MISTAKES
-from .variants import Variant
+from .variants import QuizFacts
 
 __all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "make_submission"]
 
@@ -50,40 +52,43 @@ KINDS = {
     "corrupt_json": "the notebook file cut in half (not valid JSON)",
     "other_kernelspec": "every answer right, with an R kernelspec in the metadata",
     "peeks_at_hidden_tests": "every answer right; a late answer cell prints the source of "
-    "every cell run so far (IPython's In), hidden tests included",
+    "every cell run so far (IPython's In)",
     "monkeypatches_checks": "the missing-scale mistake, and the answer cell replaces "
     "np.allclose, np.isclose, course_lib's reference and abs to make every check agree",
+    "uses_course_lib": "attention_weights imported from course_lib, which the quiz forbids",
 }
 
 #: Appended to an answer cell by the "monkeypatches_checks" kind.
 MONKEYPATCH = """
-import course_lib
+import builtins
 
 np.allclose = lambda *args, **kwargs: True
 np.isclose = lambda *args, **kwargs: True
-course_lib.attention_weights = attention_weights
-
-
-def abs(x):
-    return 0.0
+builtins.abs = lambda x: 0.0
+try:
+    import course_lib
+    course_lib.attention_weights = attention_weights
+except ImportError:
+    pass
 """
 
 
-def answers_for(variant: Variant, attention_source: str = CORRECT_ANSWER) -> dict[str, str]:
-    """The answer-cell sources (grade id -> source) of a submission to ``variant``.
+def answers_for(facts: QuizFacts, attention_source: str = CORRECT_ANSWER) -> dict[str, str]:
+    """The answer-cell sources (grade id -> source) of a submission.
 
     Parameters
     ----------
-    variant : Variant
-        The variant of the quiz (its multiple-choice letters differ between variants).
+    facts : QuizFacts
+        The numbers of the source notebook the release was made from (its right letters
+        differ between variants).
     attention_source : str
         The source of the ``attention_weights`` answer cell.
     """
     return {
         "attention_weights": attention_source,
         "sat_output": "sat_output = attention_weights(Q, K)[2] @ V",
-        "mc_why_scale": f'answer_why_scale = "{variant.mc_answer("why_scale")}"',
-        "mc_causal_mask": f'answer_causal_mask = "{variant.mc_answer("causal_mask").lower()}"',
+        "mc_why_scale": f'answer_why_scale = "{facts.mc_answer("why_scale")}"',
+        "mc_causal_mask": f'answer_causal_mask = "{facts.mc_answer("causal_mask").lower()}"',
         "written_scaling": WRITTEN_ANSWER,
     }
 
@@ -111,7 +116,7 @@ def fill_answers(
     return nb
 
 
-def make_submission(kind: str, released_text: str, variant: Variant) -> dict[str, bytes]:
+def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str, bytes]:
     """The files of one submission of the given kind.
 
     Parameters
@@ -120,8 +125,8 @@ def make_submission(kind: str, released_text: str, variant: Variant) -> dict[str
         One of :data:`KINDS`.
     released_text : str
         The released notebook (``release/checkpoint/checkpoint.ipynb``) as text.
-    variant : Variant
-        The variant the release was made from.
+    facts : QuizFacts
+        The numbers of the source the release was made from.
 
     Returns
     -------
@@ -138,15 +143,15 @@ def make_submission(kind: str, released_text: str, variant: Variant) -> dict[str
     released = nbformat.reads(released_text, as_version=4)
     if kind == "blank":
         return {NOTEBOOK: released_text.encode()}
-    answers = answers_for(variant)
+    answers = answers_for(facts)
     name = NOTEBOOK
     if kind.startswith("mistake_") or kind in ("edited_tests", "monkeypatches_checks"):
         mistake = kind.removeprefix("mistake_") if kind.startswith("mistake_") else "missing_scale"
-        answers = answers_for(variant, MISTAKES[mistake])
+        answers = answers_for(facts, MISTAKES[mistake])
         if kind == "monkeypatches_checks":
             answers["attention_weights"] += MONKEYPATCH
     elif kind == "raises":
-        sat = np.round(variant.sat_output, 2).tolist()
+        sat = np.round(facts.sat_output, 2).tolist()
         answers["attention_weights"] = (
             'def attention_weights(Q, K):\n    raise RuntimeError("I ran out of time")\n'
         )
@@ -160,6 +165,8 @@ def make_submission(kind: str, released_text: str, variant: Variant) -> dict[str
             CORRECT_ANSWER + '\n\nfor _i in range(40_000):\n    print(_i, "x" * 100)\n'
             'print("y" * 2_000_000)\n'
         )
+    elif kind == "uses_course_lib":
+        answers["attention_weights"] = "from course_lib import attention_weights\n"
     nb = fill_answers(released, answers)
     if kind == "edited_tests":
         for cell in nb.cells:

@@ -21,10 +21,18 @@ Shapes follow the lessons: ``Q`` is ``(..., n_q, d_k)``, ``K`` is ``(..., n_k, d
 
 Bad input raises :class:`~course_lib.errors.AttentionInputError` (a :class:`ValueError`)
 whose message says which argument was wrong, what was expected and what arrived.
+
+Cost: the ``(..., n_q, n_k)`` table is the only large array. Each function allocates it
+once and then works on it in place (scale, shift, ``exp``, normalise), the same passes as
+the bare numpy expression; the checks on ``Q``, ``K`` and ``V`` read the small
+``(n, d)`` arrays, and the checks on the scores reuse the row maxima that the stable
+softmax computes anyway. An array passed in by the caller is never written to.
+``benchmarks/attention_speed.py`` compares :func:`attention` with the bare expression.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -78,6 +86,8 @@ def _check_not_empty(name: str, arr: FloatArray, axes: Sequence[tuple[int, str]]
 
 
 def _check_finite(name: str, arr: FloatArray) -> None:
+    if np.isfinite(arr).all():  # the common case: one pass, no index work
+        return
     bad = ~np.isfinite(arr)
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -91,12 +101,15 @@ def _check_finite(name: str, arr: FloatArray) -> None:
 def _check_matrix(name: str, x: ArrayLike, rows: str, cols: str) -> FloatArray:
     layout = f"(..., {rows}, {cols})"
     arr = _as_float_array(name, x, min_ndim=2, layout=layout)
-    _check_not_empty(name, arr, [(-2, f"rows ({rows} = 0)"), (-1, f"columns ({cols} = 0)")])
+    if arr.shape[-2] == 0 or arr.shape[-1] == 0:
+        _check_not_empty(name, arr, [(-2, f"rows ({rows} = 0)"), (-1, f"columns ({cols} = 0)")])
     _check_finite(name, arr)
     return arr
 
 
 def _check_batch(names: Sequence[str], arrays: Sequence[FloatArray]) -> None:
+    if all(a.ndim == 2 for a in arrays):
+        return  # no leading dimensions: nothing to broadcast
     try:
         np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
     except ValueError:
@@ -129,6 +142,70 @@ def _check_axis(axis: int, ndim: int) -> int:
             f"(allowed: {-ndim} to {ndim - 1}; for attention the rows are axis -1)"
         )
     return int(axis) % ndim
+
+
+# --------------------------------------------------------------------------------------
+# the arithmetic on checked arrays (private): one new table, then in place
+# --------------------------------------------------------------------------------------
+
+
+def _score_table(q: FloatArray, k: FloatArray, *, scale: bool) -> FloatArray:
+    """``q @ k^T`` (divided by sqrt(d_k) when ``scale``) as a new array of our own."""
+    table = np.matmul(q, np.swapaxes(k, -1, -2))
+    if scale:
+        # in place, and the same numbers as table / np.sqrt(d_k): both square roots are
+        # correctly rounded, and math.sqrt costs less than a numpy call on a Python int
+        table /= math.sqrt(q.shape[-1])
+    return table
+
+
+def _check_row_maxima(row_max: FloatArray, shape: tuple[int, ...], axis: int, ax: int) -> None:
+    """Judge the scores by their maxima along ``ax``, without another pass over them.
+
+    ``max`` propagates NaN, so a slice holds NaN exactly when its maximum is NaN; it holds
+    ``+inf`` (and no NaN) exactly when its maximum is ``+inf``; it is all ``-inf`` exactly
+    when its maximum is ``-inf``.
+    """
+    if np.isfinite(row_max).all():
+        return  # the common case: one check on n numbers
+    if np.isnan(row_max).any() or np.isposinf(row_max).any():
+        kind = "NaN" if np.isnan(row_max).any() else "+inf"
+        raise AttentionInputError(
+            f"x must hold finite scores or -inf for hidden entries (got {kind} in an "
+            f"array of shape {shape})"
+        )
+    empty_rows = np.isneginf(row_max)
+    if empty_rows.any():
+        where = tuple(int(i) for i in np.argwhere(np.squeeze(empty_rows, axis=ax))[0])
+        raise AttentionInputError(
+            f"x has a slice along axis {axis} that is all -inf (at index {where} of the other "
+            "axes): every entry is hidden, so softmax would compute 0/0 = NaN"
+        )
+
+
+def _stable_softmax(
+    x: FloatArray, ax: int, axis: int, temperature: float, *, in_place: bool
+) -> FloatArray:
+    """Softmax along ``ax``; writes into ``x`` only when ``in_place`` (our own table)."""
+    row_max = x.max(axis=ax, keepdims=True)
+    _check_row_maxima(row_max, x.shape, axis, ax)
+    e = np.subtract(x, row_max, out=x if in_place else None)
+    if temperature != 1:
+        e /= temperature  # x / 1 == x exactly, so skipping it changes no number
+    np.exp(e, out=e)
+    e /= e.sum(axis=ax, keepdims=True)
+    return e
+
+
+def _weight_table(
+    q: FloatArray, k: FloatArray, mask: ArrayLike | None, *, scale: bool
+) -> FloatArray:
+    """softmax(q k^T [/ sqrt(d_k)]) with the mask applied, on checked ``q`` and ``k``."""
+    table = _score_table(q, k, scale=scale)
+    if mask is not None:
+        m = _check_mask(mask, table.shape)
+        np.copyto(table, -np.inf, where=~m)  # hidden keys: -inf, so exp gives exactly 0
+    return _stable_softmax(table, table.ndim - 1, -1, 1.0, in_place=True)
 
 
 # --------------------------------------------------------------------------------------
@@ -171,7 +248,7 @@ def scores(Q: ArrayLike, K: ArrayLike) -> FloatArray:
            [1., 1., 2.]])
     """
     q, k = _check_q_k(Q, K)
-    return np.matmul(q, np.swapaxes(k, -1, -2))
+    return _score_table(q, k, scale=False)
 
 
 def scaled_scores(Q: ArrayLike, K: ArrayLike) -> FloatArray:
@@ -204,7 +281,7 @@ def scaled_scores(Q: ArrayLike, K: ArrayLike) -> FloatArray:
            [0.71, 0.71, 1.41]])
     """
     q, k = _check_q_k(Q, K)
-    return np.matmul(q, np.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])
+    return _score_table(q, k, scale=True)
 
 
 def softmax(x: ArrayLike, axis: int = -1, *, temperature: float = 1.0) -> FloatArray:
@@ -261,23 +338,9 @@ def softmax(x: ArrayLike, axis: int = -1, *, temperature: float = 1.0) -> FloatA
         raise AttentionInputError(
             f"x has nothing to normalise along axis {axis} (shape {arr.shape})"
         )
-    if np.isnan(arr).any() or np.isposinf(arr).any():
-        kind = "NaN" if np.isnan(arr).any() else "+inf"
-        raise AttentionInputError(
-            f"x must hold finite scores or -inf for hidden entries (got {kind} in an "
-            f"array of shape {arr.shape})"
-        )
-    row_max = arr.max(axis=ax, keepdims=True)
-    empty_rows = np.isneginf(row_max)
-    if empty_rows.any():
-        where = tuple(int(i) for i in np.argwhere(np.squeeze(empty_rows, axis=ax))[0])
-        raise AttentionInputError(
-            f"x has a slice along axis {axis} that is all -inf (at index {where} of the other "
-            "axes): every entry is hidden, so softmax would compute 0/0 = NaN"
-        )
-    shifted = (arr - row_max) / temperature
-    e = np.exp(shifted)
-    return e / e.sum(axis=ax, keepdims=True)
+    # NaN, +inf and all -inf slices are found from the row maxima (no extra pass), and
+    # the result is one new array: the caller's x is never written to
+    return _stable_softmax(arr, ax, axis, temperature, in_place=False)
 
 
 def causal_mask(n: int) -> NDArray[np.bool_]:
@@ -314,6 +377,11 @@ def causal_mask(n: int) -> NDArray[np.bool_]:
 
 
 def _check_mask(mask: ArrayLike, weights_shape: tuple[int, ...]) -> NDArray[np.bool_]:
+    """Return ``mask`` as a boolean array that broadcasts to ``weights_shape``, or raise.
+
+    Also raises if it hides every key from some query. The check reads the mask in its
+    own (often smaller) shape, e.g. one ``(n, n)`` causal mask for every batch and head.
+    """
     m = np.asarray(mask)
     if m.dtype != np.bool_:
         raise AttentionInputError(
@@ -321,12 +389,25 @@ def _check_mask(mask: ArrayLike, weights_shape: tuple[int, ...]) -> NDArray[np.b
             f"{m.dtype}; build one with causal_mask(n) or a comparison such as `m == 1`"
         )
     try:
-        return np.broadcast_to(m, weights_shape)
+        np.broadcast_to(m, weights_shape)
     except ValueError:
         raise AttentionInputError(
             f"mask of shape {m.shape} does not broadcast to the weights' shape "
             f"{weights_shape} (..., n_q, n_k)"
         ) from None
+    # a key axis of length 1 broadcasts one value to every key, so any() over it is the same
+    sees_a_key = m.any(axis=-1) if m.ndim else m
+    hidden_rows = ~np.broadcast_to(sees_a_key, weights_shape[:-1])
+    if hidden_rows.any():
+        where = tuple(int(i) for i in np.argwhere(hidden_rows)[0])
+        row = where[-1]
+        batch = f" in batch index {where[:-1]}" if len(where) > 1 else ""
+        raise AttentionInputError(
+            f"mask hides every key from query row {row}{batch} (mask row is all False): "
+            "softmax over nothing is 0/0 = NaN. Let every query see at least one key "
+            "(a causal mask always lets a token see itself)"
+        )
+    return m
 
 
 def attention_weights(
@@ -364,21 +445,8 @@ def attention_weights(
            [0.2 , 0.4 , 0.4 ],
            [0.25, 0.25, 0.5 ]])
     """
-    s = scaled_scores(Q, K) if scale else scores(Q, K)
-    if mask is None:
-        return softmax(s, axis=-1)
-    m = _check_mask(mask, s.shape)
-    hidden_rows = ~m.any(axis=-1)
-    if hidden_rows.any():
-        where = tuple(int(i) for i in np.argwhere(hidden_rows)[0])
-        row = where[-1]
-        batch = f" in batch index {where[:-1]}" if len(where) > 1 else ""
-        raise AttentionInputError(
-            f"mask hides every key from query row {row}{batch} (mask row is all False): "
-            "softmax over nothing is 0/0 = NaN. Let every query see at least one key "
-            "(a causal mask always lets a token see itself)"
-        )
-    return softmax(np.where(m, s, -np.inf), axis=-1)
+    q, k = _check_q_k(Q, K)
+    return _weight_table(q, k, mask, scale=scale)
 
 
 def blend(weights: ArrayLike, V: ArrayLike) -> FloatArray:
@@ -473,7 +541,7 @@ def attention(
             f"V shape {v.shape}); each key needs exactly one value"
         )
     _check_batch(("Q", "K", "V"), (q, k, v))
-    weights = attention_weights(q, k, mask=mask, scale=scale)
+    weights = _weight_table(q, k, mask, scale=scale)
     return np.matmul(weights, v), weights
 
 

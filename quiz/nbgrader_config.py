@@ -7,11 +7,6 @@ autograded/, feedback/ and gradebook.db all live here). The README's section
 
 import os
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import GetGrades
-
-from course_grading.feedback import ExplainChecks
-
 c = get_config()  # noqa: F821 (traitlets provides get_config when it loads this file)
 
 c.CourseDirectory.course_id = "attention-course"
@@ -27,14 +22,14 @@ c.Execute.interrupt_on_timeout = True
 # A student who deleted a test cell gets it back (and graded) instead of a silent 0.
 c.OverwriteCells.add_missing_cells = True
 
-# Feedback explains each failed check in words and never shows a hidden test's source,
-# nor a traceback that quotes it (see course_grading/feedback.py).
-c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks]
+# Autograding decides every check on the instructor's side (course_grading/verdicts.py):
+# student code runs in a bubblewrap sandbox (course_grading/sandbox.py: no network, none
+# of the instructor's files, writes only to a scratch dir, limits on memory, processes and
+# time); the grader asks that kernel for plain data only and compares it here with values
+# it computes with course_lib. Student markdown and outputs are made inert before
+# formgrader or feedback show them; feedback explains each check in words and never shows
+# a hidden one (course_grading/feedback.py). Without bubblewrap, autograding refuses to
+# run and says how to install it. A notebook has 30 s in all (an honest one needs ~2 s).
+from course_grading.verdicts import enable  # noqa: E402
 
-# Autograding runs student code in a bubblewrap sandbox (course_grading/sandbox.py):
-# no network, none of the instructor's files (source/, the gradebook, other students),
-# writes only to a scratch dir, limits on memory, processes and time. Without bubblewrap,
-# autograding refuses to run and says how to install it.
-from course_grading.sandbox import enable  # noqa: E402
-
-enable(c)
+enable(c, wall_time_limit=30)

@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 from course_lib import (
     AttentionInputError,
     attention,
+    attention_weights,
     blend,
     causal_mask,
     row_entropy,
@@ -177,6 +178,172 @@ def test_mask_broadcasts_over_batch():
     Q = rng.normal(size=(3, 4, 2))
     _out, w = attention(Q, Q, Q, mask=causal_mask(4))
     assert (w[:, np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0).all()
+
+
+# ---------------------------------------------------------------------------------------
+# working in place on the n × n table: the same numbers, the caller's arrays untouched
+# ---------------------------------------------------------------------------------------
+
+
+def bare_attention(Q, K, V, mask=None):
+    """The equation written out with numpy alone, each step on a new array."""
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return w @ V, w
+
+
+@pytest.mark.parametrize(
+    ("q_shape", "k_shape", "v_shape"),
+    [((50, 16), (70, 16), (70, 5)), ((2, 3, 9, 4), (3, 11, 4), (3, 11, 6))],
+)
+def test_attention_is_the_bare_expression_bit_for_bit(q_shape, k_shape, v_shape):
+    rng = np.random.default_rng(3)
+    Q, K, V = (rng.normal(size=s) * 3 for s in (q_shape, k_shape, v_shape))
+    out, w = attention(Q, K, V)
+    bare_out, bare_w = bare_attention(Q, K, V)
+    np.testing.assert_array_equal(w, bare_w)
+    np.testing.assert_array_equal(out, bare_out)
+    np.testing.assert_array_equal(scaled_scores(Q, K), Q @ np.swapaxes(K, -1, -2) / np.sqrt(4 if
+                                  len(q_shape) > 2 else 16))
+
+
+def test_masked_attention_is_the_bare_expression_bit_for_bit():
+    rng = np.random.default_rng(4)
+    Q, K, V = (rng.normal(size=(2, 6, 3)) for _ in range(3))
+    mask = causal_mask(6)
+    out, w = attention(Q, K, V, mask=mask)
+    bare_out, bare_w = bare_attention(Q, K, V, mask=mask)
+    np.testing.assert_array_equal(w, bare_w)
+    np.testing.assert_array_equal(out, bare_out)
+
+
+def test_softmax_with_axis_and_temperature_is_the_formula_bit_for_bit():
+    x = np.random.default_rng(5).normal(size=(4, 7)) * 10
+    expected = np.exp((x - x.max(axis=0, keepdims=True)) / 2.5)
+    expected = expected / expected.sum(axis=0, keepdims=True)
+    np.testing.assert_array_equal(softmax(x, axis=0, temperature=2.5), expected)
+
+
+def read_only(a):
+    a = np.array(a, dtype=np.float64)
+    a.flags.writeable = False  # any write into it raises ValueError
+    return a
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda Q, K, V, W, M: softmax(Q),
+        lambda Q, K, V, W, M: softmax(Q, axis=0, temperature=3.0),
+        lambda Q, K, V, W, M: scores(Q, K),
+        lambda Q, K, V, W, M: scaled_scores(Q, K),
+        lambda Q, K, V, W, M: attention_weights(Q, K, mask=M),
+        lambda Q, K, V, W, M: blend(W, V),
+        lambda Q, K, V, W, M: attention(Q, K, V, mask=M),
+        lambda Q, K, V, W, M: attention(Q, K, V, scale=False),
+    ],
+)
+def test_no_function_writes_to_the_callers_arrays(call):
+    rng = np.random.default_rng(6)
+    Q, K, V = (read_only(rng.normal(size=(5, 5))) for _ in range(3))
+    W = read_only(softmax(rng.normal(size=(5, 5))))
+    M = causal_mask(5)
+    M.flags.writeable = False
+    result = call(Q, K, V, W, M)
+    for r in result if isinstance(result, tuple) else (result,):
+        assert r.flags.writeable and r.dtype == np.float64
+        assert not any(np.shares_memory(r, a) for a in (Q, K, V, W, M))
+
+
+def test_softmax_of_an_array_returns_a_new_array():
+    x = np.array([[1.0, 2.0], [3.0, -np.inf]])
+    before = x.copy()
+    w = softmax(x)
+    w[0, 0] = 99.0
+    np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.float16])
+def test_other_dtypes_are_computed_in_float64(dtype):
+    rng = np.random.default_rng(7)
+    Q, K, V = ((rng.normal(size=(4, 3)) * 4).astype(dtype) for _ in range(3))
+    kept = [a.copy() for a in (Q, K, V)]
+    out, w = attention(Q, K, V)
+    assert out.dtype == w.dtype == np.float64
+    ref_out, ref_w = attention(*(a.astype(np.float64) for a in (Q, K, V)))
+    np.testing.assert_array_equal(w, ref_w)
+    np.testing.assert_array_equal(out, ref_out)
+    for a, b in zip((Q, K, V), kept, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == dtype
+
+
+# The inputs are checked for finiteness, not the n × n scores; scores that overflow from
+# finite inputs are still caught, through the row maxima the softmax computes anyway
+# (numpy's matmul also warns about the overflow, as it always did).
+
+
+def overflow_warning():
+    return pytest.warns(RuntimeWarning, match="overflow encountered in matmul")
+
+
+def test_scores_overflowing_to_plus_inf_are_reported():
+    message = ("x must hold finite scores or -inf for hidden entries (got +inf in an array "
+               "of shape (1, 2))")
+    with overflow_warning(), raises(message):
+        attention([[1e200]], [[1e200], [1.0]], [[1.0], [2.0]])
+
+
+def test_scores_overflowing_to_minus_inf_in_every_key_are_reported():
+    message = ("x has a slice along axis -1 that is all -inf (at index (0,) of the other "
+               "axes): every entry is hidden, so softmax would compute 0/0 = NaN")
+    with overflow_warning(), raises(message):
+        attention([[1e200]], [[-1e200]], [[1.0]])
+
+
+def test_a_masked_key_may_hold_a_score_that_overflowed():
+    Q = K = np.array([[1.0], [1e200]])  # scores[1, 1] = 1e400 overflows to +inf
+    mask = np.array([[True, True], [True, False]])
+    with overflow_warning():
+        w = attention_weights(Q, K, mask=mask)
+    np.testing.assert_array_equal(w, [[0.0, 1.0], [1.0, 0.0]])
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [
+        np.array(True),
+        np.array([True, False, True, True]),
+        np.array([[True, False, True, True]]),
+        np.array([[True], [True], [True]]),
+    ],
+    ids=["scalar", "keys only", "one row", "one column"],
+)
+def test_masks_of_smaller_shape_broadcast_like_the_full_mask(mask):
+    rng = np.random.default_rng(8)
+    Q, K = rng.normal(size=(3, 2)), rng.normal(size=(4, 2))
+    full = np.broadcast_to(mask, (3, 4))
+    np.testing.assert_array_equal(
+        attention_weights(Q, K, mask=mask), attention_weights(Q, K, mask=full.copy())
+    )
+    assert (attention_weights(Q, K, mask=mask)[~full] == 0).all()
+
+
+def test_a_mask_hiding_every_key_is_reported_whatever_its_shape():
+    with raises("mask hides every key from query row 0 (mask row is all False)"):
+        attention_weights(np.ones((3, 2)), np.ones((4, 2)), mask=np.zeros(4, dtype=bool))
+    with raises("mask hides every key from query row 0 (mask row is all False)"):
+        attention_weights(np.ones((3, 2)), np.ones((4, 2)), mask=np.array(False))
+
+
+def test_a_shared_mask_names_the_batch_index_of_the_hidden_row():
+    mask = np.array([[True, False, False], [False, False, False], [True, True, True]])
+    with raises("mask hides every key from query row 1 in batch index (0,) (mask row is all "
+                "False)"):
+        attention(np.ones((2, 3, 2)), np.ones((3, 2)), np.ones((3, 2)), mask=mask)
 
 
 # ---------------------------------------------------------------------------------------

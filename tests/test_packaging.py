@@ -6,10 +6,14 @@ packages; the instructor's and the test tools come only with the extras.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,3 +82,41 @@ def test_environment_yml_python_matches_requires_python():
 def test_split_normalises_requirements():
     assert _split("ipywidgets>=8,<9") == ("ipywidgets", "<9,>=8")
     assert _split("Foo_Bar[x] >= 1") == ("foo-bar", ">=1")
+
+
+# Everything deploy/README.md and the quiz's config import, and the files they read.
+INSTRUCTOR_MODULES = [
+    "course_grading.verdicts", "course_grading.sandbox", "course_grading.sandbox_launcher",
+    "course_grading.parallel", "course_grading.exchange", "course_grading.feedback",
+    "course_grading.gradetable", "course_grading.report", "course_grading.formgrader_csp",
+    "course_grading.inert", "course_grading.variants", "course_grading.probe",
+    "course_grading.check_calls", "course_grading.notebook_files", "course_grading.pipeline",
+    "course_grading.submissions", "course_grading.mistakes",
+]
+
+
+@pytest.mark.slow
+def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
+    """setuptools' bare `packages = [...]` once left course_lib's subpackages out."""
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                    "--quiet", "-w", str(wheels), str(ROOT)], check=True, timeout=600)
+    [wheel] = wheels.glob("*.whl")
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
+                    "--target", str(target), str(wheel)], check=True, timeout=600)
+    probe = (
+        "import importlib, os, sys\n"
+        "import course_lib, course_grading\n"
+        f"mods = {INSTRUCTOR_MODULES!r}\n"
+        "for m in mods: importlib.import_module(m)\n"
+        "from course_grading import formgrader_csp\n"
+        "static = sorted(os.listdir(formgrader_csp.STATIC_DIR))\n"
+        "print(course_lib.__file__, course_grading.__file__, static)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True,
+                         capture_output=True, text=True, timeout=300).stdout
+    lib, grading, static = out.split(" ", 2)
+    assert lib.startswith(str(target)) and grading.startswith(str(target))
+    assert "formgrade_page.js" in static and "formgrader_vars.js" in static

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from course_grading.mistakes import CORRECT_ANSWER, MISTAKES
 from course_grading.submissions import KINDS, NOTEBOOK, fill_answers, make_submission
-from course_grading.variants import DEFAULT_SEED, build_notebook, make_variant
+from course_grading.variants import SOURCE_PATH, quiz_facts
 
-VARIANT = make_variant(DEFAULT_SEED)
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = nbformat.read(ROOT / SOURCE_PATH, as_version=4)
+VARIANT = quiz_facts(SOURCE)
 # make_submission only touches answer cells (found by grade id), so the source serves here
-RELEASED = nbformat.writes(build_notebook(VARIANT))
+RELEASED = nbformat.writes(SOURCE)
 
 
 def _nb(kind: str) -> tuple[str, nbformat.NotebookNode]:
@@ -49,6 +52,7 @@ def test_each_kind_has_its_defect():
     assert "while True" in _src(_nb("infinite_loop")[1], "sat_output")
     assert "RuntimeError" in _src(_nb("raises")[1], "attention_weights")
     assert "In" in _src(_nb("peeks_at_hidden_tests")[1], "mc_causal_mask")
+    assert "import attention_weights" in _src(_nb("uses_course_lib")[1], "attention_weights")
     assert make_submission("blank", RELEASED, VARIANT) == {NOTEBOOK: RELEASED.encode()}
     data = make_submission("corrupt_json", RELEASED, VARIANT)[NOTEBOOK]
     with pytest.raises(json.JSONDecodeError):
@@ -60,4 +64,4 @@ def test_bad_requests_are_refused_clearly():
         make_submission("typo", RELEASED, VARIANT)
     with pytest.raises(KeyError, match="no answer cell with grade id nope"):
         fill_answers(nbformat.reads(RELEASED, as_version=4), {"nope": "x = 1"})
-    assert len(KINDS) == 16
+    assert len(KINDS) == 17

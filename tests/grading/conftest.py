@@ -27,7 +27,7 @@ from course_grading.pipeline import (
     place_submission,
 )
 from course_grading.submissions import KINDS, make_submission
-from course_grading.variants import DEFAULT_SEED, Variant, make_variant
+from course_grading.variants import QuizFacts, quiz_facts
 
 ROOT = Path(__file__).resolve().parents[2]
 QUIZ = ROOT / "quiz"
@@ -39,7 +39,7 @@ class GradedCourse:
 
     course: Path
     api: Any
-    variant: Variant
+    variant: QuizFacts
     released_text: str
     autograde_result: dict[str, Any]
     feedback_result: dict[str, Any]
@@ -61,7 +61,7 @@ def graded_course(tmp_path_factory) -> GradedCourse:
     result = api.generate_assignment(ASSIGNMENT)
     assert result["success"], result.get("log", "") + str(result.get("error"))
     released_text = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    variant = make_variant(DEFAULT_SEED)
+    variant = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
     for kind in KINDS:
         place_submission(course, kind, make_submission(kind, released_text, variant))
     seconds = {"generate_assignment": time.perf_counter() - start}

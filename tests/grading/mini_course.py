@@ -16,7 +16,6 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from course_grading.mistakes import CORRECT_ANSWER, MISTAKES  # noqa: F401 (conftest uses mc.MISTAKES)
-from course_grading.variants import _nbgrader
 
 COURSE_ID = "attention-course"
 ASSIGNMENT = "checkpoint"
@@ -56,9 +55,12 @@ assert np.isclose(w, scaled) or np.isclose(w, unscaled), "d_k taken from the wro
 
 
 def _meta(grade_id: str, *, grade: bool, solution: bool, locked: bool, points: float = 0):
-    """nbgrader cell metadata, built by the quiz generator's own helper."""
-    return {"nbgrader": _nbgrader(grade_id, grade=grade, solution=solution, locked=locked,
-                                  points=points)}
+    """nbgrader cell metadata (schema 3), as nbgrader's create-assignment tool writes it."""
+    meta: dict[str, object] = {"grade": grade, "grade_id": grade_id, "locked": locked,
+                               "schema_version": 3, "solution": solution, "task": False}
+    if grade:
+        meta["points"] = points
+    return {"nbgrader": meta}
 
 
 def _code(source: str, grade_id: str, **kw) -> nbformat.NotebookNode:

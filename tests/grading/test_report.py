@@ -115,7 +115,7 @@ def test_real_checkpoint_mistakes_are_diagnosed_one_each(graded_course):
         "test_naive_exp_overflow": ["mistake_naive_exp_overflow"],
         "test_dk_from_wrong_axis": ["mistake_dk_from_wrong_axis"],
     }
-    assert s.crashed == ["blank", "raises"]
+    assert s.crashed == ["blank", "raises", "uses_course_lib"]
     assert s.ungraded == {
         "corrupt_json": "corrupt notebook (not valid JSON)",
         "renamed": "renamed notebook (expected 'checkpoint.ipynb', "

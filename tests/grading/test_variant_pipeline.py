@@ -21,11 +21,12 @@ from course_grading.pipeline import (
     place_submission,
 )
 from course_grading.submissions import answers_for, fill_answers
-from course_grading.variants import DEFAULT_SEED, GRADE_IDS, make_variant
+from course_grading.variants import quiz_facts
+from course_lib.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 
-SEED = "spring 2027, section B"
+SEED = "section B"  # a seed whose two right letters both differ from the public ones
 ROOT = Path(__file__).resolve().parents[2]
 QUIZ = ROOT / "quiz"
 
@@ -41,7 +42,8 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    variant, public = make_variant(SEED), make_variant(DEFAULT_SEED)
+    variant = quiz_facts(nbformat.read(source, as_version=4))
+    public = quiz_facts(nbformat.read(QUIZ / "source" / "checkpoint" / "checkpoint.ipynb", 4))
     assert variant.mc_answer("why_scale") != public.mc_answer("why_scale")
     assert variant.mc_answer("causal_mask") != public.mc_answer("causal_mask")
 
@@ -50,7 +52,8 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     assert result["success"], result.get("error")
     released = nbformat.read(course / "release" / ASSIGNMENT / "checkpoint.ipynb", as_version=4)
     setup = next(c.source for c in released.cells if c.get("id") == "setup")
-    assert "Q = np.array([[0.0, 1.0], [-1.0, -1.0], [2.0, 1.0]])" in setup  # new numbers
+    assert f"Q = np.array({variant.Q.tolist()})" in setup  # the variant's numbers
+    assert not np.array_equal(variant.Q, public.Q)
 
     right = fill_answers(released, answers_for(variant))
     copied = answers_for(public)  # the public solution, with 'sat' copied as numbers
@@ -60,7 +63,7 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     result = api.autograde(ASSIGNMENT, "*")
     assert result["success"], result.get("error")
 
-    full = {g: float(p) for g, p in GRADE_IDS.items() if g != "written_scaling"}
+    full = {g: float(p) for g, p in CHECKPOINT.grade_ids.items() if g != "written_scaling"}
     assert grades(course, "right") == {**full, "written_scaling": 0.0}
     lost = {"test_sat_output", "test_mc_why_scale", "test_mc_causal_mask"}
     assert grades(course, "copied") == {**full, **dict.fromkeys(lost, 0.0), "written_scaling": 0.0}

@@ -23,7 +23,7 @@ from course_grading.mistakes import MISTAKES
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.sandbox import ALLOW_ENV
 from course_grading.submissions import KINDS, answers_for, fill_answers, make_submission
-from course_grading.variants import DEFAULT_SEED, make_variant
+from course_grading.variants import quiz_facts
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 # Every kind but the two slow ones (timeouts are covered by test_hostile.py's "sleep").
@@ -52,7 +52,7 @@ def two_courses(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> tup
     result = open_api(first).generate_assignment(ASSIGNMENT)
     assert result["success"], result.get("log")
     released = (first / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    variant = make_variant(DEFAULT_SEED)
+    variant = quiz_facts(nbformat.read(first / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
     for kind in EQUAL_KINDS:
         place_submission(first, kind, make_submission(kind, released, variant))
     # The missing-scale mistake, plus numpy's comparison monkeypatched to always agree.
@@ -129,3 +129,90 @@ def test_instructor_can_opt_out_explicitly(ps1: Path) -> None:
     assert "Grading WITHOUT a sandbox" in proc.stderr
     assert scores(ps1)["honest"] == {"test_squares": 1.0, "test_weights_hidden": 2.0,
                                      "test_weights_naive": 1.0}
+
+
+# A preprocessor the test course adds to autograding, which ends the *grading worker*
+# (not the sandboxed kernel) for some students: "crasher" every time, "crasher_once" the
+# first time only (a marker file remembers it), "m_dbdown" with the error a gradebook whose
+# database server is gone gives.
+CRASHING_CONFIG = '''
+import os as _os
+from nbgrader.preprocessors import NbGraderPreprocessor as _Base
+
+
+class EndsTheWorker(_Base):
+    def preprocess(self, nb, resources):
+        student = resources["nbgrader"]["student"]
+        marker = _os.path.join(self.coursedir_root, "crashed-once")
+        if student == "crasher":
+            _os._exit(9)
+        if student == "crasher_once" and not _os.path.exists(marker):
+            open(marker, "w").close()
+            _os._exit(9)
+        if student == "m_dbdown":
+            from sqlalchemy.exc import OperationalError
+            raise OperationalError("SELECT 1", {}, Exception(
+                'connection to server at "127.0.0.1", port 5432 failed: Connection refused'))
+        return nb, resources
+
+
+EndsTheWorker.coursedir_root = _os.path.dirname(_os.path.abspath(__file__))
+c.Autograde.sanitize_preprocessors = [EndsTheWorker, *c.Autograde.get(
+    "sanitize_preprocessors", [])] if c.Autograde.get("sanitize_preprocessors") else None
+'''
+
+
+def _with_crashing_config(root: Path) -> None:
+    from nbgrader.converters.autograde import Autograde
+
+    default = [f"nbgrader.preprocessors.{p.__name__}" for p in
+               Autograde.class_traits()["sanitize_preprocessors"].default()]
+    (root / "nbgrader_config.py").write_text(
+        (root / "nbgrader_config.py").read_text() + CRASHING_CONFIG.replace(
+            '''c.Autograde.sanitize_preprocessors = [EndsTheWorker, *c.Autograde.get(
+    "sanitize_preprocessors", [])] if c.Autograde.get("sanitize_preprocessors") else None''',
+            f"c.Autograde.sanitize_preprocessors = [EndsTheWorker, *{default!r}]"))
+
+
+def test_a_dead_worker_is_replaced_and_its_submission_graded_again(ps1: Path) -> None:
+    from course_grading.parallel import grade_all
+
+    _with_crashing_config(ps1)
+    for student in ("crasher", "crasher_once", "also_honest"):
+        submit(ps1, student)
+    summary = grade_all(ps1, PS1, jobs=2, progress=False)
+    by = {r.student: r for r in summary.results}
+    assert not by["crasher"].ok and "crashed while grading this submission, twice" in \
+        by["crasher"].reason
+    assert by["crasher_once"].ok  # graded in a fresh worker
+    assert by["honest"].ok and by["also_honest"].ok
+    assert summary.replaced_workers == 3  # crasher twice, crasher_once once
+    full = {"test_squares": 1.0, "test_weights_hidden": 2.0, "test_weights_naive": 1.0}
+    got = scores(ps1)
+    assert got["honest"] == got["also_honest"] == got["crasher_once"] == full
+    assert "crasher" not in got or all(v is None for v in got["crasher"].values())
+
+
+def test_an_unreachable_gradebook_stops_grading_and_a_rerun_resumes(ps1: Path) -> None:
+    _with_crashing_config(ps1)
+    for student in ("m_dbdown", "zed"):
+        submit(ps1, student)
+    run = [sys.executable, "-m", "course_grading.parallel", PS1, "--jobs", "1",
+           "--no-progress"]
+    proc = subprocess.run(run, cwd=ps1, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "STOPPED: grading stopped: the gradebook's database could not be reached" in \
+        proc.stdout
+    assert "2 submission(s) not graded yet" in proc.stdout  # m_dbdown and zed
+    graded_first = set(scores(ps1))
+    assert "honest" in graded_first and "zed" not in graded_first  # stopped before "zed"
+    # the database is back (here: the student who broke it is gone); the same command again
+    import shutil
+
+    shutil.rmtree(ps1 / "submitted" / "m_dbdown")
+    proc = subprocess.run(run, cwd=ps1, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 of them were autograded before and skipped" in proc.stdout  # "honest"
+    assert scores(ps1)["zed"]["test_weights_hidden"] == 2.0

@@ -1,0 +1,203 @@
+"""Serve nbgrader's formgrader with a Content-Security-Policy that forbids inline script.
+
+The autograded notebooks that formgrader shows are already inert
+(:mod:`course_grading.inert`); this Jupyter server extension is the second wall. Every page
+under ``/formgrader/`` is sent with :data:`FORMGRADER_CSP`: scripts only from files of this
+server, no inline script, no ``on...=`` handler, no request to another origin. A student's
+own files, which formgrader serves from the autograded folder, are sent with
+:data:`FILES_CSP`: a sandbox with no script at all.
+
+nbgrader's templates set a few page variables in inline ``<script>`` blocks and use
+``onclick`` attributes. :class:`ScriptFreeLoader` serves those templates rewritten: each
+variable becomes a ``data-`` attribute of ``formgrader_vars.js``, each handler a
+``data-course-onclick`` attribute that ``formgrade_page.js`` binds, both files of this
+package. A template that still holds an inline script after the rewrite is refused (the
+page then fails to render), so a new nbgrader with other inline scripts fails closed.
+
+Enable it in the instructor's Jupyter server config::
+
+    c.ServerApp.jpserver_extensions = {"course_grading.formgrader_csp": True}
+
+Examples
+--------
+>>> text = '<script>\\nvar assignment_id = "{{ assignment_id }}";\\n</script>'
+>>> print(rewrite_template(text, "{{ base_url }}"))
+<script src="{{ base_url }}/course-grading/static/formgrader_vars.js" data-vars="assignment_id" \
+data-assignment_id="{{ (assignment_id) | e }}"></script>
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import jinja2
+
+__all__ = ["FILES_CSP", "FORMGRADER_CSP", "ScriptFreeLoader", "UnsafeTemplateError",
+           "rewrite_template"]
+
+#: The policy of every formgrader page.
+FORMGRADER_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+)
+#: The policy of a student's files served by formgrader: nothing runs, nothing loads.
+FILES_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "formgrader_static")
+STATIC_URL = "course-grading/static"
+
+_VARS_BLOCK = re.compile(
+    r'<script(?: type="text/javascript")?>\s*((?:var [a-z_]+ = "[^"\n]*";\s*)+)</script>')
+_VAR = re.compile(r'var ([a-z_]+) = "([^"\n]*)";')
+_PAGE_BLOCK = re.compile(r'<script type="text/javascript">\s*function toggle_name\(on\).*?'
+                         r'</script>', re.S)
+_TOOLTIP_BLOCK = re.compile(r"<script type=\"text/javascript\">\s*\$\('span\.glyphicon\.name"
+                            r".*?</script>", re.S)
+_ONCLICK = re.compile(r'onclick="(\w+)\((true|false)?\);?"', re.I)
+_JINJA = re.compile(r"\{\{\s*(.+?)\s*\}\}")
+_INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"text/x-mathjax-config\")"
+                            r"[^>]*>", re.I)
+_HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
+_STATIC_BASE = re.compile(r'src="(\{\{[^}]*\}\})/formgrader/static/')
+
+
+class UnsafeTemplateError(RuntimeError):
+    """A formgrader template still runs inline script after the rewrite."""
+
+
+def _attribute(value: str) -> str:
+    """A template string's text for an HTML attribute: every ``{{ x }}`` escaped."""
+    return _JINJA.sub(lambda m: "{{ (" + m.group(1) + ") | e }}", value)
+
+
+def rewrite_template(text: str, base: str) -> str:
+    """nbgrader template text without inline scripts or ``on...=`` handlers.
+
+    Parameters
+    ----------
+    text : str
+        The template's source.
+    base : str
+        The Jinja expression of the server's base URL in that template.
+    """
+    def variables(match: re.Match[str]) -> str:
+        pairs = _VAR.findall(match.group(1))
+        attrs = " ".join(f'data-{name}="{_attribute(value)}"' for name, value in pairs)
+        names = " ".join(name for name, _ in pairs)
+        return (f'<script src="{base}/{STATIC_URL}/formgrader_vars.js" data-vars="{names}" '
+                f"{attrs}></script>")
+
+    page = f'<script src="{base}/{STATIC_URL}/formgrade_page.js"></script>'
+    text = _VARS_BLOCK.sub(variables, text)
+    text = _PAGE_BLOCK.sub(page, text)
+    text = _TOOLTIP_BLOCK.sub("", text)
+    return _ONCLICK.sub(lambda m: f'data-course-onclick="{m.group(1)}'
+                        + (f':{m.group(2)}' if m.group(2) else "") + '"', text)
+
+
+class ScriptFreeLoader(jinja2.BaseLoader):
+    """Loads nbgrader's formgrader templates, rewritten by :func:`rewrite_template`."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def get_source(self, environment: jinja2.Environment, template: str
+                   ) -> tuple[str, str, Any]:
+        """The rewritten source of ``template`` (a name relative to nbgrader's folder).
+
+        Raises
+        ------
+        jinja2.TemplateNotFound
+            If nbgrader has no such template.
+        UnsafeTemplateError
+            If the rewritten template still holds inline script or an event handler.
+        """
+        candidates = [os.path.join(self.root, template),
+                      os.path.join(self.root, "formgrade", template)]
+        path = next((p for p in candidates if os.path.isfile(p)), None)
+        if path is None or ".." in template.split("/"):
+            raise jinja2.TemplateNotFound(template)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        base = _STATIC_BASE.search(text)
+        page_base = base.group(1) if base else "{{ base_url }}"
+        if template == "base.tpl":  # every list page: the script that binds the handlers
+            text = text.replace("</head>", f'  <script src="{page_base}/{STATIC_URL}/'
+                                'formgrade_page.js"></script>\n</head>', 1)
+        text = rewrite_template(text, page_base)
+        leftover = _INLINE_SCRIPT.search(text) or _HANDLER.search(text)
+        if leftover:
+            raise UnsafeTemplateError(
+                f"the formgrader template {template} still runs inline script after the "
+                f"course's rewrite ({leftover.group(0).strip()!r}); refusing to serve it")
+        mtime = os.path.getmtime(path)
+        return text, path, lambda: os.path.getmtime(path) == mtime
+
+
+def _nbgrader_templates() -> str:
+    from nbgrader.server_extensions.formgrader import handlers
+
+    return str(handlers.template_path)
+
+
+def _swap_templates(webapp: Any) -> None:
+    """Point formgrader's page renderer and notebook exporter at the rewritten templates."""
+    loader = ScriptFreeLoader(_nbgrader_templates())
+    settings = webapp.settings
+    if "nbgrader_jinja2_env" in settings:
+        settings["nbgrader_jinja2_env"] = jinja2.Environment(loader=loader)
+    exporter = settings.get("nbgrader_exporter")
+    if exporter is not None:
+        exporter.extra_loaders = [loader]
+
+
+def _csp_transform(base_url: str) -> type:
+    from tornado.web import OutputTransform
+
+    formgrader = base_url.rstrip("/") + "/formgrader"
+    files = re.compile(re.escape(formgrader) + r"/submissions/[^/]+/(?!prev|next)[^?#]+")
+
+    class ContentSecurityPolicy(OutputTransform):
+        """Adds the course's Content-Security-Policy to every formgrader response."""
+
+        def __init__(self, request: Any) -> None:
+            super().__init__(request)
+            self.path = request.path
+
+        def transform_first_chunk(self, status_code: int, headers: Any, chunk: bytes,
+                                  finishing: bool) -> tuple[int, Any, bytes]:
+            if self.path == formgrader or self.path.startswith(formgrader + "/"):
+                student_file = bool(files.fullmatch(self.path)) and \
+                    not self.path.endswith("/")
+                headers["Content-Security-Policy"] = FILES_CSP if student_file \
+                    else FORMGRADER_CSP
+                headers["X-Content-Type-Options"] = "nosniff"
+            return status_code, headers, chunk
+
+    return ContentSecurityPolicy
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "course_grading.formgrader_csp"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Add the policy, the two script files and the rewritten templates to the server."""
+    from jupyter_server.utils import url_path_join
+    from tornado.ioloop import IOLoop
+    from tornado.web import StaticFileHandler
+
+    webapp = serverapp.web_app
+    base_url = webapp.settings.get("base_url", "/")
+    webapp.add_handlers(".*$", [(url_path_join(base_url, STATIC_URL, "(.*)"),
+                                 StaticFileHandler, {"path": STATIC_DIR})])
+    webapp.add_transform(_csp_transform(base_url))
+    _swap_templates(webapp)
+    # nbgrader's own formgrader extension may load after this one and set its settings
+    # again: swap once more when the server starts serving.
+    IOLoop.current().add_callback(_swap_templates, webapp)
+    serverapp.log.info("course_grading.formgrader_csp: formgrader served with %s",
+                       FORMGRADER_CSP)

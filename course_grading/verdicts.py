@@ -1,0 +1,487 @@
+"""Autograde a quiz with every check decided on the instructor's side.
+
+Plain nbgrader runs each hidden test *inside* the student's kernel, after the student's
+own code: whatever that code did (IPython hooks, patched builtins, objects whose ``__eq__``
+always agrees, printing a check's expected values) can change how the test runs or what it
+sees. :class:`DecideOnHost` replaces nbgrader's ``Execute`` preprocessor in
+``nbgrader autograde``:
+
+1. it reads the quiz's test cells (restored by nbgrader from the gradebook: the
+   instructor's version) as data, without running them (:mod:`course_grading.check_calls`);
+2. it runs the student's notebook in the sandboxed kernel (:mod:`course_grading.sandbox`),
+   skipping every test cell;
+3. for each check it asks the kernel for plain data (:mod:`course_grading.probe`): right at
+   the test cell for a check with nothing hidden, and after the student's last cell for a
+   check with hidden inputs, so that no student cell runs after those inputs have reached
+   the kernel;
+4. it judges the data here (:func:`course_lib.checkpoint_checks.judge`), with expectations
+   computed here, and writes the verdict into the test cell as nbgrader's own scoring reads
+   it: a passed check shows a line of text (full points), a failed one an error (0 points).
+   The gradebook, formgrader, feedback, ``nbgrader export``, the grade table and the report
+   work as before; the verdict itself is kept in the cell's metadata
+   (``metadata["course"]["verdict"]``).
+
+It also bounds what a submission can cost: output kept per cell and per notebook, a kernel
+killed when it floods the grader with output, and the sandbox's wall-time budget per
+notebook. A check that could not run (the kernel died, was killed, or ran out of time)
+scores 0 with the reason in its verdict; the rest of the notebook is still graded.
+
+Enable it in ``nbgrader_config.py`` with :func:`enable` (the checkpoint's
+``quiz/nbgrader_config.py`` does).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import nbformat
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from traitlets import Dict, Float, Int, Unicode
+
+from course_lib.checkpoint_checks import Verdict, judge
+from course_lib.checkpoint_spec import CHECKPOINT, QuizSpec
+
+from .check_calls import Literal, QuizSourceError, SetupName, check_calls, setup_values
+from .probe import new_marker, probe_source, read_reply
+from .sandbox import SandboxedExecute, SandboxKernelManager
+
+__all__ = ["DecideOnHost", "PlannedCheck", "enable", "plan_checks", "verdict_output"]
+
+#: Error names written for failed checks, by verdict reason (nbgrader scores an error 0).
+ERROR_NAMES = {
+    "wrong": "CheckFailed",
+    "format": "CheckFailed",
+    "raised": "AnswerRaised",
+    "missing": "AnswerMissing",
+    "not_plain": "NotPlainData",
+    "not_run": "CheckNotRun",
+}
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """A check of one test cell, read from the instructor's version of the cell."""
+
+    index: int
+    grade_id: str
+    kind: str
+    answer: str
+    inputs: dict[str, Any]
+    deferred: bool  # has hidden inputs: probed after the student's last cell
+
+
+def _load_spec(dotted: str) -> QuizSpec:
+    module, _, name = dotted.partition(":")
+    spec = getattr(importlib.import_module(module), name)
+    if not isinstance(spec, QuizSpec):
+        raise TypeError(f"{dotted} is not a QuizSpec (got {type(spec).__name__})")
+    return spec
+
+
+def _grade_id(cell: NotebookNode) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _is_test(cell: NotebookNode) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def plan_checks(nb: NotebookNode, spec: QuizSpec) -> dict[int, PlannedCheck]:
+    """Read every test cell of ``nb`` into the check it asks for (cell index -> check).
+
+    Raises
+    ------
+    QuizSourceError
+        If a test cell has no check of ``spec``, or its ``check(...)`` calls are not in
+        the form the grader reads, or an input names something the setup cell does not
+        assign: the notebook is then not graded (its checks would otherwise run in the
+        student's kernel).
+    """
+    setup = next((c for c in nb.cells if _grade_id(c) == "setup"), None)
+    values = setup_values(setup.source) if setup is not None else {}
+    plan = {}
+    for index, cell in enumerate(nb.cells):
+        if not _is_test(cell):
+            continue
+        grade_id = _grade_id(cell)
+        try:
+            check = spec.check(str(grade_id))
+        except KeyError as exc:
+            raise QuizSourceError(f"test cell {grade_id!r} has no host-side check: "
+                                  f"{exc.args[0]}") from None
+        calls = [c for c in check_calls(cell.source) if c.grade_id == grade_id]
+        if not calls:
+            raise QuizSourceError(f"test cell {grade_id!r} does not call "
+                                  f"check(\"{grade_id}\", ...)")
+        call = calls[-1]  # the hidden call, when there is one, carries every input
+        if call.answer != check.answer:
+            raise QuizSourceError(f"test cell {grade_id!r} checks {call.answer!r}; the spec "
+                                  f"says {check.answer!r}")
+        inputs: dict[str, Any] = {}
+        for name, given in call.inputs.items():
+            if isinstance(given, SetupName):
+                if given.name not in spec.setup_names or given.name not in values:
+                    raise QuizSourceError(f"test cell {grade_id!r} uses {given.name!r}, which "
+                                          "the setup cell does not assign")
+                given = values[given.name]
+            assert isinstance(given, Literal)
+            inputs[name] = given.value
+        plan[index] = PlannedCheck(index, check.grade_id, check.kind, check.answer, inputs,
+                                   any(c.hidden for c in calls))
+    return plan
+
+
+def verdict_output(verdict: Verdict) -> NotebookNode:
+    """The output nbgrader scores: text for a passed check, an error for a failed one."""
+    if verdict.passed:
+        return nbformat.v4.new_output("stream", name="stdout",
+                                      text=f"✓ {verdict.grade_id}: {verdict.message}\n")
+    ename = ERROR_NAMES.get(verdict.reason, "CheckFailed")
+    return nbformat.v4.new_output("error", ename=ename, evalue=verdict.message,
+                                  traceback=[f"{ename}: {verdict.message}"])
+
+
+def _answer_cells_using(nb: NotebookNode, packages: tuple[str, ...]) -> list[str]:
+    """Grade ids of the student's answer cells that import one of ``packages``."""
+    found = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("solution"):
+            continue
+        try:
+            tree = ast.parse(cell.source[:100_000])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        names: set[str] = set()
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module.split(".")[0])
+        if names & set(packages) or any(f"'{p}'" in cell.source or f'"{p}"' in cell.source
+                                        for p in packages):
+            found.append(str(meta.get("grade_id")))
+    return found
+
+
+def _text_size(content: Mapping[str, Any]) -> int:
+    size = len(str(content.get("text", ""))) + len(str(content.get("evalue", "")))
+    size += sum(len(str(t)) for t in content.get("traceback", []) or [])
+    data = content.get("data") or {}
+    if isinstance(data, Mapping):
+        size += sum(len(str(v)) for v in data.values())
+    return size
+
+
+class DecideOnHost(SandboxedExecute):
+    """nbgrader's ``Execute``, with every check decided outside the student's kernel.
+
+    Configure it with :func:`enable`; the traits are ``c.DecideOnHost.<name>``.
+    """
+
+    specs = Dict(
+        {CHECKPOINT.assignment: "course_lib.checkpoint_spec:CHECKPOINT"},
+        help="assignment id -> 'module:NAME' of its QuizSpec. An assignment without a spec "
+             "is refused: its test cells would have to run in the student's kernel.",
+    ).tag(config=True)
+    max_cell_output = Int(100_000, help="Characters of output kept per cell (the rest is "
+                          "cut, with a marker).").tag(config=True)
+    max_notebook_output = Int(1_000_000, help="Characters of output kept per notebook.").tag(
+        config=True)
+    max_output_received = Int(32_000_000, help="Characters of output received from a "
+                              "kernel before it is killed as a flood.").tag(config=True)
+    probe_timeout = Float(10.0, help="Seconds a probe may take (it calls student code)."
+                          ).tag(config=True)
+    spec_override = Unicode("", help="'module:NAME' of a QuizSpec for every assignment "
+                            "(tests).").tag(config=True)
+
+    # -- what happened, per notebook -------------------------------------------------
+    def _reset(self) -> None:
+        self._received = 0
+        self._kept = 0
+        self._stopped: str | None = None  # why the kernel stopped early, if it did
+        self._started = time.monotonic()
+
+    def _spec_for(self, resources: Mapping[str, Any]) -> QuizSpec:
+        if self.spec_override:
+            return _load_spec(self.spec_override)
+        assignment = (resources or {}).get("nbgrader", {}).get("assignment", "")
+        if assignment not in self.specs:
+            raise QuizSourceError(
+                f"no quiz spec for assignment {assignment!r} (c.DecideOnHost.specs has "
+                f"{sorted(self.specs)}): its checks would have to run in the student's kernel")
+        return _load_spec(self.specs[assignment])
+
+    # -- the notebook -------------------------------------------------------------------
+    def preprocess(self, nb: NotebookNode, resources: Any, km: Any = None) -> Any:
+        """Run the student's cells, probe every check, and write each verdict."""
+        self._spec = self._spec_for(resources)
+        self.allow_course_lib = self._spec.course_lib_allowed
+        plan = plan_checks(nb, self._spec)
+        self._plan = plan
+        self._using_course_lib = ([] if self._spec.course_lib_allowed else
+                                  _answer_cells_using(nb, ("course_lib", "course_grading")))
+        self._reset()
+        self._verdicts: dict[int, Verdict] = {}
+        return super().preprocess(nb, resources, km)  # refuses links, then _execute_notebook
+
+    def _run_notebook(self) -> None:
+        """The loop of nbconvert's ExecutePreprocessor.preprocess, checks decided here."""
+        deferred: list[PlannedCheck] = []
+        for index, cell in enumerate(self.nb.cells):
+            if self._stopped:
+                break
+            planned = self._plan.get(index)
+            if planned is not None:
+                if planned.deferred:
+                    deferred.append(planned)
+                else:
+                    self._decide(planned)
+                continue
+            if cell.cell_type == "code":
+                self._execute_student_cell(cell, index)
+        for planned in deferred:
+            if self._stopped:
+                break
+            self._decide(planned)
+
+    def _execute_student_cell(self, cell: NotebookNode, index: int) -> None:
+        try:
+            self.execute_cell(cell, index, store_history=True)
+        except DeadKernelError:
+            self._stopped = self._stopped or self._death_reason()
+        except CellTimeoutError:
+            if not self._output_refused():
+                raise  # a cell that did not stop when interrupted: the notebook stops
+        finally:
+            self._bound(cell)
+        self._output_refused()
+
+    # -- the kernel's output channel ----------------------------------------------------
+    def _watch_output_channel(self) -> None:
+        """Be told when the kernel's output channel drops a message (too large)."""
+        import zmq
+
+        self._monitor = None
+        socket = getattr(getattr(self.kc, "iopub_channel", None), "socket", None)
+        if socket is None:
+            return
+        address = f"inproc://course-iopub-{id(self)}-{time.monotonic_ns()}"
+        socket.monitor(address, zmq.EVENT_DISCONNECTED)
+        self._monitor = zmq.Context.shadow(socket.context.underlying).socket(zmq.PAIR)
+        self._monitor.connect(address)
+
+    def _output_refused(self) -> bool:
+        """True (and the kernel killed) when its output channel dropped a message."""
+        import zmq
+
+        if getattr(self, "_monitor", None) is None or self._stopped:
+            return bool(self._stopped)
+        try:
+            self._monitor.recv_multipart(zmq.NOBLOCK)
+        except zmq.Again:
+            return False
+        km = self.km
+        limit = getattr(km, "max_message_size", 0)
+        self._stop(f"it sent an output message larger than the grader accepts "
+                   f"({limit / 2**20:g} MB)" if limit else "its output could not be received")
+        return True
+
+    def _death_reason(self) -> str:
+        km = self.km
+        why = getattr(km, "killed_because", None) if km is not None else None
+        return why or "the kernel died (it crashed, or the student's code ended it)"
+
+    def _decide(self, planned: PlannedCheck) -> None:
+        marker = new_marker()
+        args = tuple(planned.inputs[n] for n in ("Q", "K")) if planned.kind == "weights" \
+            else ()
+        probe = nbformat.v4.new_code_cell(
+            probe_source(planned.kind, planned.answer, args, marker))
+        probe.metadata["execution"] = {}
+        original = self.nb.cells[planned.index]
+        old_timeout = self.timeout
+        self.timeout = int(self.probe_timeout)
+        try:
+            self.execute_cell(probe, planned.index, store_history=False)
+        except DeadKernelError:
+            self._stopped = self._stopped or self._death_reason()
+        except CellTimeoutError:
+            if not self._output_refused():
+                raise
+        finally:
+            self.timeout = old_timeout
+            self.nb.cells[planned.index] = original
+        self._output_refused()
+        if self._stopped:
+            verdict = Verdict(planned.grade_id, False, f"This check could not run: "
+                              f"{self._stopped}.", "not_run")
+        else:
+            text = "".join(o.get("text", "") for o in probe.outputs
+                           if o.get("output_type") == "stream" and o.get("name") == "stdout")
+            reply = read_reply(text, marker)
+            if isinstance(reply, str):
+                timed_out = any(o.get("ename") == "CellTimeoutError" for o in probe.outputs)
+                why = (f"it did not finish within {self.probe_timeout:g} s" if timed_out
+                       else reply)
+                verdict = Verdict(planned.grade_id, False, f"The grader could not read "
+                                  f"`{planned.answer}` from your notebook: {why}.",
+                                  "not_run" if timed_out else "not_plain")
+            else:
+                verdict = judge(planned.grade_id, reply, planned.inputs, self._spec)
+        self._record(planned.index, verdict)
+
+    def _record(self, index: int, verdict: Verdict) -> None:
+        if not verdict.passed and self._spec.check(verdict.grade_id).question in \
+                self._using_course_lib:
+            verdict = Verdict(verdict.grade_id, False, verdict.message + (
+                " (Your answers import course_lib, which this quiz does not allow; it does "
+                "not exist where the quiz is graded.)"), verdict.reason, verdict.mistake,
+                verdict.detail)
+        self._verdicts[index] = verdict
+        cell = self.nb.cells[index]
+        cell.outputs = [verdict_output(verdict)]
+        cell.execution_count = None
+        record = {"passed": verdict.passed, "reason": verdict.reason,
+                  "mistake": verdict.mistake, "detail": verdict.detail,
+                  "message": verdict.message}
+        cell.metadata["course"] = {"verdict": record}
+        self.resources.setdefault("course_verdicts", {})[index] = record
+
+    def _execute_notebook(self, nb: NotebookNode, resources: Any,
+                          km: Any) -> tuple[NotebookNode, Any]:
+        """nbconvert's ExecutePreprocessor.preprocess, with the loop of DecideOnHost."""
+        from nbclient import NotebookClient
+
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        try:
+            with self.setup_kernel():
+                assert self.kc is not None
+                self._watch_output_channel()
+                info = self.wait_for_reply(self.kc.kernel_info())
+                if info:
+                    self.nb.metadata["language_info"] = info["content"]["language_info"]
+                try:
+                    self._run_notebook()
+                finally:
+                    if self._monitor is not None:
+                        self._monitor.close(linger=0)
+        except DeadKernelError:
+            self._stopped = self._stopped or self._death_reason()
+        except CellTimeoutError:
+            self._stopped = self._stopped or (
+                f"a cell ran past its {self.timeout} s limit and did not stop when interrupted")
+        except (RuntimeError, OSError, TimeoutError) as exc:  # the kernel never started
+            self._stopped = self._stopped or f"the kernel could not start ({type(exc).__name__})"
+            self.log.error("Could not run the notebook: %s", exc)
+        for index, planned in self._plan.items():
+            if index not in self._verdicts:
+                why = self._stopped or "the notebook stopped before this check"
+                self._record(index, Verdict(planned.grade_id, False,
+                                            f"This check could not run: {why}.", "not_run"))
+        # whatever the student's notebook said under "course" is replaced, never merged
+        course: dict[str, Any] = {"graded_outside_kernel": True,
+                                  "seconds": round(time.monotonic() - self._started, 2)}
+        if self._stopped:
+            course["stopped"] = self._stopped
+        if self._using_course_lib:
+            course["course_lib_used_in"] = self._using_course_lib
+        self.nb.metadata["course"] = course  # stored as a copy: complete it first
+        self.resources["course_graded"] = True
+        return self.nb, self.resources
+
+    # -- output: bounded ------------------------------------------------------------------
+    def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> Any:
+        """Count what the kernel sends; ignore widgets; kill a kernel that floods."""
+        msg_type = msg.get("msg_type", "")
+        if msg_type.startswith("comm") or msg_type == "update_display_data":
+            return None  # widgets and display updates play no part in grading
+        content = msg.get("content", {})
+        if msg_type in ("stream", "display_data", "execute_result", "error"):
+            self._received += _text_size(content)
+            if self._received > self.max_output_received:
+                self._stop(f"it sent more than {self.max_output_received:,} characters of "
+                           "output")
+                return None
+        return super().process_message(msg, cell, cell_index)
+
+    def _stop(self, why: str) -> None:
+        if self._stopped is None:
+            self._stopped = why
+            km = self.km
+            if isinstance(km, SandboxKernelManager):
+                km.killed_because = why
+                km.kill_now()
+
+    def _bound(self, cell: NotebookNode) -> None:
+        """Cut a cell's outputs to the per-cell and per-notebook budgets, with a marker."""
+        budget = min(self.max_cell_output, max(0, self.max_notebook_output - self._kept))
+        kept: list[NotebookNode] = []
+        used = 0
+        cut = 0
+        for out in cell.get("outputs", []):
+            size = _text_size(out)
+            if used + size <= budget:
+                kept.append(out)
+                used += size
+                continue
+            room = budget - used
+            if out.get("output_type") == "stream" and room > 0:
+                out["text"] = out["text"][:room]
+                kept.append(out)
+                used += room
+            cut += size - max(room, 0) if out.get("output_type") == "stream" else size
+        if cut:
+            kept.append(nbformat.v4.new_output(
+                "stream", name="stdout",
+                text=f"\n[... output cut by the grader: {cut:,} more characters]\n"))
+        cell.outputs = kept
+        self._kept += used
+
+
+def enable(c: Any, **limits: Any) -> None:
+    """Make ``nbgrader autograde`` decide every check on the instructor's side.
+
+    Sets up, in the ``c`` of an ``nbgrader_config.py``:
+
+    * :class:`DecideOnHost` in place of nbgrader's ``Execute`` (student code runs in the
+      bubblewrap sandbox of :mod:`course_grading.sandbox`, with ``limits`` as its limits);
+    * :class:`course_grading.inert.MakeInert` at the end of autograding, so that nothing a
+      student wrote runs as script in formgrader or feedback pages;
+    * feedback explained in words (:class:`course_grading.feedback.ExplainChecks`) and
+      written as pages that allow no script (:class:`~course_grading.feedback.SafeHTMLExporter`).
+
+    Parameters
+    ----------
+    c : traitlets.config.Config
+    **limits
+        Traits of :class:`~course_grading.sandbox.SandboxKernelManager`, e.g.
+        ``wall_time_limit=30``.
+    """
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.preprocessors import Execute, GetGrades
+
+    from . import sandbox
+    from .feedback import ExplainChecks, SafeHTMLExporter
+    from .inert import MakeInert
+
+    sandbox.enable(c, **limits)
+    default = Autograde.class_traits()["autograde_preprocessors"].default()
+    current = c.Autograde.get("autograde_preprocessors") or default
+    chain = [DecideOnHost if pp in (Execute, SandboxedExecute, "nbgrader.preprocessors.Execute")
+             else pp for pp in current]
+    if MakeInert not in chain:
+        chain.append(MakeInert)
+    c.Autograde.autograde_preprocessors = chain
+    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks]
+    c.GenerateFeedback.exporter_class = SafeHTMLExporter

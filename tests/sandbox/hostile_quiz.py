@@ -1,0 +1,228 @@
+"""Hostile submissions to the real checkpoint quiz, one per class of attack seen in review.
+
+Every hostile student answers everything *wrong* (raw scores for ``attention_weights``,
+``[0, 0]`` for 'sat', a wrong letter for both multiple-choice questions: 0 of 8 autograded
+points when graded honestly) and adds an attack to the first answer cell. Graded by plain
+nbgrader, which runs each check inside the student's kernel, the attack earns points it
+should not; graded by this course (checks decided on the instructor's side, student code in
+the sandbox) it earns exactly its honest 0.
+
+:data:`ATTACKS` maps a student name to its answer cells; :func:`make_corpus` writes them,
+with two controls (``right``: every answer right, ``wrong``: every answer wrong, no attack)
+into ``submitted/`` of a course directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from course_grading.mistakes import CORRECT_ANSWER
+from course_grading.submissions import WRITTEN_ANSWER, answers_for, fill_answers
+from course_grading.variants import quiz_facts
+
+NOTEBOOK = "checkpoint.ipynb"
+
+#: Wrong everywhere: raw scores are not weights (no row sums to 1, on any input).
+WRONG_WEIGHTS = '''
+def attention_weights(Q, K):
+    """The raw scores, not softmax(QK^T / sqrt(d_k)): wrong on every input."""
+    return np.asarray(Q, dtype=float) @ np.asarray(K, dtype=float).T
+'''
+
+WRONG = {
+    "attention_weights": WRONG_WEIGHTS,
+    "sat_output": "sat_output = np.array([0.0, 0.0])",
+    "mc_why_scale": 'answer_why_scale = "D"',
+    "mc_causal_mask": 'answer_causal_mask = "D"',
+    "written_scaling": "I do not know.",
+}
+
+# Sleep of the "slow_hooks" attack before every cell, and the limits the tests grade with:
+# every cell stays under the cell time limit, so only a budget for the whole notebook stops it.
+HOOK_SLEEP = 2.5
+CELL_TIMEOUT = 3
+NOTEBOOK_BUDGET = 20
+
+#: Files each hostile student tries to create (the sandbox's scratch allows 10,000).
+INODE_ATTEMPT = 12_000
+#: Plain nbgrader's cell time limit in these tests (time to create those files on disk).
+PLAIN_CELL_TIMEOUT = 60
+
+ATTACKS: dict[str, dict[str, str]] = {
+    # 1. IPython hooks installed by an answer cell
+    "hook_ast": {"attention_weights": '''
+import ast as _ast
+
+
+class _NoChecks(_ast.NodeTransformer):
+    """Every later call of check(...) becomes None: no check can fail."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, _ast.Name) and node.func.id == "check":
+            return _ast.copy_location(_ast.Constant(None), node)
+        return node
+
+
+get_ipython().ast_transformers.append(_NoChecks())
+''' + WRONG_WEIGHTS},
+    "hook_input": {"attention_weights": '''
+def _rewrite(lines):
+    """Every later cell's check( becomes a call of a function that does nothing."""
+    return [line.replace("check(", "(lambda *a, **k: None)(") for line in lines]
+
+
+get_ipython().input_transformers_post.append(_rewrite)
+''' + WRONG_WEIGHTS},
+    "hook_first_result": {"attention_weights": '''
+_shell = get_ipython()
+
+
+def _score_first(info):
+    """An execute result of 1 before every cell: nbgrader scores a cell by its first one."""
+    _shell.displayhook(1)
+
+
+_shell.events.register("pre_run_cell", _score_first)
+''' + WRONG_WEIGHTS},
+    "hook_run_cell": {"attention_weights": '''
+_shell = get_ipython()
+_run_cell, _run_cell_async = _shell.run_cell, _shell.run_cell_async
+
+
+def _skip_checks(raw_cell, *args, **kwargs):
+    """Cells that check anything are not run at all."""
+    if "check(" in raw_cell:
+        raw_cell, kwargs["transformed_cell"] = "pass", "pass\\n"
+    return _run_cell(raw_cell, *args, **{k: v for k, v in kwargs.items()
+                                         if k != "transformed_cell"})
+
+
+async def _skip_checks_async(raw_cell, *args, **kwargs):
+    if "check(" in raw_cell:
+        raw_cell, kwargs["transformed_cell"] = "pass", "pass\\n"
+    return await _run_cell_async(raw_cell, *args, **kwargs)
+
+
+_shell.run_cell, _shell.run_cell_async = _skip_checks, _skip_checks_async
+''' + WRONG_WEIGHTS},
+    # 2. objects that lie: answers whose conversion reads the check's inputs from the
+    # caller's frames, and the checker replaced in the student's own process
+    "lying_objects": {"attention_weights": '''
+import sys as _sys
+
+try:
+    import course_lib.checkpoint_checks as _checks
+
+    def _always(grade_id, reply, inputs, spec=_checks.CHECKPOINT):
+        return _checks.Verdict(grade_id, True, "passed", "passed")
+
+    _checks.judge = _always  # the in-kernel check now agrees with anything
+except ImportError:
+    print("course_lib is not there to patch")
+
+
+class _Liar:
+    """Turns into whatever the caller's frames say is right."""
+
+    def __array__(self, dtype=None, copy=None):
+        frame = _sys._getframe(1)
+        while frame is not None:
+            inputs = frame.f_locals.get("inputs")
+            if isinstance(inputs, dict) and "V" in inputs:
+                Q, K, V = (np.asarray(inputs[n], dtype=float) for n in "QKV")
+                s = Q @ K.T / np.sqrt(Q.shape[-1])
+                w = np.exp(s - s.max(-1, keepdims=True))
+                return ((w / w.sum(-1, keepdims=True)) @ V)[int(inputs["row"])]
+            frame = frame.f_back
+        return np.array([0.0, 0.0])
+''' + WRONG_WEIGHTS, "sat_output": "sat_output = _Liar()"},
+    # 3. files inside the sandbox: the notebook being graded, printed encoded
+    "reads_graded_notebook": {"attention_weights": '''
+import base64 as _b64
+import glob as _glob
+import re as _re
+
+_right = {}
+for _path in _glob.glob("*.ipynb"):
+    _text = open(_path, encoding="utf-8").read().replace('\\\\"', '"')
+    print("READ", _path, _b64.b64encode(_text.encode()).decode()[:400])
+    for _m in _re.finditer(r'check\\("test_mc_\\w+", (answer_\\w+), right="([A-D])"\\)', _text):
+        _right[_m.group(1)] = _m.group(2)
+print("RIGHT LETTERS FOUND", sorted(_right.items()))
+''' + WRONG_WEIGHTS,
+        "mc_why_scale": 'answer_why_scale = _right.get("answer_why_scale", "D")',
+        "mc_causal_mask": 'answer_causal_mask = _right.get("answer_causal_mask", "D")'},
+    # 4. student HTML and JavaScript for the instructor's browser
+    "html_for_the_instructor": {
+        "attention_weights": '''
+from IPython.display import HTML, Javascript, display
+
+display(HTML('<img src=x onerror="document.title=\\'HOSTILE-HTML\\'">'))
+display(Javascript("document.title = 'HOSTILE-JS'"))
+''' + WRONG_WEIGHTS,
+        "written_scaling": '<img src=x onerror="document.title=\'HOSTILE-MD\'">\n\n'
+                           "[click me](javascript:document.title='HOSTILE-LINK')"},
+    # 5. the grader's terminal: escape sequences, and a look for an inherited terminal
+    "terminal": {"attention_weights": '''
+import os as _os
+
+print("TTYS", [fd for fd in range(64) if _os.isatty(fd)], flush=True)
+_os.write(2, b"\\x1b]0;HOSTILE-TITLE\\x07\\x1b[2JHOSTILE-STDERR\\n")
+_os.write(1, b"HOSTILE-STDOUT\\n")
+''' + WRONG_WEIGHTS},
+    # 6. resources: an output flood, a hook that stays under the cell limit, inodes
+    "output_flood": {"attention_weights": 'print("x" * 50_000_000)\n' + WRONG_WEIGHTS},
+    "output_flood_lines": {"attention_weights": '''
+for _line in range(60):
+    print("y" * 1_000_000, flush=True)  # one message each
+''' + WRONG_WEIGHTS},
+    "slow_hooks": {"attention_weights": f'''
+import time as _time
+
+get_ipython().events.register("pre_run_cell", lambda info: _time.sleep({HOOK_SLEEP}))
+''' + WRONG_WEIGHTS},
+    "inode_fill": {"attention_weights": f'''
+import os as _os
+
+_made = 0
+for _dir in (".", "/tmp"):
+    try:
+        _os.makedirs(_os.path.join(_dir, "_fill"), exist_ok=True)
+        while _made < {INODE_ATTEMPT}:
+            _os.close(_os.open(_os.path.join(_dir, "_fill", str(_made)),
+                               _os.O_CREAT | _os.O_WRONLY, 0o600))
+            _made += 1
+        break
+    except OSError as _e:
+        print("stopped in", _dir, "after", _made, "files:", _e.strerror)
+print("FILES", _made)
+''' + WRONG_WEIGHTS},
+}
+
+#: 7. broken files: a notebook of valid JSON nested too deeply for a JSON parser.
+DEEP_JSON = "deep_json"
+
+
+def make_corpus(course: Path) -> list[str]:
+    """Write every attack, the two controls and the deep JSON file into ``submitted/``.
+
+    Returns the student names, in order.
+    """
+    released = nbformat.read(course / "release" / "checkpoint" / NOTEBOOK, as_version=4)
+    facts = quiz_facts(nbformat.read(course / "source" / "checkpoint" / NOTEBOOK, 4))
+    right = {**answers_for(facts, CORRECT_ANSWER), "written_scaling": WRITTEN_ANSWER}
+    students = {"right": right, "wrong": dict(WRONG)}
+    for name, cells in ATTACKS.items():
+        students[name] = {**WRONG, **cells}
+    for name, answers in students.items():
+        folder = course / "submitted" / name / "checkpoint"
+        folder.mkdir(parents=True)
+        nbformat.write(fill_answers(released, answers), folder / NOTEBOOK)
+    folder = course / "submitted" / DEEP_JSON / "checkpoint"
+    folder.mkdir(parents=True)
+    depth = 100_000
+    (folder / NOTEBOOK).write_text('{"cells": ' + "[" * depth + "]" * depth + "}")
+    return [*students, DEEP_JSON]

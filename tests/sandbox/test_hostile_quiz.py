@@ -1,0 +1,282 @@
+"""The hostile corpus on the real checkpoint: plain nbgrader is fooled, this course is not.
+
+The same submissions (tests/sandbox/hostile_quiz.py: every answer wrong plus one attack)
+are autograded three times, each in its own copy of quiz/:
+
+* ``plain``: nbgrader as it comes, running every check inside the student's kernel;
+* ``ours``: ``nbgrader autograde`` with the course's configuration (checks decided on the
+  instructor's side, student code in the sandbox);
+* ``parallel``: ``python -m course_grading.parallel`` with the same configuration.
+
+The two graded runs happen under a pseudo-terminal, as an instructor runs them, so that
+what reaches the grader's terminal is seen too.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+from hostile_quiz import (
+    ATTACKS,
+    CELL_TIMEOUT,
+    DEEP_JSON,
+    INODE_ATTEMPT,
+    NOTEBOOK,
+    NOTEBOOK_BUDGET,
+    PLAIN_CELL_TIMEOUT,
+    make_corpus,
+)
+
+from course_grading.pipeline import copy_course, open_api, tool_path
+from course_lib.checkpoint_spec import CHECKPOINT
+
+QUIZ = Path(__file__).resolve().parents[2] / "quiz"
+AUTOGRADED = [g for g in CHECKPOINT.grade_ids if g != "written_scaling"]
+FULL = 8.0
+
+PLAIN_CONFIG = f"""
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "attention-course"
+c.Execute.timeout = {PLAIN_CELL_TIMEOUT}
+c.Execute.interrupt_on_timeout = True
+c.OverwriteCells.add_missing_cells = True
+"""
+
+
+@dataclass
+class Run:
+    course: Path
+    terminal: bytes  # everything the grading command wrote to its terminal
+    seconds: float
+
+    def scores(self) -> dict[str, dict[str, float]]:
+        from nbgrader.api import Gradebook, MissingEntry
+
+        out = {}
+        with Gradebook(f"sqlite:///{self.course / 'gradebook.db'}") as gb:
+            for student in gb.students:
+                try:
+                    nb = gb.find_submission_notebook("checkpoint", "checkpoint", student.id)
+                except MissingEntry:
+                    continue
+                out[student.id] = {g.name: float(g.auto_score or 0.0) for g in nb.grades
+                                   if g.name != "written_scaling"}
+        return out
+
+    def total(self, student: str) -> float:
+        return sum(self.scores()[student].values())
+
+    def autograded(self, student: str) -> Path:
+        return self.course / "autograded" / student / "checkpoint" / NOTEBOOK
+
+    def printed(self, student: str, grade_id: str = "attention_weights") -> str:
+        nb = nbformat.read(self.autograded(student), as_version=4)
+        [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") ==
+                  grade_id]
+        return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def _in_terminal(cmd: list[str], cwd: Path) -> tuple[bytes, float]:
+    """Run ``cmd`` with a pseudo-terminal as stdin, stdout and stderr; what it wrote there."""
+    master, slave = pty.openpty()
+    env = dict(os.environ, PATH=tool_path(), PYTHONUNBUFFERED="1")
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    seen = bytearray()
+    while True:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the terminal closed: every writer has exited
+                chunk = b""
+            if not chunk and proc.poll() is not None:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=60)
+    os.close(master)
+    return bytes(seen), time.monotonic() - start
+
+
+def _course(base: Path, name: str, config: str | None) -> Path:
+    course = copy_course(QUIZ, base / name)
+    if config is not None:
+        (course / "nbgrader_config.py").write_text(config)
+    else:
+        text = (course / "nbgrader_config.py").read_text()
+        text = text.replace("c.Execute.timeout = 10", f"c.Execute.timeout = {CELL_TIMEOUT}")
+        text = text.replace("enable(c, wall_time_limit=30)",
+                            f"enable(c, wall_time_limit={NOTEBOOK_BUDGET})")
+        assert f"wall_time_limit={NOTEBOOK_BUDGET}" in text
+        (course / "nbgrader_config.py").write_text(text)
+    result = open_api(course).generate_assignment("checkpoint")
+    assert result["success"], result.get("error")
+    make_corpus(course)
+    return course
+
+
+@pytest.fixture(scope="module")
+def runs(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    base = tmp_path_factory.mktemp("hostile-quiz")
+    nbgrader = [sys.executable, "-m", "nbgrader", "autograde", "checkpoint"]
+    out = {}
+    plain = _course(base, "plain", PLAIN_CONFIG)
+    out["plain"] = Run(plain, *_in_terminal(nbgrader, plain))
+    ours = _course(base, "ours", None)
+    out["ours"] = Run(ours, *_in_terminal(nbgrader, ours))
+    parallel = base / "parallel"
+    shutil.copytree(ours, parallel, ignore=shutil.ignore_patterns("autograded", "feedback"))
+    (parallel / "gradebook.db").unlink()
+    assert open_api(parallel).generate_assignment("checkpoint")["success"]
+    out["parallel"] = Run(parallel, *_in_terminal(
+        [sys.executable, "-m", "course_grading.parallel", "checkpoint", "--jobs", "2",
+         "--no-progress"], parallel))
+    return out
+
+
+GRADED_RUNS = ["ours", "parallel"]
+
+
+def test_the_controls_keep_their_grades_everywhere(runs):
+    for name, run in runs.items():
+        assert run.total("right") == FULL, name
+        assert run.total("wrong") == 0.0, name
+
+
+@pytest.mark.parametrize("attack", ["hook_ast", "hook_input", "hook_first_result",
+                                    "hook_run_cell"])
+def test_ipython_hooks_fool_plain_nbgrader_entirely(runs, attack):
+    assert runs["plain"].total(attack) == FULL
+
+
+@pytest.mark.parametrize("run", GRADED_RUNS)
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_every_attack_earns_exactly_its_honest_zero_here(runs, run, attack):
+    assert runs[run].scores()[attack] == dict.fromkeys(AUTOGRADED, 0.0)
+
+
+def test_lying_objects_and_a_patched_checker_fool_plain_nbgrader(runs):
+    # the patched judge passes every check; the lying sat_output even computes the row
+    assert runs["plain"].total("lying_objects") == FULL
+    for run in GRADED_RUNS:
+        assert "course_lib is not there to patch" in runs[run].printed("lying_objects")
+
+
+def test_the_notebook_being_graded_is_not_in_the_sandbox(runs):
+    plain = runs["plain"].printed("reads_graded_notebook")
+    assert "RIGHT LETTERS FOUND [('answer_causal_mask', 'A'), ('answer_why_scale', 'C')]" \
+        in plain
+    assert runs["plain"].scores()["reads_graded_notebook"]["test_mc_why_scale"] == 1.0
+    for run in GRADED_RUNS:
+        printed = runs[run].printed("reads_graded_notebook")
+        assert "RIGHT LETTERS FOUND []" in printed  # only the student's own notebook there
+
+
+def test_student_html_and_script_reach_plain_formgrader_pages_but_not_ours(runs):
+    from nbconvert.exporters import HTMLExporter
+
+    def page(run):
+        nb = nbformat.read(runs[run].autograded("html_for_the_instructor"), as_version=4)
+        return HTMLExporter().from_notebook_node(nb)[0]
+
+    plain = page("plain")
+    assert '<img onerror="document.title' in plain or "<img src=\"x\" onerror" in plain \
+        or 'onerror="document.title' in plain
+    assert "document.title = 'HOSTILE-JS'" in plain  # an executable script output
+    for run in GRADED_RUNS:
+        html = page(run)
+        body = html.split("<body", 1)[1]
+        assert "onerror=" not in body.replace("onerror=&quot;", "").replace(
+            'onerror="document.title=\'HOSTILE', "") or "&lt;img" in body
+        assert "<img src=\"x\"" not in body and "<img src=x" not in body
+        assert "HOSTILE-JS" not in body.replace("Javascript(&quot;", "").replace(
+            'Javascript("document.title', "") or "<script" not in body.split(
+                "HOSTILE-JS")[0][-200:]
+        assert 'href="javascript:' not in body
+
+
+def test_nothing_of_the_students_reaches_the_graders_terminal(runs):
+    assert b"HOSTILE-STDERR" in runs["plain"].terminal
+    assert b"\x1b]0;HOSTILE-TITLE" in runs["plain"].terminal
+    assert "TTYS [" in runs["plain"].printed("terminal")
+    assert "TTYS []" not in runs["plain"].printed("terminal")  # the grader's terminal
+    for run in GRADED_RUNS:
+        assert b"HOSTILE" not in runs[run].terminal
+        assert "TTYS []" in runs[run].printed("terminal")
+
+
+def test_an_output_flood_is_refused_and_the_kernel_stopped(runs):
+    assert runs["plain"].autograded("output_flood").stat().st_size > 45_000_000
+    for run in GRADED_RUNS:
+        path = runs[run].autograded("output_flood")
+        assert path.stat().st_size < 200_000
+        stopped = nbformat.read(path, as_version=4).metadata["course"]["stopped"]
+        assert stopped == "it sent an output message larger than the grader accepts (16 MB)"
+    # the same flood in lines of 1 MB: plain nbgrader keeps it (its limit counts lines)
+    assert runs["plain"].autograded("output_flood_lines").stat().st_size > 55_000_000
+    for run in GRADED_RUNS:
+        path = runs[run].autograded("output_flood_lines")
+        assert path.stat().st_size < 200_000
+        assert "output cut by the grader" in path.read_text()
+        stopped = nbformat.read(path, as_version=4).metadata["course"]["stopped"]
+        assert stopped == "it sent more than 32,000,000 characters of output"
+
+
+def test_a_hook_that_stays_under_the_cell_limit_is_stopped_by_the_notebook_budget(runs):
+    plain = nbformat.read(runs["plain"].autograded("slow_hooks"), as_version=4)
+    assert all(c.execution_count for c in plain.cells if c.cell_type == "code")
+    for run in GRADED_RUNS:
+        nb = nbformat.read(runs[run].autograded("slow_hooks"), as_version=4)
+        course = nb.metadata["course"]
+        assert course["stopped"] == f"the notebook used up its {NOTEBOOK_BUDGET} s time budget"
+        assert course["seconds"] < NOTEBOOK_BUDGET + 10
+
+
+def test_empty_files_stop_at_the_scratch_inode_limit(runs):
+    assert f"FILES {INODE_ATTEMPT}" in runs["plain"].printed("inode_fill")
+    for run in GRADED_RUNS:
+        printed = runs[run].printed("inode_fill")
+        assert "stopped in . after 0 files: Read-only file system" in printed
+        made = int(printed.split("stopped in /tmp after ")[1].split()[0])
+        assert made < 10_000
+
+
+def test_a_deeply_nested_notebook_breaks_plain_readers_but_not_the_class_tools(runs, tmp_path):
+    from course_grading.gradetable import build_grade_table
+    from course_grading.report import write_report
+
+    path = runs["ours"].course / "submitted" / DEEP_JSON / "checkpoint" / NOTEBOOK
+    with pytest.raises(RecursionError):
+        nbformat.read(path, as_version=4)  # what reading it plainly does
+    for run in GRADED_RUNS:
+        table = build_grade_table(runs[run].course)
+        assert table.row(DEEP_JSON)["status"] == (
+            "ungraded: corrupt notebook (JSON nested too deeply to be a notebook)")
+        assert table.row("right")["total (/10)"].startswith("8")
+        summary = write_report(runs[run].course, tmp_path / run)
+        assert DEEP_JSON in summary.ungraded
+
+
+def test_feedback_for_every_hostile_student_runs_no_script(runs):
+    from course_grading.feedback import FEEDBACK_CSP
+
+    api = open_api(runs["ours"].course)
+    result = api.generate_feedback("checkpoint")
+    feedback = runs["ours"].course / "feedback"
+    for attack in ATTACKS:
+        page = (feedback / attack / "checkpoint" / "checkpoint.html").read_text()
+        assert f'content="{FEEDBACK_CSP}"' in page.split("<meta charset", 1)[0], attack
+    assert result["success"] or "deep_json" in str(result.get("log", ""))
