@@ -117,9 +117,6 @@ def _checkpoint_options_and_answers():
     return options, answers
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 12: the graded checkpoint (quiz/source, the lead's) takes the same new texts in "
-    "the lead's branch; when both are merged this passes: remove this mark then"))
 def test_multiple_choice_questions_are_the_checkpoints_with_the_same_answers():
     options, answers = _checkpoint_options_and_answers()
     assert sorted(options) == sorted(answers) == ["causal_mask", "why_scale"]
