@@ -45,6 +45,7 @@ __all__ = [
     "clipped_labels",
     "controls_disagree",
     "copy_tree",
+    "cramped_prose",
     "free_port",
     "launch_chromium",
     "lesson_notebooks",
@@ -54,6 +55,7 @@ __all__ = [
     "open_notebook",
     "output_signature",
     "page_problems",
+    "pictures_disagree_with_code",
     "press_validate",
     "replace_cell_and_validate",
     "run_all_cells",
@@ -805,6 +807,35 @@ def clipped_labels(page: Any) -> tuple[int, list[str]]:
     return int(result["checked"]), list(result["found"])
 
 
+# Paragraphs of running text in widget outputs that are small or widely spaced.
+PROSE_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const found = [];
+  let checked = 0;
+  panel.querySelectorAll('.jp-OutputArea-output .jupyter-widgets p').forEach(el => {
+    if (el.textContent.trim().length < 40) return;
+    const cs = getComputedStyle(el);
+    const size = parseFloat(cs.fontSize);
+    const line = cs.lineHeight === 'normal' ? 1.2 * size : parseFloat(cs.lineHeight);
+    checked += 1;
+    if (size < 13 || line / size > 1.7)
+      found.push(`"${el.textContent.trim().slice(0, 40)}": ${size}px text on ` +
+                 `${line}px lines (${(line / size).toFixed(2)})`);
+  });
+  return {checked, found};
+}"""
+
+
+def cramped_prose(page: Any) -> tuple[int, list[str]]:
+    """(paragraphs checked, those set below 13 px or on lines over 1.7 times the text size).
+
+    JupyterLab gives widget HTML a 28 px line height, made for one-line labels: a
+    description set inside it reads double-spaced.
+    """
+    result = page.evaluate(PROSE_JS)
+    return int(result["checked"]), list(result["found"])
+
+
 # Per cell that shows one of the named widgets (its last source line is the name), the
 # value each of its controls shows, in page order.
 SHOWN_JS = """(names) => {
@@ -853,6 +884,55 @@ print(_json.dumps({_n: [_shown(_c) for _c in globals()[_n].controls.values()]
 
 def _minus(values: list[str | None]) -> list[str | None]:
     return [v.replace("\u2212", "-") if isinstance(v, str) else v for v in values]
+
+
+# Per named explorer: the description its picture carries (the longest aria-label in its
+# output), and what the next code cell printed.
+SAID_JS = """(names) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const cells = [...panel.querySelectorAll('.jp-CodeCell')];
+  const said = {};
+  cells.forEach((cell, i) => {
+    const src = cell.querySelector('.jp-InputArea-editor .cm-content');
+    const lines = src ? src.innerText.trim().split('\\n') : [];
+    const name = lines.length ? lines[lines.length - 1].trim() : '';
+    if (!names.includes(name) || i + 1 >= cells.length) return;
+    const labels = [...cell.querySelectorAll('.jp-OutputArea [aria-label]')]
+      .map(el => el.getAttribute('aria-label'));
+    const picture = labels.sort((a, b) => b.length - a.length)[0];  // the full description
+    const next = cells[i + 1];
+    const code = next.querySelector('.jp-InputArea-editor .cm-content');
+    said[name] = {
+      picture: picture || null,
+      code: code ? code.innerText : '',
+      printed: next.querySelector('.jp-OutputArea') ?
+        next.querySelector('.jp-OutputArea').innerText : '',
+    };
+  });
+  return said;
+}"""
+
+
+def pictures_disagree_with_code(page: Any, names: Sequence[str]) -> list[str]:
+    """Where an explorer's picture says other than its code cell printed, one line each.
+
+    For each explorer whose next cell prints ``<name>.set(...)`` (the description the code
+    made), the picture on the page must carry the last description printed there: a value
+    the browser changed behind the code's back (a slider snapping to its step and sending
+    that back) shows up here.
+    """
+    said = page.evaluate(SAID_JS, list(names))
+    lines = []
+    for name in names:
+        entry = said.get(name)
+        if not entry or f"print({name}.set(" not in entry["code"]:
+            continue
+        picture = " ".join((entry["picture"] or "").split())
+        printed = " ".join(entry["printed"].split())
+        if not picture or picture not in printed:
+            lines.append(f"{name}: the picture says {picture[:160]!r}, the code cell printed "
+                         f"{printed[:160]!r}")
+    return lines
 
 
 def controls_disagree(page: Any, names: Sequence[str]) -> list[str]:

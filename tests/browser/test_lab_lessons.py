@@ -7,7 +7,9 @@ idle, and assert
   unanswered ("not answered yet", no letter pressed);
 * one source of truth: what each explorer's controls show is what the kernel holds, after
   the code cells have set them (set in code, read the slider) and after every move of a
-  control in the browser (move the slider, read the state);
+  control in the browser (move the slider, read the state); and each explorer's picture
+  carries the description its code cell printed (nothing changed it behind the code);
+* the words under each explorer are full-size text at a normal line height;
 * in JupyterLab's light and dark themes: every text of the widgets reaches WCAG AA contrast
   (4.5:1) against what lies behind it, from the page's computed styles; and at windows
   1280 and 1920 px wide no label, readout, button, cell or SVG text is wider than its box
@@ -33,10 +35,12 @@ from labdriver import (
     check_widgets_respond,
     clipped_labels,
     controls_disagree,
+    cramped_prose,
     lesson_notebooks,
     low_contrast_text,
     open_notebook,
     page_problems,
+    pictures_disagree_with_code,
     run_all_cells,
     save_screenshot,
     set_theme,
@@ -115,7 +119,12 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
                 "after Run All the self-study quiz must have no option chosen")
             assert "not answered yet" in quiz.inner_text()
         # set in code, read the slider: the code cells have run, the controls must agree
+        # with the kernel, and each picture must say what its code cell printed
         assert controls_disagree(lab_page, names) == [], relpath
+        assert pictures_disagree_with_code(lab_page, names) == [], relpath
+        # the words under each explorer: full-size text at a normal line height
+        checked, cramped = cramped_prose(lab_page)
+        assert cramped == [] and (checked > 0 or not names), (relpath, checked, cramped)
         for theme in ("dark", "light"):
             problems = check_theme(lab_page, theme, widgets)
             lab_page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first \
