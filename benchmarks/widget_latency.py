@@ -72,7 +72,8 @@ from course_lib.widgets import (  # noqa: E402
 def move(slider: W.Widget, value: Any) -> None:
     """Deliver a slider move the way the browser does: a comm 'update' message."""
     if isinstance(slider, W.SelectionSlider):  # the browser sends the index, not the value
-        state = {"index": list(slider.options).index(value)}
+        values = [o[1] if isinstance(o, tuple) else o for o in slider.options]
+        state = {"index": values.index(value)}
     else:
         state = {"value": value}
     slider._handle_msg({"content": {"data": {"method": "update", "state": state,
@@ -107,7 +108,7 @@ def heatmap_baseline(values_of: Callable[..., tuple[np.ndarray, list[str]]], **s
     def draw(**kw: float) -> None:
         v, labels = values_of(**kw)
         fig, ax = plt.subplots(figsize=(5, 4))
-        im = ax.imshow(v, cmap="cividis")
+        im = ax.imshow(v, cmap="magma")
         fig.colorbar(im, ax=ax)
         ax.set_xticks(range(len(labels)), labels)
         ax.set_yticks(range(len(labels)), labels)

@@ -14,9 +14,9 @@ QUESTIONS = [
                 "weight of exactly 0."
             )),
             ("B", (
-                "Without it the rows would not sum to 1: dividing by sqrt(d_k) "
-                "normalises the scores, so that the softmax of every row adds up "
-                "to exactly 1 whatever d_k is."
+                "It prevents overflow: without it, scores that grow with d_k "
+                "would make exp overflow to inf, and dividing by sqrt(d_k) keeps "
+                "every exponential finite."
             )),
             ("C", (
                 "Scores are sums of d_k products, so they grow like sqrt(d_k); "
@@ -24,53 +24,64 @@ QUESTIONS = [
                 "not saturate to nearly one-hot."
             )),
             ("D", (
-                "It makes attention cheaper to compute: smaller numbers multiply "
-                "faster, so the softmax and the weighted sum over V take less "
-                "time when d_k is large."
+                "Without it the rows would not sum to 1: dividing by sqrt(d_k) "
+                "normalises the scores, so that the softmax of every row adds up "
+                "to exactly 1 whatever d_k is."
             )),
         ],
-        "right": "c955a628d202031c4a2c4cf8b58fd24a0114487068f553c2b1538a28e4128f4b",
+        "marks": {
+            "A": "66654024a2d4f65f15b2538dda61fd739e35dc8dc14550532cf70898c178ff90",
+            "B": "170b13d2396c9db20bf30b0002e6750a8c1233e578276470de99a9086963557f",
+            "C": "a08347e57168f957c1e2f0a0c483609c0930df196321879e277f046080b4271f",
+            "D": "c3783081815b27d08a293e6ba100a835893b56ef92eec51653899b0a9e0d8d16",
+        },
         "feedback": {
             "A": (
-                "9oPT0MZOKgAo9jyesuVBhQZfkB0MGi8CqbStKmNlMCYfro+wxGgSmdPadEWYRH5H"
-                "Lm1diCxJ16wLeG6z5/AQxfCXUfLdBnBs3mWbDkiZK0a7nVx0rVz2GK61k0HuIbEu"
-                "j/ygC+RLxnjU4ZA7GoGUpqMh2Na6/9sq4GF12RYvEFrJ6YUDRSPPRoZqRu9fYOfh"
-                "c1z7LwSdbgudYtFgXYvDF3OEY/nmw0qmrSa1LiSGuiSN/+RclII02HQhf5sFuLI/"
-                "T3aRzC9k0L7Qu1N0tSExN9Wq8O+qW7wI1CrHYTLAHdpcjNE3733uL1vfB7lgPDlr"
-                "k6falbguzsd1uuncD6JCKfh8oiXwhtylU92Rv2l1zPlvem7Bb7QqIY9OylkilsCh"
-                "QeIc1PX6kA=="
+                "Ez2O64dGYv/aKqBblBYsj14KyFpWCVfuDXQkaiTSzBJwCLLIYbjh6TI4LQlxoir4"
+                "rC4E7z31VjKTlwwY/EzCIZjeqoLPFb0fnZhoGW0SljMVGIWluZ/c8Lpfqlh08knI"
+                "k8H9Prn6BwhzMGfUeL+lGYkB9vI4pK7/DX06k7dhVmWF14Zs9lQYHeos0FQ0GI5i"
+                "rWTAIO+Ev2IEmfjPrp7O53JknkcqMsdv1Wyq8kNtvI/9pRlC1agGgdEDn5IUPlde"
+                "3/kaaY0Z4tv1G9qHQqwJfQSGBN+8Y+G5hNkNw13cYQ34FHFjGkt8inoz1xAZXLPT"
+                "501zZcO9550BM/uLNw9RVW6/kuIesYgutEMy7+hxK7znwi0Ote5TFHY7JO1CQLli"
+                "FOEJXjYNRKHFKSFv85JDRFVbd9HApaqnFG2Ucd+sqwjSfqhhssH5N9JIjUkSAbhG"
+                "FqZnGO5RB0rQgGyN9K5L3ZJ1SAiELucV4z05r5trLJN7O573CJTxOQfEPY3dRoeZ"
+                "IPz6dK31m+aaHUtgjJnm"
             ),
             "B": (
-                "b7oh9CLbP9K0I/tXbmCBbPNPGjFWNSIAQZIU+80P90gevOZFYSU2hzND3gsL/gb0"
-                "0jkhJGIHiC37Q4wU/vUFJ7DXYXpm6UfhCbfKLpns3H0HF4tnHVYHa7pS8OuRj8t/"
-                "u5BtSIHBM3hEo3iXcLPZAnTobX+EVzp2uFspfbFj166Sc4+nqiOVp61W1Luz5Pur"
-                "/1FqDHWOfkNscILMwu9Ycyaw7z+FCTbcxIwt79llyxIZOaxsJJdN2IwCjgS/5R3d"
-                "8LiDM+dBEhndDjtIHRhomQU="
+                "WTjiGFxwEdbDHt+AJBFVrO9HcVnValgclqyA10lgl94U9Z+WgXPt5cRaolzGxNAI"
+                "hSRzbglN0540YOHlfeWqZ9Ma/0dGhI0HevFMOFFkSDRJ3ICKgpsPppnmBnP9artR"
+                "d84smljRPLBS09+Hix7E35bKC1x8OS8805vKXx7VrL1iesx+sU5Q5YADiL3U0jZh"
+                "ORkTD6moCuXFDpe35sINYlPk2P0b7sBY0fNQdYx+x76Sx8NaOPFtUdlL5kFA66hP"
+                "i0nWLYkPNHj/dia8RonwxgS6eDsMSrJu7DIIQk7SKZ1c3/p9zDSadzoz1OX0roTh"
+                "zi69zW4do1zCVii564hua+TFSdpYXlg9jaVyPeVZy56PKHFb6dCfUyv3jLsZsgNQ"
+                "YlVd5867Lc0qMWiupKyPHSM1mLONm8RQbV26ssABdWPtMPagh6YWeSXl6bmx5bm9"
+                "iKIboIdl7+j6dOUHHeSn2B8mp3M/+nzET+GFrst9dQvi3vqU9EGwXLfV3mIyPLZD"
+                "1A=="
             ),
             "C": (
-                "1qNW8ZHIv/Jm2fLq4HNdwEzFAUflcUaBHqY9XiBwlRMmcFI/nDkLF2eyHvM3c6Im"
-                "W2NwmtNARob0OhOhVcahc8CUboMnReYx0csvQG1QQ0hHRjBaBY3vnUM2i3QUYN5L"
-                "H6pqMELzwXYj7KUfPDM8QUnzi2+OBC2Go04mKqhOl/dM5zBnVLTDuexvWpZk5fHA"
-                "bHzYOJNvxXpRY57Vf0eYIyyFcvJ/EH4vwBbyUOK80Wb8t3sQaEv7U/aDtspm1mbJ"
-                "3qakUc7bDu7IngGlJoqYdPG2IFFk81YjL5sa115UXydDznXd/fOVHeXg5lociBxz"
-                "JDXL0Mnz/g3fVuiVuVAKmGfuP6MJ9KgbmBlJnODWQNclnogEvGGfMzccIL6FIrmP"
-                "otbrkOyvvuElnkAOZvk10OvbA/d458Lc6+RN9ecwC5l4cvSs26SXoZHdJ91hnrhC"
-                "7edE0OitMsM+Y1lg0D7pX0pJk9E="
+                "rBx1VtaI7DgZ9QC5m2r93aRCl356qIWYyYSbQvoQ8ww3lmzpq6m7cILYGw3YrQON"
+                "iAONiNZGEMlthmE1dYkK7TRyLj/z6V3YPMzPFIH5EYCKBJV6oYaaAXd4hZVk5s+j"
+                "Y+aTbtx9cHNlgXx7CbuiZBcYzXvUAOaneT1OeD1K5y9GhDhWJQVI5mrehqQQ3M5f"
+                "DPNrm8QJTcuaxx7Fb4SBoco+SsRbsV3/AfTGY6CpsnwuJiZM0tMTpI5fkAw9TNsW"
+                "nCOup+pNHwIdkkLLhnOd/tC8840SStJJFQv30KG/olRKd8yXlP7ZGOt7mfQ/CKt9"
+                "R7PzWNo9qbCPavMuQ/QsUymKg1n3q+gcKS/hDxm6LzbT3ZmOkuB5teQ8ggd85WoA"
+                "r/HHupuGTW2Qf0y53zZeKUGyIC3pqbXXGSLSrmk44+jD2hp3EznGFODfv25x4h4Z"
+                "VHOk21gk2PmZEYaLB0rpfAnH47E="
             ),
             "D": (
-                "odIvFWyovFqHjHxoHKLI+x7qUmzuBUvH9vOUp8sqOs1ykWer/NrVUdMqUM0dOc0A"
-                "/EJHAdIwUYEM92IqRNddBdGxhIsex4UCVYaT7GBxbWRzmiBxASWBmg3xHQAz0gth"
-                "4Fw+o7payK8uiigj+gkrqlX8WpDlNWzQFdPpikx0ahi3EXKtXiseUz1s1w87MX9C"
-                "w3wsYPApnOuL03MeJXVCO2HKrk78LfpOa3+CA6iIqblCZUXT51JiBtkqdbOT4giW"
-                "ErmT0raKyYsYEJROK00AQxk8zp+jfmmgdvAt"
+                "bu+yO1zcvX3vK+fm7Xv9ppao7SVms+A4DjhiyqS15ozogv6TG+/v3E1ZOwsPEtuw"
+                "8UPxMbjWt8HNIVGb2WRlYL0HTR94DJamKYdt7kKgGAuIBErVuqi9YkhciLKh/8Z/"
+                "OA4o3zedllzqw7u9o6pW2SoRP8JujKCuU4AFK6BauQcGA29XFCC+/Vs4ETxKNWr2"
+                "4kbG2h48KiGJZpQJYzuS0RKglT44u1C3BqBRcYr61TdCBPxCrBM+tjS8y9/OfLuz"
+                "XL/bg+WqsjeYkdbZIphQos0="
             ),
         },
     },
     {
         "id": "causal_mask",
         "prompt": (
-            "A text generator applies a causal mask to the scores before the "
-            "softmax. What does it change?"
+            "A text generator (a decoder) uses a causal mask in its "
+            "attention. What does the mask change?"
         ),
         "choices": [
             ("A", (
@@ -94,37 +105,45 @@ QUESTIONS = [
                 "over all the tokens."
             )),
         ],
-        "right": "c64e6a9db7792b77b51df59a81ff872d93d4744485a072aa4c82ce00c7b11e02",
+        "marks": {
+            "A": "ab0d521907f813d8d8ca36c681aba067003af616ccc503326985b839f2cfc942",
+            "B": "224f5c59b7ea7b907cd11299d15612e90814a4552fc6f9caa78ef19c9478c309",
+            "C": "02c906720fbf4eb112566a5bf646f2e72a6e576529b0ca738ae534ff729a47bb",
+            "D": "6102213771863e03046df446586f6c67f2aec777a1a52dc10dfacfda7806ec67",
+        },
         "feedback": {
             "A": (
-                "KhCgr8CrjIlh2X0MIxwJYuUz4nY9/qcKWx8RvB1Hk/ra57r2cXKRr1Y44lVJLc84"
-                "+ZjEI8eVkixR31qgeDacIMij8S8m4PgMQaUekvBI/FB5dS9V1ZOubmyzCOM7XqN0"
-                "oTHllOTz5Z8QBh7NxamneGnCa17Xwdfd/jUSQWKb4bwMTD5TFNFDaBduz6fy3FeD"
-                "Kdpl74H9uewF73/H4VMTXjc/ARj9IcPnI8Z2bgciB94Woh5Sno0HCgQlUI/sjNSi"
-                "XhL52lSfvDm7yoD6jPi2dqEf6heWVLp0BYYOeyFwwxPUGWw="
+                "M575L6mUBC98Kojfh/mquxwMSqtnOjzk3jifFzvzYVVMC39agdhYKAEwXKtl+H7m"
+                "XEIIn+77TT905+d3X4Pvb95Jlh/GNQVNdrKC5YCpNcRcQNF05Ta84/DyIJRHVapi"
+                "WdWonnSvF2NyOjKW2aPvoedG681B4ac2dUqWVa1oQ+5aKpgiCf3wXMYFstVctdfL"
+                "FiJrUppoKt2Rj3YRwfKAdrIvOZ+3NeOeBCR0g10EmF7KoEufs903tvUThvVckaCE"
+                "98zcQ1bEnJQkggvsx6ngJCCcJ++qsIQnStS8cNrmAr8hw3o="
             ),
             "B": (
-                "vKJjpbGS8fGBUUXs7k3z0qM32TIOV/TbABj6p7d5IvFZ93/aQ68cR7bW55pm5Fnx"
-                "1WFngMW2E25ZhnbWovwd0YfQppJ7Yow5I53rHTFbXbDjr+Fv8R4G4Z4asorJ4iko"
-                "sIRZb9sCZ4THkvbtsvP4OQKhaFsc4JpSFX1YPWupCp3NjsC6tJBTTx6qdLG2NTZT"
-                "6rKgE4auA+EMbfmVmx92nekbHhmUNGfasdQ/H/NvFyloePDC0DKPksxUHvJ/QLXL"
-                "LjC+kiegkFr+ld49VIQnu/rumTUJyQuJPzxoObHp8rW1Tfrtf2Nrr2mn9T7GMv76"
-                "jBAziw=="
+                "gcV84lZ1Dc9lFD9Yx0kdLpzwiHYMhvCoB0caKARtEHIk5NoHyg5iFFx+cRsNgigY"
+                "m1W0Wf1uyaZy3MuSOmppjO2cMF5rrcyyMaALiTgpfpph7npnJBEcFXZPGnkNBERP"
+                "tmOdrSBmmtBkTaEv1sKar7qXvC5iHP7h65pCchWqgf9fbWqPFBhwa3BNoKbO9cuT"
+                "BnRZJeYHp86ErW+8j/DZm6rNjn67nbPOzPMeqCq/B/una62d2CCqEgysnR4ibnLT"
+                "IavbIFD720oFX5TjrqH9Ace9EI+zNo3yx4p+P86+dFsLEHKC8gQ3+b+BnLLYZmOU"
+                "54kO1w=="
             ),
             "C": (
-                "PJvbMFdaheREkqMOSeynofNbzOiCp2qC7sRIgUJPoXIStNxqH2380P42r101ssBH"
-                "1dWH08QyNphQSta1acgAMBBejyBDsFK94b0C1siaiuwImuravPEWOYD4UsdZGGcA"
-                "Jh0nkTbZh64FMg2+68jH2fD4vUdEYOsUeT0cVKYwgXghpxCcJDEdnq65kZ1f6mVr"
-                "vQLS92ma2gLhQZUFw2l/6AA5Hk84S+Ir0Y97UhPcSKD9LtklxIJ1aPobTxEK40OQ"
-                "1JA1oRZoK9j+cVdZbPoHqY7xbjuH8IhRO1jTPcqjkkBeMLKQpXxXO4hYM29yzaqK"
-                "nyPiRKwcRG6J47IwogiQ83OXHl+fh6fI"
+                "p65OL7rxW1s21lPrspdm07IXp6DouKJh60mMShudduQ0HJe8PbyESXrEyYBdHNCM"
+                "E5xAjSaCOEoO2RXl8AWbzc87aKFqHCNm7QuFIk1bvp4CM13Nd8/V3az31+E/XSnS"
+                "i/neVlh0i2LLxtwlqMqYWkMGMla0+Yof7VAGdX9qENJ/ax5Ff+rrqJ0ynxGbXsrh"
+                "z5a9ax4DXPy/uA1ZkRZKXFttZBNWWez6X2IqIIx1jkw96BgFUWLDmdxZWa3pD8WF"
+                "873TTRRkZMWR1f1Bu98hjCs++1pBH3qb0DNLpPPlE4A20vvD90v2/OfJLczPv37Z"
+                "MiyUr65tRJiXvRLtVbXtGQia5+SiQb8pez1AoKuqwgB/ToU/7/7eH/XC5UIzT9+l"
+                "Fk2HJ3aEnm8X7Lqljjrr0K0Brer/Y03pySA7llq+AryBfFlbeCbo3DddDJv8N4M3"
+                "UzNpKEewoDH8OHFmBWokvKGbDNKSY8lrvpTO2s45BpxiVeGyByAhKszIKXzUj0cd"
+                "UEuO/Tf2DkO8thf1BgGBYF7O"
             ),
             "D": (
-                "YEN6jfbpe69A9JZ1XvMayRp2OUN59nJ7GtUccSn33ATiHQDxcyPvr8NZHZ3eULB1"
-                "u8Mf7LTMxhYqKBdpUtJTW0IKtyjNjKv0jyjKP6gXWt/d9c67vqw1ih4SvxA26hhV"
-                "KF3LLFWwvxf9Ws1pq7T4Nasg3GK2bWzNkq2kyRg5pSSsbxFzf6AS9KsvM2oyTymb"
-                "UdIGURT2yGO8F8KH27ecChB1RyzljmzazcPI+RuFwJc8Ts8q4bVi0cIBIMsEKLB5"
-                "fFiACF9rJQ=="
+                "8KptyeTqXTvy1flsjXIZwZ3ef4N8io0DF6yWQhTUVP3PfAqjRx1EEiRVN0ac23Qf"
+                "6sHfrrJfoT6yIDykdwTUHg11Z2Z0PGSzR/OXsKnS8Py8350V1XETB7vsoNxE4eLI"
+                "gzg91hQEM8+MgS7yyjRU6ba/OXl0AvoZ0MBow0P9NEt+/aCsloAHgnGKUiW4CCXi"
+                "rU9Iphpd6mHN7HU79GeaCPWIBk+4Dp7flMbpRvb3Wmo3vcYavIY8FrynI1SXyCpT"
+                "KgYOQAQe+w=="
             ),
         },
     },
@@ -141,69 +160,94 @@ QUESTIONS = [
             ("C", "[0.33, 0.33, 0.33]"),
             ("D", "[1, 1, 2]"),
         ],
-        "right": "454c57d4d2409803f58739a5e11edaa670bd0461750d715b358a1e04a7f9c492",
+        "marks": {
+            "A": "791297a6af567f1e79b5a6e915af22498fbf7bda4115954263bfd376b312556b",
+            "B": "28f50aca564c048f8e8a67f751adae0932e8fe304f630ef9bdd186e636f824b1",
+            "C": "806f63d30bcc91355cb858816cbe788def33db78518a6aa7047b8dc3ac92aeb3",
+            "D": "2edfe6e938a3723ed2f3b5effd6ae6bd69a8133d1d9c748c2465f87e73ae66a5",
+        },
         "feedback": {
             "A": (
-                "FEUCzj6Sp3csCOIZfqwy/KKnTpuWtNbZFxn7goqRqEBFCKxV4EawrMNMnEne9x4Y"
-                "+XVahBl1gCHrvRJ1w2rCzgP/IRznGU/akwiwu7L4Pg9zZ6qCQn31sfV/5Pq4AG3i"
-                "Rsetj5yw1QKGNvK0b5bT98p0eML9iU3tnIeGAlk4PbXb4hnZ0qKaD1SDflGIqUXi"
-                "w20pLBXPzax4TbCt5xu0tJwWkGTLkA=="
+                "T1eGXYNWzxg8kNphAdO/mSlQINRgtdvovq8mjGOmWyJudoeRwm48GrNGaCkduDK9"
+                "T1pACqp1egiiZD77La35polFmFMigKiFCbAnBdmX3SH1lKZ30bPrkFwvmfKj9SHU"
+                "m0ns94vFoSfDKvWyLV5fLpTzZdgaceEqaXCXVnwGcvBmuR8XkNXDusOLOS4RiOxj"
+                "Dr9fk7NlCJbpKpOr81Z0AfikpDlpTQ=="
             ),
             "B": (
-                "CnDU0XRMHClVOeK7TqC9o3c2jkh5lK9dzvoEiGNVhwek/O9G6TLEoCkCA3nK/ZtW"
-                "3FBdaV+VzUlMD4XowP9jmn1+wwCdf4wjSAnxy1bvwDM3tNHLgAppZcI/x0HBLe2C"
-                "el3rJtuFvR6jGdi1x6w6TXMhIOScGbU0sD/JL/TGRbgQyxgdcmukkCkQWO6ejSeI"
-                "64xY5e/NIo0e3h5YqO+4RDb1YlxGozqttAw="
+                "2axPCyWyoYgS0CM9u8kRHze5LEXuR7IsuXnJ43cCIHAtHlbg5cte6MIn9qbwqZQL"
+                "qyhcTwIHf+qoQXYEvMNhze/GKBTPYuScvYNw+Ej2rFlNBh84AzhLEtrwEpG7nQLM"
+                "T+y3K0wbP5nT85Pksy/z92jPa221U9l3TBE0LY4I+whL0xY9l5MvU/Fu/JVgF4WS"
+                "XQwJcROQ++pJlGKcZJs1mqd/1Go0Z9abkC4="
             ),
             "C": (
-                "iShyBefLmn0N8y9myNQtNMtBIJqI8FWK3HRheIb4+lNmAXbQe2qZJ0KinGW3d41T"
-                "NncsNPRpsIexcqzNWNjMQB9lYZa9Ywr/IJoy4+ovEs9yF8LImaRo6zzp85Ab+IzJ"
-                "Ym1TB+4DV4RU5ipg+G8RaiiNN4Te+IKBFhppu7keuvIBdDB3AjKmBRTmSerP61zA"
-                "pqCeWdD72TMhNckY4hygBx+ntbnXWeGpNKCq4Sw="
+                "Ctetd3BdnXVEa2+f9FUBThR9QHOorwxuUujqXXYY2QSbhSuIW6PCkQBPq5zFfUc7"
+                "o2Ab7lHGp02l/OvWUTus7XgmM9JZXbAJv43hCxhccGs761tVmqFidQ6LzZWfASwA"
+                "qpDU6T1b79YXlwAXHiCHlWBw/lHPnXkEaIy5sXqf/O+XMiA3h8cJ2GCKDyGxVTIm"
+                "orUy8VcWrxNfLiAlgYHHAlg7SqEazwoFRRNRKPs="
             ),
             "D": (
-                "JlmKv0efDhciYZeuyeFVqaJ+eWKtLsIi8HDgQUzrixgbml0X0t9IjFQIyhAVnsOm"
-                "5ugRQCAzx/rSw/ckftsMr54tJfxiGd9ZoXT3HdiLpxJCeeNZUVLiSgozypUwQrNr"
-                "WDTjGKX8BhOYYf/mdGBfd5hf+MXqWa3WzitgG8+8aNIZvqw/"
+                "cc265hfKivUoYA42qf2ZjrIWZpHO2x+x9Y+xZSafKv8/eEIyJkUAVwXtpSL825sT"
+                "N3MwVBUEGhWreiBWA742TPXRTINKSQ1XiPY96pZLQge6mNfb+3zW3Wr5XhxrFfDr"
+                "uRQeRzlN5EPG4sxiRuB/bqZgceevKv9GDVafFXw1Q27gcn9V"
             ),
         },
     },
     {
         "id": "sat_output",
         "prompt": (
-            "With those weights, what is the attention output for 'sat'? The "
-            "values are v_the = [1, 0], v_cat = [0, 2], v_sat = [2, 2]."
+            "Using the exact weights (not rounded), what is the attention "
+            "output for 'sat'? The values are v_the = [1, 0], v_cat = [0, 2],"
+            " v_sat = [2, 2]."
         ),
         "choices": [
             ("A", "[1.00, 1.33]"),
-            ("B", "[2.00, 2.00]"),
-            ("C", "[3.00, 4.00]"),
+            ("B", "[1.25, 1.50]"),
+            ("C", "[2.00, 2.00]"),
             ("D", "[1.26, 1.50]"),
+            ("E", "[3.00, 4.00]"),
         ],
-        "right": "411cfaac91c94ebd93b8e5ca6530362cedda8fdc7a9731b2738deebb23772f78",
+        "marks": {
+            "A": "c4e9b8345e74c1aa6283cc40ecc60cd450ab6e2a3d9d78c9410b96c96dc6190f",
+            "B": "e9f35634f3b7f44a03cb269188ad05703044c455252574eaa9bc659349be751b",
+            "C": "e4192fd493f937a4ea9f2dc64620af37c11f93e4a37d2d4e94021629eecded51",
+            "D": "79a8afa93feca4e692920427079ace9e4e7f3eda07fac328e01f429416b9b949",
+            "E": "dbb81d36507051da4974cfc852df4a4b03af422178dbf84daac0856f2eacc41e",
+        },
         "feedback": {
             "A": (
-                "KkJ7tfMqbwdq3wQHRbczT3gZNXnzKg/Yo7sAqEWxQQVh/gFQEHpPzpnKl8Jkg1rk"
-                "y3C30MZICqTqup3CZoZGu5FwmrlYhvJ1Gb/zWeIsJ5psXrZ13NlAKvOUpKGnZ4HL"
-                "BqzuqaHtqYz+7xbgbefH4dSQYLsx/QZgkm+isWAI9F8LgdEpNqSNXQeWiEDHRmCD"
-                "+ZaWm9I4dPXzrNF58W2UrbBXcylXOPaKCFUu1tVW94K67HlzZNqyRoe/"
+                "05C2QS/cOjcImh6lHVUPVYc4IIq+0RaYjKwUiZ9hDe0r4iOwEoOYq5hsDUnnOazY"
+                "3mKAN8MKkRYf3Dc5Z6t2WqZlTfQt++BWk+Xq2m9Q4DhJwUrUKZwKBpYUHIRBIaVl"
+                "1AjE7WBGH8YGxKZ2a4ojlZFlVKiW04+kUr3LfyzpIiA0ZaBYcXa1oH7LtofNCvcR"
+                "3nirNRBfguq2zAVMvH77Jp26prjF+DJQ6sQr89m4WIAqnlS65teE8o7e"
             ),
             "B": (
-                "PnBIeWxL7k+aciy8G3nKY3bQV+E8WAHCKPg3DwEEcAdraxDlApzWN4qKgto6mg7z"
-                "nAYLovVhWCdCV2Fpd2pLWsvdz3G6FWKd+IXWNKkbRgzyrtqzAXxLgJfX9k/SIGJ7"
-                "NEVKN5oiylWS+qI2Y/rhjam7Gv7ma9zUZkhycPcitE97Lql2FmtD9PcysQO308IM"
-                "lQmuTsQ7Px19tAarBHP4ZjvtKPmhYmLwI60="
+                "fFhytu39epILkyuifJDWinhFw5t5v5S3vcg3ALHaRodJRJ2BIoooQFBALVxGTZOK"
+                "RFivQ5Hm8V29vaRRSLz+9QQK/sQyFffPz1EPQEo9UVr/80fH/KJSmgTnL/2YuIIG"
+                "RdZoQ1Te33QdkCb7JyYJkPT+grrgY1SScueH9mRJ24t93ADF9ziMijdpScWxfiCL"
+                "8/L5OzQ/JfIeH0UsNJXSFEkwbb8whYpCmLuG2FdnnYrzsQ5hOWb0dcZyNNTb71jN"
+                "ddAfM/CMcuMNzm4a8+eEQfj61NCABIzppyyj5KJjahMKKIaehoQjU0XvWM525yhb"
+                "k0bkb1ca006g8tJxQY+HT0K1p8gFUITzCkBwiPPSPPwbSYkYCNxxQEtsMj2yXtQm"
+                "8ZPY"
             ),
             "C": (
-                "eQEflDkjuQ5iK0bJF/s4Cxokk3jS26Boh9KqFPeQ7i5wde20VftVmL1TPYTtyXv5"
-                "VC5j1J/cez8ulhoLYIDQIXxw8+Sz6dl4LYAa2lozQmFUrB/KYtGEFrE90+SYkZVF"
-                "pEWx+4+v3NMfX0NH6IkyNjg1zhXY72z9c1Hvs6q2M5zIDqYbCoyEg2CdRfwsPG8g"
-                "/rmGwtYTQdQMC2Qubw=="
+                "Wz26F3M1T8873kPOKXcG4tmvZNBwSLL9lf5oqDSK1wmudxjujZ2T+vi6zLS1Atw5"
+                "NYi7yBYZ+/oPCD6JWiSzNBHzcWsmle+qq1xLH7I7ttT+XYBKX0rqNcNpf8jlZTq0"
+                "prqx0WNsctHu4OD/P89QJ1Kb3jmrja1kI0PSAnWhAlvxQcSpDUsDigrM83Ronh6Q"
+                "s7eEVAkv2HzIodo2qz4FoM+zFbDAiCNVsJY="
             ),
             "D": (
-                "cGsFG/OdDazAxfBbvaBfBgRpmfek2tH4U08pKEFztRVfUPx7ArEqCHF5aesrgAGB"
-                "TwGpnmsQJVwWbSr8aYJUHeZdsOBeCdT0GQ5/9flS+kKUQUaVJtHSO5O+QC+O8dgC"
-                "yc7pN6UzuxVhKfz0PY8xZPDG3uUws+VEaXL+QyWAQFUb58qV5OI="
+                "f0tx8XWZZLHtpnzpUR6xshAj66i2jM0G14WiDyPoKah5OHix6mlMdBDE9gVoTiV5"
+                "ETnXyfSYju0hQ7XaIxeLjXUtLg7NDHlkhWmDvh/Xe1X2OE9KhB7f3uG+MQFeZB0B"
+                "RdMFF5LoOclpj9/ID7mpVzzOnpKRcPaZmdNLR85tBN21aRNZaLwKioTN8qYQjY1Y"
+                "5PkJHugWH85WifMjYhRIK0u0GvwLTpcy013TniBfrSNWI1SR3fAlt60ZfqChfi27"
+                "eZ6YxAklLGjumv10xrPbbLK1UGMzE4JVtWnrRv/QS4s/3vchJIOqp1VD3dyCAFPp"
+                "U1P8JjZaQa7DZCUWxb4="
+            ),
+            "E": (
+                "zg3I1rpHcy1W5D5+CTKZSXTeh3V5sIEL8BtSSSIp9SZkgt7sEZq6ZlS4kSMN/puA"
+                "5sZ0bHpM/8yVYwbaGtim77BDVYJ6pNy/oZOuTWzVnn9k50LekW5Lek7X3YM638b3"
+                "m+AbOd3NKAx6J7PqXzauKIOSHaalK1CtD8yUnoZGi/G+1os+tzSfOKUqaNYwqFNd"
+                "L40H2f0YNwKajd/RXQ=="
             ),
         },
     },
@@ -222,30 +266,35 @@ QUESTIONS = [
             )),
             ("D", "Nothing fixed: after the scaling the weights sum to sqrt(d_k)."),
         ],
-        "right": "b0416ebd60d8179f1cd46069846d69d89b215be3d94ae5d1684d215fd8044462",
+        "marks": {
+            "A": "1f33f3823bdc7b633c253da70740dd319074f9053ef53ba2c0d766f817ca8989",
+            "B": "2df23cade92a3c88381f7b2d220914c986f0da599a8ca75e36a3f181b7c7a76c",
+            "C": "00f507fbbb7dcf371fbedab2cded00983a52be1f51dd1a9cda1fb12644d66886",
+            "D": "a9280dfe236687f92d8ef9fb572c4d09ac714620ceccfe6e46aed4a8043dbfb7",
+        },
         "feedback": {
             "A": (
-                "X+Bcmp7VpF3L7RF3HIae7jv8r7swZ4iX8uEtbU4I2O5Tgo8xA5dolAMN0boK7JP/"
-                "BEX72HiS+uQgeiQ/uMS+9KWcfpWhtIhLdrpEF05jn0EzUgasmD2OI4UYMdiF9avr"
-                "LVG6g8iOvGGK+KCryxVp4bdnRqkJkItYVE52RyPxhgTGVshxzDb4+55rAWhm9YMY"
-                "Tr4H6LK7QkVv3CQhAxZbqsXBVgIlu8NXgOqCtZ+HC3SqjaKMqD5UgUdk3kGXRuwK"
-                "X7nOUryZhspw4Ps0vWWwhPW36oFe"
+                "wRWmVTf2rE9f0+ZemtnXR+RAbs4VCqaDYynDio/dIOFos/Zr25VqX6Btj8qk3Pu1"
+                "Hv2JZtTv/MuF/S2r720+OHu2AxzKE+LCXLx80uIRNIVukX/HJGPTg8i6fO+WI715"
+                "jYNPlcC7DSP9IvVcioiUKWf7nEKMl0omLkW6j2PG7GuU8BdacCLP8AYVtfjPHLvD"
+                "1VL2THkXk/rTQyFeJo1hOZxoMLAqOOQjX1N+ZYsni/1nL2puY0HyDMSlr+Imnup8"
+                "MYWmm32XCzb+qOND5vF8/LN6afco"
             ),
             "B": (
-                "qUlls+8NAtBsEH+310FdlUL1aYWlCNORqvkKqFgsbZ7ZkIwPVQ88eIIg/DG8+5m9"
-                "mzSyez+jqHqGG6VhVxkH+SxaAQT5OxEqWCb6ttllWuHfEgF3OoE04L7P5RN3BxO7"
-                "L6QmE+5qqjFsNZPw19TbVb9UL/wO5RcwGL2R7B0ESDcu5QxWa0WNWr7gfdjroA=="
+                "BxfhEVuADmvMBjJ/erzTqdy7ITqCtyooUjKACqEHj7IUrzPXy1V/WxU/qNZvL25n"
+                "XFPBFX9aTrQpt/WUf8Dx5ceotIDOROEC1u+oEJhfl1eyddrdtord+sq7jVsR6LIY"
+                "tzdaqWMyc8DlF2Xoot7n2gr/9MclD7UwSTML1rwPlJ6JaRDgfIXKzmNR8X7fWQ=="
             ),
             "C": (
-                "NcPsjZI/6tvtPFWMc4wj+LLv8DvSYXsZhN+Ptd/LfZr5oyYN8nvAO27xyDgm+P5A"
-                "2zYmCog5WkjikLbKw8g+zsGQkazfIQn46yczKTgI70AidefkNgSwCAThXjgs6S8Z"
-                "X2FHl/W5LKnfZ/l35o67101lZzT4KUyp+ESdtA=="
+                "Vyk2ZOEZV91CbCiyTUMHf9Oji8BOncbefoJGXkWY6gCsjJInBi/42OdyY4KaV7mV"
+                "psGy5P1c5Yg7/lb1kRcXNtOLE89hubM7haj4aqRbQWH4r5OCEOaGzLjj52hMrKqs"
+                "LixU8gSK0BNbVWeivtQmQ+Z22w2n2i23n1IYhQ=="
             ),
             "D": (
-                "tbWG2esuZvhZ7OCtFoGx0tpZL36gjJ/efhOJZynney5DUxG4EwddN0JR9nmSzA54"
-                "TazfAVoyadU35MjMbWSq4BgkgiHzWwboOu5P3rurpl+GMf92S3yMbGdJYBMGn7DG"
-                "wxpwDBYmEfCDm/oZY7SFi+dws4+GU2UTjzfjrzSbtI2C1mmfwzUGPJXYi9Iwe0lK"
-                "40iV2Acf3M3DJX33s/sJza3Iq3a4hF2T"
+                "5oqxHlvukmm+IwlhZQFo6c03EBwn33BYfLCIOvSrhgplHXJrofTW+46teLE9oBYc"
+                "FoeLsujhF1t7PlteDrtKF2leW1pEo4+NqbK5Gi9bNjNq5jelNnxNP1DJXSGh4ldT"
+                "2g3ZZTWRvVsQPIFF8wL1NHqAWsXa/R2V2C8KdPewbP50Ryp5DB37xihhQ/jNwuz5"
+                "cTtzB4Weg9JEsqjTDlY879zwKHsvqnHX"
             ),
         },
     },

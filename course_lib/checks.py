@@ -22,6 +22,19 @@ check                     the student writes                              lesson
 :func:`check_masked_attention`  ``masked_attention(Q, K, V, mask)``        07
 ========================  ==============================================  ===========
 
+Hints lead to the answer without being it: a failed check names the mistake and the shape
+or row where it shows, and points at the lesson's idea, but never writes out the line of
+code the exercise asks for (a test keeps it so).
+
+nbgrader's Validate button
+--------------------------
+The lessons' check cells carry nbgrader metadata (a graded test cell each, see
+``scripts/run_lessons.py``), so nbgrader's *Validate* (and ``nbgrader validate``) checks a
+lesson's exercises. nbgrader runs the notebook with ``NBGRADER_VALIDATING=1``; then a
+check that does not pass raises :class:`ExerciseNotDone` with its verdict instead of
+returning it, and Validate lists every exercise still to do (and says "Success!" only when
+all are done). In a normal run the verdict is returned and *Run All* goes on.
+
 Examples
 --------
 >>> from course_lib import softmax
@@ -38,6 +51,7 @@ and it stays finite on scores as large as 1000.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +64,7 @@ from .attention import attention, attention_weights, blend, scaled_scores, score
 
 __all__ = [
     "CheckResult",
+    "ExerciseNotDone",
     "check_attention",
     "check_attention_weights",
     "check_blend",
@@ -90,6 +105,17 @@ class CheckResult:
         return self.message
 
     __str__ = __repr__
+
+
+class ExerciseNotDone(AssertionError):
+    """A check that did not pass while nbgrader validates the notebook: its verdict.
+
+    In a notebook it shows as one line, the verdict, without a traceback through the
+    check's insides (IPython asks an exception for ``_render_traceback_``).
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 # --------------------------------------------------------------------------------------
@@ -249,9 +275,12 @@ def _diagnose(
 
 def _run(body: Callable[[], CheckResult]) -> CheckResult:
     try:
-        return body()
+        result = body()
     except _Stop as stop:
-        return stop.result
+        result = stop.result
+    if not result and os.environ.get("NBGRADER_VALIDATING"):
+        raise ExerciseNotDone(result.message)
+    return result
 
 
 def _naive_softmax(x: FloatArray, axis: int = -1) -> FloatArray:
@@ -296,10 +325,11 @@ def _scores_mistakes(Q: FloatArray, K: FloatArray) -> list[tuple[str, Callable[[
         ("scaled_too_early", lambda: scaled_scores(Q, K),
          "you already divided by sqrt(d_k); this step is only QK^T, the scaling comes next."),
         ("transposed_result", lambda: K @ Q.T,
-         "you computed K Q^T (keys against queries); swap them: Q @ K.T puts one query "
-         "in each row."),
+         f"your table is {K.shape[0]} × {Q.shape[0]}: one row per key. Row i should be "
+         f"query i against every key, {Q.shape[0]} rows of {K.shape[0]} scores."),
         ("not_transposing_k", lambda: Q.T @ K,
-         "you multiplied Q^T by K; dot each query with each key instead: Q @ K.T."),
+         "you multiplied Q^T by K, which pairs the columns of Q with the columns of K; a "
+         "score pairs a row of Q (a query) with a row of K (a key)."),
     ]
 
 
@@ -314,12 +344,12 @@ def _scale_mistakes(
          "saturate (lesson 03)."),
         ("dk_wrong_axis", lambda: then(s / np.sqrt(Q.shape[0])),
          f"you divided by sqrt({Q.shape[0]}), the number of queries, but d_k is the length "
-         f"of each query vector, Q.shape[-1] = {d_k}."),
+         f"of each query vector ({d_k} here)."),
         ("dk_wrong_axis", lambda: then(s / np.sqrt(K.shape[0])),
          f"you divided by sqrt({K.shape[0]}), the number of keys, but d_k is the length "
-         f"of each key vector, K.shape[-1] = {d_k}."),
+         f"of each key vector ({d_k} here)."),
         ("divided_by_dk", lambda: then(s / d_k),
-         f"you divided by d_k = {d_k} itself; divide by its square root, np.sqrt(d_k)."),
+         f"you divided by d_k = {d_k} itself; the equation divides by its square root."),
         ("multiplied_by_sqrt_dk", lambda: then(s * np.sqrt(d_k)),
          "you multiplied by sqrt(d_k); the equation divides by it."),
     ]
@@ -328,11 +358,12 @@ def _scale_mistakes(
 def _softmax_mistakes(x: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
     return [
         ("softmax_wrong_axis", lambda: _naive_softmax(x, axis=0),
-         "your weights sum to 1 down each column; softmax runs along each row "
-         "(axis=-1), so every query spends its own budget."),
+         f"your weights sum to 1 down each column, and row 0 sums to "
+         f"{_naive_softmax(x, axis=0)[0].sum():.2f}; every query (a row) spends its own "
+         "budget of 1."),
         ("softmax_whole_table", lambda: np.exp(x) / np.exp(x).sum(),
-         "you divided by the sum of the whole table; divide each row by its own sum "
-         "(axis=-1, keepdims=True)."),
+         f"you divided by the sum of the whole table, so all {x.size} weights together sum "
+         "to 1; each row should sum to 1 on its own."),
         ("no_exp", lambda: x / x.sum(axis=-1, keepdims=True),
          "you divided the scores by their row sum without exponentiating first; "
          "np.exp makes every weight positive."),
@@ -347,11 +378,12 @@ def _softmax_mistakes(x: FloatArray) -> list[tuple[str, Callable[[], Any], str]]
 def _overflow_mistakes(x: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
     return [
         ("naive_exp_overflow", lambda: _naive_softmax(x),
-         "on scores near 1000, np.exp overflows to inf and inf/inf gives NaN; subtract "
-         "each row's max before np.exp (it cancels, so the weights do not change)."),
+         "row 0 has scores near 1000: np.exp overflows to inf there, and inf/inf gives "
+         "NaN. Lesson 04's overflow lab shows a shift that changes no weight and keeps "
+         "every exponent small."),
         ("global_max_shift", lambda: _global_max_softmax(x),
-         "you subtracted the largest score of the whole table, so a row of small scores "
-         "underflows to 0/0 = NaN; subtract each row's own max (axis=-1, keepdims=True)."),
+         "you shifted by the largest score of the whole table, so row 1, whose scores are "
+         "small, underflows to 0/0 = NaN; every row needs a shift of its own."),
     ]
 
 
@@ -438,8 +470,9 @@ def _qk_call(fn: Callable[..., Any], args: Sequence[tuple[str, Any]], what: str)
     return _call(fn, args, what, _transpose_hint, "not_transposing_k")
 
 
-_transpose_hint = (" Each query (a row of Q) is dotted with each key (a row of K), so "
-                   "the keys must be turned into columns first: Q @ K.T.")
+_transpose_hint = (" Each score dots a row of Q with a row of K, both of length d_k, but a "
+                   "matrix product pairs the rows of its left factor with the columns of its "
+                   "right one.")
 
 
 def check_scaled_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
@@ -533,11 +566,11 @@ def check_attention_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
 def _blend_mistakes(w: FloatArray, V: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
     return [
         ("values_unweighted", lambda: np.broadcast_to(V.mean(axis=0), (w.shape[0], V.shape[1])),
-         "every output row is the plain average of the values; weight each value by the "
-         "query's attention weights: weights @ V."),
+         f"all {w.shape[0]} output rows are the same plain average of the values; row i "
+         "should count each value as much as query i's weight on it."),
         ("values_unweighted", lambda: np.broadcast_to(V.sum(axis=0), (w.shape[0], V.shape[1])),
-         "every output row is the plain sum of the values; weight each value by the "
-         "query's attention weights: weights @ V."),
+         f"all {w.shape[0]} output rows are the same plain sum of the values; row i should "
+         "count each value as much as query i's weight on it (the weights sum to 1)."),
     ]
 
 
@@ -561,8 +594,9 @@ def check_blend(fn: Callable[[Any, Any], Any]) -> CheckResult:
 
     def body() -> CheckResult:
         args = [("weights", w), ("V", _V)]
-        hint = (" Each output row mixes the rows of V with one row of weights: weights @ V "
-                "(weights first).")
+        hint = (f" Each output row mixes the {_V.shape[0]} rows of V with one row of "
+                f"{w.shape[1]} weights: in which order does a matrix product pair a row of "
+                "weights with the rows of V?")
         got = _as_array(_call(fn, args, what, hint, "blend_shapes"), what, (2, 5))
         _diagnose(got, blend(w, _V), what, _blend_mistakes(w, _V), args)
         return _ok("each output row is the weighted average of the value vectors "
@@ -640,20 +674,20 @@ def check_masked_attention(fn: Callable[[Any, Any, Any, Any], Any]) -> CheckResu
         mistakes = [
             *_scale_mistakes(Q, K, lambda x: soft(np.where(mask, x, -np.inf)) @ V),
             ("mask_after_softmax", lambda: (soft(s) * mask) @ V,
-             "the mask was applied after softmax, so each row's weights no longer sum to 1; "
-             "set hidden scores to -inf before softmax."),
+             "the mask was applied after the softmax, so the weights of row 0 sum to "
+             f"{(soft(s) * mask)[0].sum():.2f}, not 1; hide the keys before the softmax."),
             ("mask_ignored", lambda: soft(s) @ V,
-             "the mask made no difference: hidden keys still got weight; set their scores "
-             "to -inf before softmax."),
+             "the mask made no difference: hidden keys still got weight. Which score does "
+             "softmax turn into a weight of exactly 0?"),
             ("mask_inverted", lambda: soft(np.where(~mask, s, -np.inf)) @ V,
-             "the mask is the wrong way round: True means 'may attend', so hide the False "
-             "entries (np.where(mask, scores, -np.inf))."),
+             "the mask is the wrong way round: True means 'may attend', so it is the False "
+             "entries that must be hidden."),
             ("mask_with_zero", lambda: soft(np.where(mask, s, 0.0)) @ V,
-             "hidden scores were set to 0, but e^0 = 1 still gives them weight; use -inf, "
-             "since e^-inf = 0."),
+             "hidden scores were set to 0, but e^0 = 1 still gives them weight. Which score "
+             "x has e^x = 0?"),
             ("mask_with_zero", lambda: soft(s * mask) @ V,
              "multiplying the scores by the mask sets hidden scores to 0, but e^0 = 1 still "
-             "gives them weight; use np.where(mask, scores, -np.inf)."),
+             "gives them weight. Which score x has e^x = 0?"),
         ]
         _diagnose(got, attention(Q, K, V, mask=mask)[0], what, mistakes, args)
         return _ok("hidden keys got weight 0 before the blend, and each row still spends a "

@@ -1,18 +1,23 @@
 """Figures for the lessons, each with a text description generated from the same data.
 
-Every function here returns a :class:`DescribedFigure`: the matplotlib figure **and** a
-short plain-language description of it (which rows and columns, the values, the strongest
-cell, what sums to 1). A screen-reader user, a reader of the plain ``.ipynb`` and the
-notebook tests all get the description; nobody has to look at pixels.
+Every function here returns a :class:`DescribedFigure`: the matplotlib figure, a
+plain-language **description** of it with its numbers (which rows and columns, the values,
+the strongest cell, what sums to 1) and a one-line **caption**, its takeaway. The
+description is the image's ``alt`` text and the output's ``text/plain``: a screen-reader
+user, a reader of the plain ``.ipynb`` and the notebook tests all get the numbers. The
+caption is shown under the image; the two differ, so a screen reader never reads the same
+long sentence twice. The sentences come from :mod:`course_lib.describe`, the colours from
+:mod:`course_lib.style` (shared with the widgets).
 
 Public API (names are stable; lessons may rely on them)
 -------------------------------------------------------
 ``DescribedFigure``
-    ``.figure`` (:class:`matplotlib.figure.Figure`), ``.description`` (str),
-    ``.png(dpi=None) -> bytes``, ``.save(path)``. Displayed in Jupyter as an HTML
-    ``<figure>``: the PNG with the description as its ``alt`` text and the description
-    as a visible caption underneath. Its ``text/plain`` (and ``repr``/``str``) is the
-    description.
+    ``.figure`` (:class:`matplotlib.figure.Figure`), ``.description`` (str), ``.caption``
+    (str), ``.svg() -> bytes``, ``.png(dpi=None) -> bytes``, ``.save(path)`` (SVG or PNG by
+    the suffix). Displayed in Jupyter as an HTML ``<figure>``: the figure as SVG (sharp at
+    any zoom and on HiDPI screens, about the size of a 100-dpi PNG) with the description as
+    its ``alt`` text, and the caption underneath. Its ``text/plain`` (and ``repr``/``str``)
+    is the description.
 ``attention_heatmap(weights, tokens=None, *, key_tokens=None, title=None, decimals=2,
 show_values=None, kind="weights", mask=None)``
     The n × n table with token labels and the values written in the cells (lessons 01,
@@ -31,12 +36,8 @@ query=None, temperature=1.0, decimals=2)``
 ``scaling_curves(stats)``
     The three saturation numbers of :mod:`course_lib.scaling` against d_k (lesson 03).
 
-``describe_heatmap``, ``describe_row``, ``describe_blend``, ``describe_histogram``
-    The sentence builders behind the descriptions (the widgets use them too).
-``inside_hull(point, values)``
-    Whether a 2-D point lies in the convex hull of the 2-D value vectors.
 ``NBVAL_SANITIZE``
-    The nbval sanitize section that blanks the embedded PNG (also in
+    The nbval sanitize section that blanks the embedded image (also in
     ``tests/nbval_sanitize.cfg``).
 
 Design notes
@@ -45,16 +46,17 @@ Design notes
   :mod:`matplotlib.pyplot`: nothing is registered with pyplot, so the inline backend never
   shows a figure a second time, and no figure has to be closed by hand.
 * Importing this module changes no global state (no ``rcParams``, no seeds).
-* Why the description and not the PNG carries the meaning in tests: strict nbval (0.11)
+* Why the description and not the image carries the meaning in tests: strict nbval (0.11)
   compares every output mimetype except ``image/png``, ``image/jpeg``, widget views and
-  metadata. The displayed HTML embeds the PNG (an ``<img>`` needs it inline to carry
+  metadata. The displayed HTML embeds the image (an ``<img>`` needs it inline to carry
   ``alt`` text in JupyterLab), so a notebook test should sanitise the base64 payload, see
-  :data:`NBVAL_SANITIZE`; what remains compared is the description, three times (alt,
-  caption, ``text/plain``). The PNG itself is byte-for-byte reproducible for a given
-  matplotlib (its ``Software`` metadata is dropped).
-* The colour map is ``cividis`` (designed to read the same for colour-blind viewers and in
-  greyscale); the numbers in the cells switch between black and white by the cell's
-  luminance so they stay legible on dark and light cells.
+  :data:`NBVAL_SANITIZE`; what remains compared is the description (alt, ``text/plain``)
+  and the caption. The SVG and the PNG are byte-for-byte reproducible for a given
+  matplotlib (no date or software metadata, a fixed id salt).
+* Figures keep a white background, so they read the same in JupyterLab's light and dark
+  themes. Heatmaps use :data:`course_lib.style.CMAP` on the scale of
+  :func:`course_lib.style.heatmap_range`; the numbers in the cells are black or white by
+  :func:`course_lib.style.text_colour`, so they stay legible on dark and light cells.
 """
 
 from __future__ import annotations
@@ -73,7 +75,33 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from numpy.typing import ArrayLike, NDArray
 
+from .describe import (
+    blend_takeaway,
+    convex_hull,
+    describe_blend,
+    describe_heatmap,
+    describe_histogram,
+    describe_row,
+    describe_softmax,
+    format_number,
+    heatmap_takeaway,
+    row_takeaway,
+)
 from .errors import AttentionInputError
+from .style import (
+    BLUE,
+    CMAP,
+    GREY,
+    HATCH,
+    MASKED,
+    MASKED_TEXT,
+    ORANGE,
+    PAPER,
+    PAPER_INK,
+    VERMILION,
+    heatmap_range,
+)
+from .style import text_colour as _text_colour
 
 __all__ = [
     "NBVAL_SANITIZE",
@@ -82,27 +110,22 @@ __all__ = [
     "blend_triangle",
     "budget_bars",
     "causal_mask_pair",
-    "describe_blend",
-    "describe_heatmap",
-    "describe_histogram",
-    "describe_row",
     "dot_product_histograms",
-    "inside_hull",
     "scaling_curves",
     "score_bars",
     "weight_bars",
 ]
 
-#: The colour map of every heatmap: perceptually uniform and colour-blind safe.
-CMAP = "cividis"
-#: Resolution of the PNGs shown in notebooks.
+#: Resolution of :meth:`DescribedFigure.png` (notebooks show SVG).
 DPI = 100
+# Reproducible SVG: text stays text (small, sharp), element ids come from a fixed salt.
+_SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "attention-term-by-term"}
 
-#: nbval sanitize-file section that blanks the embedded PNG so that only the description
-#: is compared (pass the file to ``pytest --nbval --nbval-sanitize-with FILE``).
-NBVAL_SANITIZE = """[embedded figure PNG]
-regex: data:image/png;base64,[A-Za-z0-9+/=]+
-replace: data:image/png;base64,PNG
+#: nbval sanitize-file section that blanks the embedded figure so that only the words are
+#: compared (pass the file to ``pytest --nbval --nbval-sanitize-with FILE``).
+NBVAL_SANITIZE = """[embedded figure]
+regex: data:image/(png|svg\\+xml);base64,[A-Za-z0-9+/=]+
+replace: data:image/\\1;base64,FIGURE
 """
 
 
@@ -113,14 +136,17 @@ replace: data:image/png;base64,PNG
 
 @dataclass(eq=False)
 class DescribedFigure:
-    """A matplotlib figure together with its text description.
+    """A matplotlib figure together with its description (numbers) and caption (takeaway).
 
     Attributes
     ----------
     figure : matplotlib.figure.Figure
         The figure (not registered with pyplot).
     description : str
-        Plain-language description generated from the same data as the figure.
+        Plain-language description generated from the same data as the figure: the
+        image's ``alt`` text and the output's ``text/plain``.
+    caption : str
+        One sentence, the figure's takeaway, shown under it.
 
     Examples
     --------
@@ -132,34 +158,53 @@ class DescribedFigure:
     columns are the attended tokens. Row values: the attends 0.40 to the, 0.20 to cat,
     0.40 to sat; cat attends 0.20, 0.40, 0.40; sat attends 0.25, 0.25, 0.50. Every row
     sums to 1; the strongest cell is sat attending to itself at 0.50.
+    >>> fig.caption
+    'Every row sums to 1; the strongest cell is sat attending to itself at 0.50.'
     """
 
     figure: Figure
     description: str
+    caption: str = ""
+
+    def svg(self) -> bytes:
+        """The figure as SVG bytes, text as text (reproducible: no date, fixed ids).
+
+        Drawn once and kept: a constrained layout moves by a fraction of a point on each
+        new draw, and a notebook must show the same bytes on every run.
+        """
+        cached = self.__dict__.get("_svg")
+        if cached is None:
+            buf = io.BytesIO()
+            with mpl.rc_context(_SVG_RC):
+                self.figure.savefig(buf, format="svg", bbox_inches="tight", facecolor=PAPER,
+                                    metadata={"Date": None, "Creator": None})
+            cached = self.__dict__["_svg"] = buf.getvalue()
+        return cached
 
     def png(self, dpi: float | None = None) -> bytes:
         """The figure as PNG bytes (reproducible: no software/time metadata)."""
         buf = io.BytesIO()
-        self.figure.savefig(
-            buf, format="png", dpi=dpi or DPI, bbox_inches="tight", metadata={"Software": None}
-        )
+        self.figure.savefig(buf, format="png", dpi=dpi or DPI, bbox_inches="tight",
+                            facecolor=PAPER, metadata={"Software": None})
         return buf.getvalue()
 
     def save(self, path: str | Path, dpi: float | None = None) -> Path:
-        """Write the PNG to ``path`` and return the path."""
+        """Write the figure to ``path`` (SVG for a ``.svg`` suffix, else PNG); return it."""
         p = Path(path)
-        p.write_bytes(self.png(dpi))
+        p.write_bytes(self.svg() if p.suffix.lower() == ".svg" else self.png(dpi))
         return p
 
     def html(self) -> str:
-        """The ``<figure>`` shown in notebooks: image with alt text, visible caption."""
-        data = base64.b64encode(self.png()).decode("ascii")
-        text = html.escape(self.description, quote=True)
+        """The ``<figure>`` shown in notebooks: SVG with the description as alt, caption."""
+        data = base64.b64encode(self.svg()).decode("ascii")
+        alt = html.escape(self.description, quote=True)
+        caption = html.escape(self.caption or self.description, quote=True)
         return (
             '<figure class="course-figure" style="margin:0">'
-            f'<img src="data:image/png;base64,{data}" alt="{text}"/>'
-            f'<figcaption style="max-width:48em;font-size:0.9em">{text}</figcaption>'
-            "</figure>"
+            f'<img src="data:image/svg+xml;base64,{data}" alt="{alt}" '
+            'style="max-width:100%;height:auto"/>'
+            '<figcaption style="max-width:48em;font-size:0.95em;line-height:1.5;'
+            f'margin-top:0.25em">{caption}</figcaption></figure>'
         )
 
     def _repr_mimebundle_(
@@ -174,20 +219,8 @@ class DescribedFigure:
 
 
 # --------------------------------------------------------------------------------------
-# helpers (private)
+# input checks (private)
 # --------------------------------------------------------------------------------------
-
-
-def _fmt(x: float, decimals: int) -> str:
-    """Format a number for a cell or a description: fixed decimals, no '-0.00'."""
-    if np.isneginf(x):
-        return "−∞"
-    if np.isposinf(x):
-        return "+∞"
-    s = f"{x:.{decimals}f}"
-    if float(s) == 0.0:
-        s = s.lstrip("-")
-    return s
 
 
 def _as_matrix(name: str, x: ArrayLike, *, allow_neginf: bool = False) -> NDArray[np.float64]:
@@ -234,109 +267,14 @@ def _labels(name: str, tokens: Sequence[str] | None, n: int) -> list[str]:
     return labels
 
 
-def _text_colour(rgba: Sequence[float]) -> str:
-    """Black on light cells, white on dark ones (relative luminance, WCAG formula)."""
-    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
-    lum = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-    # contrast against black (lum+0.05)/0.05 vs against white 1.05/(lum+0.05)
-    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
-
-
-def _join(items: Sequence[str]) -> str:
-    return ", ".join(items)
-
-
-def _short_list(items: Sequence[str], max_listed: int) -> str:
-    if len(items) <= max_listed:
-        return _join(items)
-    return f"{items[0]}, {items[1]}, … {items[-1]} ({len(items)} in all)"
+def _plain_axes(ax: Any) -> None:
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
 
 
 # --------------------------------------------------------------------------------------
 # the heatmap
 # --------------------------------------------------------------------------------------
-
-
-def describe_heatmap(
-    values: ArrayLike,
-    rows: Sequence[str],
-    cols: Sequence[str],
-    *,
-    kind: Literal["weights", "scores"] = "weights",
-    decimals: int = 2,
-    mask: NDArray[np.bool_] | None = None,
-    max_listed: int = 8,
-) -> str:
-    """Describe a heatmap in words (used by :func:`attention_heatmap` and the widgets).
-
-    Lists every row's values when there are at most ``max_listed`` rows and columns,
-    names the strongest cell (or cells, when tied at the shown precision) and says whether
-    every row sums to 1.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    n_q, n_k = v.shape
-    what = "attention weights" if kind == "weights" else "attention scores"
-    verb = "attends" if kind == "weights" else "scores"
-    prep = "to" if kind == "weights" else "against"
-    same = list(rows) == list(cols)
-    parts = [
-        f"A {n_q} by {n_k} heatmap of {what}.",
-        f"Rows are the querying tokens {_short_list(rows, max_listed)}; columns are the "
-        "attended tokens" + ("." if same else f" {_short_list(cols, max_listed)}."),
-    ]
-    hidden = mask is not None and not mask.all()
-    if n_q <= max_listed and n_k <= max_listed:
-        row_texts = []
-        for i in range(n_q):
-            visible = [True] * n_k if mask is None else [bool(b) for b in mask[i]]
-            cells = [_fmt(v[i, j], decimals) for j in range(n_k)]
-            if i == 0:
-                cells = [f"{c} {prep} {cols[j]}" for j, c in enumerate(cells)]
-            cells = [c if visible[j] else f"{cols[j]} masked" for j, c in enumerate(cells)]
-            listed = _join(cells)
-            row_texts.append(f"{rows[i]} {verb} {listed}")
-        parts.append("Row values: " + "; ".join(row_texts) + ".")
-    else:
-        finite = v[np.isfinite(v)]
-        parts.append(
-            f"Values range from {_fmt(finite.min(), decimals)} to {_fmt(finite.max(), decimals)}."
-        )
-    if hidden:
-        n_hidden = int((~mask).sum())  # type: ignore[operator]
-        causal = n_q == n_k and bool((mask == np.tril(np.ones((n_q, n_k), bool))).all())
-        cells_word = f"{n_hidden} cell{'s' * (n_hidden != 1)}"
-        parts.append(
-            f"{cells_word} above the diagonal {'are' if n_hidden != 1 else 'is'} masked "
-            "(causal mask): no token attends to a later one."
-            if causal
-            else f"{cells_word} {'are' if n_hidden != 1 else 'is'} masked."
-        )
-    ends = []
-    if kind == "weights" and np.allclose(v.sum(axis=1), 1.0, atol=1e-6):
-        ends.append("Every row sums to 1")
-    elif kind == "weights":
-        ends.append("The rows do not all sum to 1")
-    shown = np.round(np.where(np.isfinite(v), v, -np.inf), decimals)
-    top = shown.max()
-    where = [tuple(int(x) for x in ij) for ij in np.argwhere(shown == top)]
-
-    def cell(i: int, j: int) -> str:
-        if same and i == j:
-            return f"{rows[i]} {'attending to' if kind == 'weights' else 'scored against'} itself"
-        return f"{rows[i]} {'attending to' if kind == 'weights' else 'scored against'} {cols[j]}"
-
-    if len(where) == 1:
-        ends.append(f"the strongest cell is {cell(*where[0])} at {_fmt(top, decimals)}")
-    elif len(where) <= 4:
-        ends.append(
-            f"the strongest cells, tied at {_fmt(top, decimals)}, are "
-            + _join([cell(i, j) for i, j in where])
-        )
-    else:
-        ends.append(f"{len(where)} cells tie for the strongest value, {_fmt(top, decimals)}")
-    text = "; ".join(ends)
-    parts.append(text[0].upper() + text[1:] + ".")
-    return " ".join(parts)
 
 
 def attention_heatmap(
@@ -349,6 +287,7 @@ def attention_heatmap(
     show_values: bool | None = None,
     kind: Literal["weights", "scores"] = "weights",
     mask: ArrayLike | None = None,
+    value_range: tuple[float, float] | None = None,
     ax: Any = None,
 ) -> DescribedFigure:
     """Draw an n_q × n_k table of weights (or scores) with token labels and cell values.
@@ -372,6 +311,8 @@ def attention_heatmap(
         Words the description for weights ("the attends 0.40 to cat") or scores.
     mask : array_like of bool, shape (n_q, n_k), optional
         ``True`` = visible. Hidden cells are drawn hatched grey and described as masked.
+    value_range : (float, float), optional
+        The colour scale; :func:`course_lib.style.heatmap_range` by default.
     ax : matplotlib Axes, optional
         Draw into this axes (its figure is returned) instead of a new figure.
 
@@ -405,6 +346,7 @@ def attention_heatmap(
     if show_values is None:
         show_values = max(n_q, n_k) <= 12
     description = describe_heatmap(v, rows, cols, kind=kind, decimals=decimals, mask=m)
+    caption = heatmap_takeaway(v, rows, cols, kind=kind, decimals=decimals, mask=m)
 
     if ax is None:
         side = min(0.62 * max(n_q, n_k) + 1.6, 9.0)
@@ -413,22 +355,14 @@ def attention_heatmap(
     else:
         fig = ax.figure
     shown = np.ma.masked_invalid(np.where(m, v, np.nan) if m is not None else v)
-    if kind == "weights":
-        vmin, vmax = 0.0, max(1.0, float(shown.max()))
-    else:
-        vmin, vmax = float(shown.min()), float(shown.max())
-        if vmin == vmax:
-            vmin, vmax = vmin - 1.0, vmax + 1.0
-    cmap = mpl.colormaps[CMAP].with_extremes(bad="#d9d9d9")
+    vmin, vmax = value_range if value_range is not None else heatmap_range(shown.filled(
+        np.nan), kind)
+    cmap = mpl.colormaps[CMAP].with_extremes(bad=MASKED)
     image = ax.imshow(shown, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
     if m is not None and not m.all():
         for i, j in np.argwhere(~m):
-            ax.add_patch(
-                Rectangle(
-                    (j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#8c8c8c",
-                    linewidth=0,
-                )
-            )
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
+                                   edgecolor=HATCH, linewidth=0))
     cbar = fig.colorbar(image, ax=ax, shrink=0.8)
     cbar.set_label("weight" if kind == "weights" else "score")
     label_size = 11 if max(n_q, n_k) <= 12 else 9
@@ -447,71 +381,26 @@ def attention_heatmap(
             for j in range(n_k):
                 if m is not None and not m[i, j]:
                     ax.text(j, i, "masked", ha="center", va="center", fontsize=size - 2,
-                            color="#404040")
+                            color=MASKED_TEXT)
                     continue
                 colour = _text_colour(cmap(image.norm(v[i, j])))
-                ax.text(j, i, _fmt(v[i, j], decimals), ha="center", va="center",
+                ax.text(j, i, format_number(v[i, j], decimals), ha="center", va="center",
                         fontsize=size, color=colour)
     default_title = "attention weights" if kind == "weights" else "attention scores"
     ax.set_title(title if title is not None else default_title, fontsize=12, pad=10)
-    return DescribedFigure(fig, description)
+    return DescribedFigure(fig, description, caption)
 
 
 # --------------------------------------------------------------------------------------
 # one row: scores, weights, the softmax budget
 # --------------------------------------------------------------------------------------
 
-#: Okabe–Ito colours: distinguishable with every common colour-vision deficiency.
-BLUE, ORANGE, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#7f7f7f"
-
-
-def describe_row(
-    row: ArrayLike,
-    tokens: Sequence[str],
-    *,
-    kind: Literal["scores", "weights"] = "weights",
-    query: str | None = None,
-    decimals: int = 2,
-    max_listed: int = 8,
-) -> str:
-    """Describe one row of scores or weights in a sentence (shared with the widgets).
-
-    Rows longer than ``max_listed`` are summarised (smallest and largest entry) instead of
-    listed.
-
-    Examples
-    --------
-    >>> describe_row([0.25, 0.25, 0.5], ["the", "cat", "sat"], query="sat")
-    "sat's attention weights: 0.25 to the, 0.25 to cat, 0.50 to sat. They sum to 1.00; the
-    largest is sat at 0.50."
-    """
-    r = np.asarray(row, dtype=np.float64)
-    whose = f"{query}'s " if query else "The row's "
-    prep = "to" if kind == "weights" else "against"
-    noun = "attention weights" if kind == "weights" else "scores"
-    if r.size <= max_listed:
-        listed = _join([f"{_fmt(x, decimals)} {prep} {t}" for x, t in zip(r, tokens, strict=True)])
-    else:
-        lo = int(np.argmin(r))
-        listed = (f"{r.size} values from {_fmt(r[lo], decimals)} ({prep} {tokens[lo]}) to "
-                  f"{_fmt(r.max(), decimals)}")
-    text = f"{whose}{noun}: {listed}."
-    shown = np.round(r, decimals)
-    top = [t for x, t in zip(shown, tokens, strict=True) if x == shown.max()]
-    if len(top) == 1:
-        largest = f"the largest is {top[0]} at {_fmt(shown.max(), decimals)}"
-    else:
-        largest = f"the largest, tied at {_fmt(shown.max(), decimals)}, are {_join(top)}"
-    if kind == "weights":
-        return f"{text} They sum to {_fmt(r.sum(), decimals)}; {largest}."
-    return f"{text} {largest[0].upper()}{largest[1:]}."
-
 
 def _bars(ax: Any, row: NDArray[np.float64], labels: list[str], colour: str, decimals: int,
           ylabel: str, title: str) -> None:
     x = np.arange(row.size)
-    ax.bar(x, row, color=colour, edgecolor="black", linewidth=0.6)
-    ax.axhline(0, color="black", linewidth=0.8)
+    ax.bar(x, row, color=colour, edgecolor=PAPER_INK, linewidth=0.6)
+    ax.axhline(0, color=PAPER_INK, linewidth=0.8)
     ax.set_xticks(x, labels, rotation=0 if row.size <= 8 else 90, fontsize=10)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)
@@ -520,10 +409,9 @@ def _bars(ax: Any, row: NDArray[np.float64], labels: list[str], colour: str, dec
     ax.set_ylim(lo - (pad if lo < 0 else 0), hi + pad)
     if row.size <= 16:
         for xi, v in zip(x, row, strict=True):
-            ax.text(xi, v + (pad * 0.15 if v >= 0 else -pad * 0.15), _fmt(v, decimals),
+            ax.text(xi, v + (pad * 0.15 if v >= 0 else -pad * 0.15), format_number(v, decimals),
                     ha="center", va="bottom" if v >= 0 else "top", fontsize=9)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    _plain_axes(ax)
 
 
 def score_bars(
@@ -547,8 +435,9 @@ def score_bars(
     fig = Figure(figsize=(max(3.5, 0.7 * r.size + 1.5), 3.0), layout="constrained")
     _bars(fig.add_subplot(), r, labels, BLUE, decimals, "score",
           title or (f"scores of {query}'s query" if query else "scores"))
-    return DescribedFigure(fig, describe_row(r, labels, kind="scores", query=query,
-                                             decimals=decimals))
+    return DescribedFigure(
+        fig, describe_row(r, labels, kind="scores", query=query, decimals=decimals),
+        row_takeaway(r, labels, kind="scores", query=query, decimals=decimals))
 
 
 def weight_bars(
@@ -573,8 +462,9 @@ def weight_bars(
     _bars(ax, r, labels, ORANGE, decimals, "weight",
           title or (f"{query}'s attention weights" if query else "attention weights"))
     ax.set_ylim(0, max(1.05, float(r.max()) * 1.1))
-    return DescribedFigure(fig, describe_row(r, labels, kind="weights", query=query,
-                                             decimals=decimals))
+    return DescribedFigure(
+        fig, describe_row(r, labels, kind="weights", query=query, decimals=decimals),
+        row_takeaway(r, labels, kind="weights", query=query, decimals=decimals))
 
 
 def budget_bars(
@@ -589,10 +479,13 @@ def budget_bars(
 
     Examples
     --------
-    >>> print(budget_bars([1.0, 1.0, 2.0], ["the", "cat", "sat"], query="sat"))
+    >>> fig = budget_bars([1.0, 1.0, 2.0], ["the", "cat", "sat"], query="sat")
+    >>> print(fig)
     Softmax turns sat's scores 1.00, 1.00, 2.00 (for the, cat, sat) into weights 0.21, 0.21,
     0.58 at temperature 1: sat's attention weights: 0.21 to the, 0.21 to cat, 0.58 to sat.
     They sum to 1.00; the largest is sat at 0.58.
+    >>> fig.caption
+    "sat's weights sum to 1.00; the largest is sat at 0.58."
     """
     from .attention import softmax
 
@@ -605,28 +498,14 @@ def budget_bars(
     t = f"{temperature:g}"
     _bars(ax2, w, labels, ORANGE, decimals, "weight", f"weights (softmax, T = {t}), sum 1")
     ax2.set_ylim(0, 1.1)
-    description = (
-        f"Softmax turns {query + chr(39) + 's ' if query else 'the '}scores "
-        f"{_join([_fmt(x, decimals) for x in r])} (for {_join(labels)}) into weights "
-        f"{_join([_fmt(x, decimals) for x in w])} at temperature {t}: "
-        + describe_row(w, labels, kind="weights", query=query, decimals=decimals)
-    )
-    return DescribedFigure(fig, description)
+    return DescribedFigure(
+        fig, describe_softmax(r, w, labels, query=query, temperature=t, decimals=decimals),
+        row_takeaway(w, labels, kind="weights", query=query, decimals=decimals))
 
 
 # --------------------------------------------------------------------------------------
 # lesson 03: the scaling
 # --------------------------------------------------------------------------------------
-
-
-def describe_histogram(dots: ArrayLike, label: str) -> str:
-    """One sentence about a sample of scores: count, std and the middle 95 %."""
-    d = np.asarray(dots, dtype=np.float64)
-    lo, hi = np.percentile(d, [2.5, 97.5])
-    return (
-        f"{label}: {d.size} scores with standard deviation {d.std():.3g}; "
-        f"95% lie between {lo:.3g} and {hi:.3g}"
-    )
 
 
 def dot_product_histograms(
@@ -639,16 +518,19 @@ def dot_product_histograms(
 ) -> DescribedFigure:
     """Histograms of q·k for random unit-variance vectors, unscaled and scaled (lesson 03).
 
-    Both panels use the same queries and keys, so the only difference is the division by
-    :math:`\\sqrt{d_k}`. The x-axes differ (each is labelled); the description gives the
-    numbers.
+    Both panels use the same queries and keys and share one x-axis, so the only difference
+    is the division by :math:`\\sqrt{d_k}`: the scaled scores are a narrow spike in the
+    middle of the unscaled ones' spread.
 
     Examples
     --------
-    >>> print(dot_product_histograms(64).description)  # doctest: +ELLIPSIS
-    Two histograms of q·k for d_k = 64, random unit-variance queries and keys (256 × 16
-    scores each). Unscaled: 4096 scores with standard deviation 8.2; ... Scaled by
+    >>> fig = dot_product_histograms(64)
+    >>> print(fig.description)  # doctest: +ELLIPSIS
+    Two histograms of q·k for d_k = 64 on one x-axis, random unit-variance queries and keys
+    (256 × 16 scores each). Unscaled: 4096 scores with standard deviation 8.2; ... Scaled by
     1/sqrt(64) = 1/8: 4096 scores with standard deviation 1.03; ...
+    >>> fig.caption
+    'Unscaled, q·k spreads 8 times as wide as scaled (standard deviation 8.2 against 1.03).'
     """
     from .scaling import scaling_stats
 
@@ -657,28 +539,29 @@ def dot_product_histograms(
     raw = scaling_stats(d_k, scale=False, n_queries=n_queries, n_keys=n_keys, seed=seed)
     ok = scaling_stats(d_k, scale=True, n_queries=n_queries, n_keys=n_keys, seed=seed)
     fig = Figure(figsize=(8.0, 3.0), layout="constrained")
-    axes = fig.subplots(1, 2)
+    axes = fig.subplots(1, 2, sharex=True)
     root = np.sqrt(d_k)
-    root_text = f"{root:.3g}"
     for ax, st, colour, name in (
         (axes[0], raw, VERMILION, "unscaled q·k"),
         (axes[1], ok, BLUE, f"q·k / sqrt({d_k})"),
     ):
-        ax.hist(st.dots, bins=40, color=colour, edgecolor="black", linewidth=0.3)
+        ax.hist(st.dots, bins=40, color=colour, edgecolor=PAPER_INK, linewidth=0.3)
         ax.set_title(f"{name}: std {st.qk_std:.3g}", fontsize=11)
-        ax.set_xlabel("score")
+        ax.set_xlabel("score (same axis in both panels)")
         ax.set_ylabel("count")
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(False)
+        _plain_axes(ax)
+    axes[1].tick_params(labelbottom=True)
     description = (
-        f"Two histograms of q·k for d_k = {d_k}, random unit-variance queries and keys "
-        f"({n_queries} × {n_keys} scores each). "
+        f"Two histograms of q·k for d_k = {d_k} on one x-axis, random unit-variance queries "
+        f"and keys ({n_queries} × {n_keys} scores each). "
         + describe_histogram(raw.dots, "Unscaled")
         + f", median max weight {raw.median_max_weight:.2f}. "
-        + describe_histogram(ok.dots, f"Scaled by 1/sqrt({d_k}) = 1/{root_text}")
+        + describe_histogram(ok.dots, f"Scaled by 1/sqrt({d_k}) = 1/{root:.3g}")
         + f", median max weight {ok.median_max_weight:.2f}."
     )
-    return DescribedFigure(fig, description)
+    caption = (f"Unscaled, q·k spreads {raw.qk_std / ok.qk_std:.3g} times as wide as scaled "
+               f"(standard deviation {raw.qk_std:.3g} against {ok.qk_std:.3g}).")
+    return DescribedFigure(fig, description, caption)
 
 
 def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
@@ -692,9 +575,13 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
     Examples
     --------
     >>> from course_lib.scaling import scaling_sweep
-    >>> print(scaling_curves(scaling_sweep([2, 64, 4096])))  # doctest: +ELLIPSIS
+    >>> fig = scaling_curves(scaling_sweep([2, 64, 4096]))
+    >>> print(fig)  # doctest: +ELLIPSIS
     Three line charts against d_k = 2, 64, 4096, unscaled (dashed) and scaled (solid).
     Median max weight: unscaled 0.28, 0.91, 1.00; scaled 0.21, 0.22, 0.22. ...
+    >>> print(fig.caption)
+    Unscaled, softmax saturates as d_k grows (median max weight 0.28 at d_k = 2, 1.00 at
+    d_k = 4096); scaled, it stays between 0.21 and 0.22.
     """
     try:
         raw, ok = sweep["unscaled"], sweep["scaled"]
@@ -712,8 +599,8 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
         ("softmax-Jacobian size", "median_jacobian_norm", "{:.2g}", True),
     )
     parts = [
-        f"Three line charts against d_k = {_join([str(d) for d in d_ks])}, unscaled (dashed) "
-        "and scaled (solid)."
+        f"Three line charts against d_k = {', '.join(str(d) for d in d_ks)}, unscaled "
+        "(dashed) and scaled (solid)."
     ]
     for ax, (name, attr, fmt, log) in zip(axes, rows, strict=True):
         r = [getattr(s, attr) for s in raw]
@@ -725,96 +612,25 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
             ax.set_yscale("log")
         ax.set_xlabel("d_k")
         ax.set_title(name, fontsize=11)
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(False)
+        _plain_axes(ax)
         parts.append(
-            f"{name[0].upper()}{name[1:]}: unscaled {_join([fmt.format(x) for x in r])}; "
-            f"scaled {_join([fmt.format(x) for x in o])}."
+            f"{name[0].upper()}{name[1:]}: unscaled {', '.join(fmt.format(x) for x in r)}; "
+            f"scaled {', '.join(fmt.format(x) for x in o)}."
         )
     axes[0].legend(frameon=False)
-    return DescribedFigure(fig, " ".join(parts))
+    top_raw = [s.median_max_weight for s in raw]
+    top_ok = [s.median_max_weight for s in ok]
+    caption = (
+        f"Unscaled, softmax saturates as d_k grows (median max weight {top_raw[0]:.2f} at "
+        f"d_k = {d_ks[0]}, {top_raw[-1]:.2f} at d_k = {d_ks[-1]}); scaled, it stays between "
+        f"{min(top_ok):.2f} and {max(top_ok):.2f}."
+    )
+    return DescribedFigure(fig, " ".join(parts), caption)
 
 
 # --------------------------------------------------------------------------------------
 # lesson 05: the blend
 # --------------------------------------------------------------------------------------
-
-
-def _hull(points: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Convex hull of 2-D points, counter-clockwise (Andrew's monotone chain)."""
-    pts = sorted({(float(x), float(y)) for x, y in points})
-    if len(pts) <= 2:
-        return np.array(pts)
-
-    def cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower: list[tuple[float, float]] = []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    upper: list[tuple[float, float]] = []
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1])
-
-
-def inside_hull(point: ArrayLike, values: ArrayLike, tol: float = 1e-9) -> bool:
-    """Whether a 2-D point lies in the convex hull of the 2-D value vectors (edges count)."""
-    p = np.asarray(point, dtype=np.float64)
-    hull = _hull(np.asarray(values, dtype=np.float64))
-    if len(hull) == 1:
-        return bool(np.allclose(p, hull[0]))
-    if len(hull) == 2:
-        a, b = hull
-        ab, ap = b - a, p - a
-        t = float(ap @ ab / (ab @ ab))
-        return bool(-tol <= t <= 1 + tol and np.linalg.norm(ap - t * ab) <= tol * 10)
-    for k in range(len(hull)):
-        a, b = hull[k], hull[(k + 1) % len(hull)]
-        if (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]) < -tol:
-            return False
-    return True
-
-
-def describe_blend(
-    weights_row: ArrayLike,
-    values: ArrayLike,
-    tokens: Sequence[str],
-    *,
-    query: str | None = None,
-    decimals: int = 2,
-) -> str:
-    """Describe the output of one row as a weighted average of the value vectors."""
-    w = np.asarray(weights_row, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    out = w @ v
-
-    def vec(x: NDArray[np.float64]) -> str:
-        return "[" + ", ".join(_fmt(c, decimals) for c in x) + "]"
-
-    shape = {3: "a triangle", 2: "a segment"}.get(len(tokens), "a polygon")
-    corners = _join([f"{t} {vec(x)}" for t, x in zip(tokens, v, strict=True)])
-    terms = " + ".join(f"{_fmt(a, decimals)}·{vec(x)}" for a, x in zip(w, v, strict=True))
-    where = (
-        "inside the triangle of the values" if len(tokens) == 3 else "inside their convex hull"
-    ) if inside_hull(out, v) else "OUTSIDE the values' convex hull"
-    why = (
-        "the weights are non-negative and sum to 1, so the output is a weighted average"
-        if (w >= 0).all() and np.isclose(w.sum(), 1.0)
-        else f"the weights sum to {_fmt(w.sum(), decimals)}"
-        + (" and some are negative" if (w < 0).any() else "")
-        + ", so this is not a weighted average"
-    )
-    name = f"the output for {query}" if query else "the output"
-    return (
-        f"The value vectors are the corners of {shape}: {corners}. "
-        f"With weights {_join([_fmt(a, decimals) for a in w])}, {name} is {terms} = "
-        f"{vec(out)}, a point {where}: {why}."
-    )
 
 
 def blend_triangle(
@@ -841,11 +657,14 @@ def blend_triangle(
     --------
     >>> from course_lib import the_cat_sat
     >>> ex = the_cat_sat()
-    >>> print(blend_triangle([0.25, 0.25, 0.5], ex.V, ex.tokens, query="sat"))
+    >>> fig = blend_triangle([0.25, 0.25, 0.5], ex.V, ex.tokens, query="sat")
+    >>> print(fig)
     The value vectors are the corners of a triangle: the [1.00, 0.00], cat [0.00, 2.00], sat
     [2.00, 2.00]. With weights 0.25, 0.25, 0.50, the output for sat is 0.25·[1.00, 0.00] +
     0.25·[0.00, 2.00] + 0.50·[2.00, 2.00] = [1.25, 1.50], a point inside the triangle of the
     values: the weights are non-negative and sum to 1, so the output is a weighted average.
+    >>> fig.caption
+    'The output for sat, [1.25, 1.50], lies inside the triangle of the values.'
     """
     w = _as_row("weights_row", weights_row)
     v = _as_matrix("values", values)
@@ -858,7 +677,7 @@ def blend_triangle(
     out = w @ v
     fig = Figure(figsize=(4.6, 4.2), layout="constrained")
     ax = fig.add_subplot()
-    hull = _hull(v)
+    hull = convex_hull(v)
     if len(hull) >= 3:
         ax.fill(hull[:, 0], hull[:, 1], color=BLUE, alpha=0.12, zorder=0)
         closed = np.vstack([hull, hull[:1]])
@@ -866,13 +685,13 @@ def blend_triangle(
     for (x, y), t, a in zip(v, labels, w, strict=True):
         ax.plot([x, out[0]], [y, out[1]], color=GREY, linewidth=0.8 + 4 * max(a, 0),
                 alpha=0.6, zorder=1)
-        ax.scatter([x], [y], s=60, color=BLUE, edgecolor="black", zorder=3)
-        ax.annotate(f"v_{t} {_fmt(a, decimals)}", (x, y), textcoords="offset points",
+        ax.scatter([x], [y], s=60, color=BLUE, edgecolor=PAPER_INK, zorder=3)
+        ax.annotate(f"v_{t} {format_number(a, decimals)}", (x, y), textcoords="offset points",
                     xytext=(6, 6), fontsize=10)
-    ax.scatter([out[0]], [out[1]], s=140, marker="*", color=ORANGE, edgecolor="black",
+    ax.scatter([out[0]], [out[1]], s=140, marker="*", color=ORANGE, edgecolor=PAPER_INK,
                zorder=4)
-    ax.annotate(f"output [{_fmt(out[0], decimals)}, {_fmt(out[1], decimals)}]", out,
-                textcoords="offset points", xytext=(8, -14), fontsize=10, color="black")
+    ax.annotate(f"output [{format_number(out[0], decimals)}, {format_number(out[1], decimals)}]",
+                out, textcoords="offset points", xytext=(8, -14), fontsize=10, color=PAPER_INK)
     pts = np.vstack([v, out])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.25 * max(float((hi - lo).max()), 1.0)
@@ -883,9 +702,9 @@ def blend_triangle(
     ax.set_ylabel("value dimension 1")
     ax.set_title(f"the output for {query}: a blend of the values" if query else "the blend",
                  fontsize=11)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return DescribedFigure(fig, describe_blend(w, v, labels, query=query, decimals=decimals))
+    _plain_axes(ax)
+    return DescribedFigure(fig, describe_blend(w, v, labels, query=query, decimals=decimals),
+                           blend_takeaway(w, v, labels, query=query, decimals=decimals))
 
 
 # --------------------------------------------------------------------------------------
@@ -903,14 +722,19 @@ def causal_mask_pair(
 ) -> DescribedFigure:
     """The attention weights without and with a causal mask, side by side (lesson 07).
 
+    Both heatmaps share one colour scale, so a colour means the same weight in both.
+
     Examples
     --------
     >>> from course_lib import the_cat_sat
     >>> ex = the_cat_sat()
-    >>> print(causal_mask_pair(ex.Q, ex.K, ex.tokens))  # doctest: +ELLIPSIS
+    >>> fig = causal_mask_pair(ex.Q, ex.K, ex.tokens)
+    >>> print(fig)  # doctest: +ELLIPSIS
     Two 3 by 3 heatmaps of attention weights, before and after a causal mask. Before: ...
     the attends 0.40 to the, 0.20 to cat, 0.40 to sat; ... After: ... the attends 1.00 to
     the, cat masked, sat masked; cat attends 0.33, 0.67, sat masked; ...
+    >>> fig.caption
+    'After the mask no token attends to a later one, and every row still sums to 1.'
     """
     from .attention import attention_weights, causal_mask
 
@@ -927,13 +751,18 @@ def causal_mask_pair(
     side = min(0.62 * n + 1.6, 7.0)
     fig = Figure(figsize=(2 * side + 1.8, side), layout="constrained")
     ax1, ax2 = fig.subplots(1, 2)
-    d1 = attention_heatmap(before, labels, ax=ax1, title="before: no mask", decimals=decimals)
+    shared = heatmap_range(np.concatenate([before, after]), "weights")
+    d1 = attention_heatmap(before, labels, ax=ax1, title="before: no mask", decimals=decimals,
+                           value_range=shared)
     d2 = attention_heatmap(after, labels, ax=ax2, mask=m, title="after: causal mask",
-                           decimals=decimals)
+                           decimals=decimals, value_range=shared)
     strip = f"A {n} by {n} heatmap of attention weights. "
+    sums = "every row still sums to 1" if np.allclose(after.sum(axis=1), 1.0) else (
+        "the rows do not all sum to 1")
     return DescribedFigure(
         fig,
         f"Two {n} by {n} heatmaps of attention weights, before and after a causal mask. "
         f"Before: {d1.description.removeprefix(strip)} "
         f"After: {d2.description.removeprefix(strip)}",
+        f"After the mask no token attends to a later one, and {sums}.",
     )

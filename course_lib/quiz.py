@@ -4,7 +4,12 @@ For learners without an instructor. It asks the two multiple-choice questions of
 graded checkpoint (why divide by sqrt(d_k); what a causal mask changes), with the same
 options in the same order, and three more on the lesson's worked example. Every option
 has its own feedback; a wrong option's feedback explains what is wrong with it, without
-naming the right letter.
+naming the right letter. A question may have more than one right option (the output for
+'sat' is right from the exact weights and from the weights rounded to two decimals), and
+each right option's feedback says which kind of right it is.
+
+The quiz starts unanswered: no option is chosen and the score line reads "not answered
+yet" until the first choice.
 
 In a notebook, show the widget and click::
 
@@ -14,16 +19,18 @@ In a notebook, show the widget and click::
 
 or answer in code, which is also how the tests drive it (no browser needed)::
 
-    print(quiz.answer("why_scale", "B"))   # the feedback for option B
+    print(quiz.explain("why_scale", "B"))  # what option B would get, choosing nothing
+    print(quiz.answer("why_scale", "B"))   # choose B: its feedback, and the score counts it
     quiz.controls["why_scale"].value = "C"  # what a click on button C does
 
 How the answers are kept out of sight
 -------------------------------------
-The question bank (:mod:`course_lib._self_study_bank`) stores, per question, a SHA-256
-digest of the right letter and each option's feedback XOR-ed with a SHA-256 key stream
+The question bank (:mod:`course_lib._self_study_bank`) stores, per option, a SHA-256
+digest of "this letter is right" or "this letter is wrong" (so not even the number of
+right options shows), and each option's feedback XOR-ed with a SHA-256 key stream
 (base64). Nothing readable says which letter is right, neither in the notebook, nor in
 its outputs, nor in a plain ``grep`` of the library. This deters casual peeking, not a
-determined reader: there are only four letters to hash, and the key of each feedback is
+determined reader: there are only two verdicts to hash, and the key of each feedback is
 derived from public strings, so anyone who reads this module can decode everything
 (``python -m course_lib.quiz unseal`` does it, for maintainers). The graded checkpoint
 does not rely on it: its source with the answers stays with the instructor, and
@@ -47,9 +54,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .style import GREEN, VERMILION
+
 __all__ = ["Feedback", "Question", "SelfStudyQuiz", "load_questions"]
 
-_NAMESPACE = "attention-term-by-term/self-study/v1"
+_NAMESPACE = "attention-term-by-term/self-study/v2"
 _BANK_MODULE = Path(__file__).with_name("_self_study_bank.py")
 
 
@@ -76,8 +85,10 @@ def _unseal(token: str, question: str, letter: str) -> str:
     return bytes(a ^ b for a, b in zip(data, stream, strict=True)).decode("utf-8")
 
 
-def _digest(question: str, letter: str) -> str:
-    return hashlib.sha256(f"{_NAMESPACE}/right/{question}/{letter}".encode()).hexdigest()
+def _mark(question: str, letter: str, right: bool) -> str:
+    verdict = "right" if right else "wrong"
+    return hashlib.sha256(f"{_NAMESPACE}/mark/{question}/{letter}/{verdict}".encode()
+                          ).hexdigest()
 
 
 # --------------------------------------------------------------------------------------
@@ -94,7 +105,7 @@ class Feedback:
     question : str
         The question's id, e.g. ``"why_scale"``.
     letter : str
-        The chosen option, ``"A"`` to ``"D"``.
+        The chosen option, ``"A"``, ``"B"``, ...
     correct : bool
     text : str
         Why the option is right, or what is wrong with it.
@@ -125,7 +136,7 @@ class Question:
     id: str
     prompt: str
     choices: tuple[tuple[str, str], ...]
-    _right_digest: str
+    _marks: dict[str, str]
     _sealed: dict[str, str]
 
     @property
@@ -154,7 +165,7 @@ class Question:
         return Feedback(
             self.id,
             chosen,
-            _digest(self.id, chosen) == self._right_digest,
+            self._marks.get(chosen) == _mark(self.id, chosen, True),
             _unseal(self._sealed[chosen], self.id, chosen),
         )
 
@@ -168,7 +179,7 @@ def load_questions() -> list[Question]:
             id=q["id"],
             prompt=q["prompt"],
             choices=tuple((c[0], c[1]) for c in q["choices"]),
-            _right_digest=q["right"],
+            _marks=dict(q["marks"]),
             _sealed=dict(q["feedback"]),
         )
         for q in QUESTIONS
@@ -182,6 +193,20 @@ def load_questions() -> list[Question]:
 
 # Widget HTML is laid out on one line of fixed height by default; these let it wrap.
 _TEXT_STYLE = "white-space:normal; line-height:1.45; overflow-wrap:anywhere;"
+
+
+def _feedback_html(fb: Feedback) -> str:
+    """The verdict in words and a mark, in the theme's text colour; a coloured bar beside it.
+
+    Text colours fixed for a white page vanish in the dark theme, so the words keep the
+    page's colour and only the bar (not text) is green or vermilion.
+    """
+    mark, bar = ("✓ Right.", GREEN) if fb.correct else ("✗ Not quite.", VERMILION)
+    return (
+        f'<div style="{_TEXT_STYLE} margin-top:0.4em; padding-left:0.6em; '
+        f'border-left:4px solid {bar}"><div><b>{mark}</b></div>'
+        f"<div>{html.escape(fb.text)}</div></div>"
+    )
 
 
 def _options_html(q: Question) -> str:
@@ -200,9 +225,11 @@ class SelfStudyQuiz:
 
     Each question shows its options' full text as HTML (which wraps to the width of the
     notebook, however long an option is) and a row of toggle buttons that carry only the
-    letters A to D. Choosing a letter shows its feedback under the question at once and
-    updates the score line at the bottom. :meth:`answer` does the same from code, and so
-    does setting the ``value`` of a question's control in :attr:`controls`.
+    letters (A to D, or E). No button is pressed at the start. Choosing a letter shows its
+    feedback under the question at once and updates the score line at the bottom.
+    :meth:`answer` does the same from code, and so does setting the ``value`` of a
+    question's control in :attr:`controls`; :meth:`explain` shows an option's feedback
+    without choosing it.
 
     Parameters
     ----------
@@ -219,11 +246,13 @@ class SelfStudyQuiz:
     >>> quiz = SelfStudyQuiz()
     >>> [q.id for q in quiz.questions]
     ['why_scale', 'causal_mask', 'sat_weights', 'sat_output', 'row_sums']
+    >>> quiz.score_text, quiz.controls["why_scale"].value
+    ('not answered yet', None)
+    >>> quiz.explain("why_scale", "D").correct, quiz.score_text
+    (False, 'not answered yet')
     >>> fb = quiz.answer("why_scale", "D")
-    >>> fb.correct
-    False
-    >>> quiz.controls["why_scale"].value
-    'D'
+    >>> fb.correct, quiz.controls["why_scale"].value
+    (False, 'D')
     >>> quiz.score_text
     '0 of 5 right (1 answered)'
     """
@@ -260,9 +289,31 @@ class SelfStudyQuiz:
         self._score = w.HTML(value=self._score_html())
         self.widget = w.VBox([*boxes, self._score], layout=w.Layout(width="100%"))
 
-    # the notebook shows the widget when the quiz is the last expression of a cell
+    # the notebook shows the widget when the quiz is the last expression of a cell; its
+    # text/plain is the quiz as text, for viewers without widgets and for screen readers
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["text/plain"] = self.as_text()
+        return bundle
+
+    def as_text(self) -> str:
+        """The questions and their options as plain text, and the score line.
+
+        Examples
+        --------
+        >>> print(SelfStudyQuiz().as_text().splitlines()[0])
+        1. Why does the equation divide the scores by sqrt(d_k)?
+        """
+        lines = []
+        for number, q in enumerate(self.questions, start=1):
+            lines.append(textwrap.fill(f"{number}. {q.prompt}", width=88,
+                                       subsequent_indent="   "))
+            for letter, text in q.choices:
+                lines.append(textwrap.fill(f"{letter}. {text}", width=88,
+                                           initial_indent="  ", subsequent_indent="     "))
+        lines.append(f"Score: {self.score_text}. Answer in code with quiz.answer(question, "
+                     "letter).")
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"SelfStudyQuiz({len(self.questions)} questions; {self.score_text})"
@@ -276,12 +327,7 @@ class SelfStudyQuiz:
 
     def _show(self, fb: Feedback) -> None:
         self._results[fb.question] = fb
-        mark, color = ("Right", "#1b7837") if fb.correct else ("Not quite", "#b2182b")
-        self._feedback[fb.question].value = (
-            f'<div style="{_TEXT_STYLE} margin-top:0.4em">'
-            f'<div style="color:{color}"><b>{mark}.</b></div>'
-            f"<div>{html.escape(fb.text)}</div></div>"
-        )
+        self._feedback[fb.question].value = _feedback_html(fb)
         self._score.value = self._score_html()
 
     def _score_html(self) -> str:
@@ -289,7 +335,9 @@ class SelfStudyQuiz:
 
     @property
     def score_text(self) -> str:
-        """``'<right> of <questions> right (<answered> answered)'``."""
+        """``'not answered yet'``, then ``'<right> of <questions> right (<answered> answered)'``."""
+        if not self._results:
+            return "not answered yet"
         right = sum(fb.correct for fb in self._results.values())
         return f"{right} of {len(self.questions)} right ({len(self._results)} answered)"
 
@@ -306,8 +354,8 @@ class SelfStudyQuiz:
                 f"no question {question!r} in the quiz (have {', '.join(self._by_id)})"
             ) from None
 
-    def answer(self, question: str, letter: str) -> Feedback:
-        """Choose ``letter`` for ``question``, as a click would, and return the feedback.
+    def explain(self, question: str, letter: str) -> Feedback:
+        """The feedback ``letter`` would get, without choosing it (the score is unchanged).
 
         Raises
         ------
@@ -315,6 +363,13 @@ class SelfStudyQuiz:
             If there is no such question.
         ValueError
             If ``letter`` is not one of its options.
+        """
+        return self._question(question).check(letter)
+
+    def answer(self, question: str, letter: str) -> Feedback:
+        """Choose ``letter`` for ``question``, as a click would, and return the feedback.
+
+        Raises the same errors as :meth:`explain`.
         """
         q = self._question(question)
         fb = q.check(letter)
@@ -353,8 +408,10 @@ def _write_bank(plain: Sequence[dict[str, Any]], path: Path) -> None:
     ]
     for q in plain:
         letters = [c[0] for c in q["choices"]]
-        if q["right"] not in letters:
-            raise ValueError(f"question {q['id']!r}: right letter {q['right']!r} not in {letters}")
+        right = [q["right"]] if isinstance(q["right"], str) else list(q["right"])
+        if not right or any(r not in letters for r in right):
+            raise ValueError(f"question {q['id']!r}: right letters {right!r} must be some of "
+                             f"{letters}")
         if sorted(q["feedback"]) != sorted(letters):
             raise ValueError(f"question {q['id']!r}: feedback needed for each of {letters}")
         lines += [
@@ -365,11 +422,11 @@ def _write_bank(plain: Sequence[dict[str, Any]], path: Path) -> None:
         ]
         for letter, text in q["choices"]:
             lines.append(f'            ({json.dumps(letter)}, {_py_str(text, "            ")}),')
-        lines += [
-            "        ],",
-            f'        "right": {_py_str(_digest(q["id"], q["right"]), "        ")},',
-            '        "feedback": {',
-        ]
+        lines += ["        ],", '        "marks": {']
+        for letter in letters:
+            mark = _mark(q["id"], letter, letter in right)
+            lines.append(f'            {json.dumps(letter)}: {_py_str(mark, "            ")},')
+        lines += ["        },", '        "feedback": {']
         for letter in letters:
             token = _seal(q["feedback"][letter], q["id"], letter)
             lines.append(f'            {json.dumps(letter)}: {_py_str(token, "            ")},')
@@ -386,7 +443,7 @@ def _unseal_bank() -> list[dict[str, Any]]:
             "id": q.id,
             "prompt": q.prompt,
             "choices": [list(c) for c in q.choices],
-            "right": right[0] if right else None,
+            "right": right,
             "feedback": {letter: q.check(letter).text for letter in q.letters},
         })
     return out

@@ -196,21 +196,41 @@ PHRASES = {
     "divided_by_dk": "square root",
     "multiplied_by_sqrt_dk": "divides",
     "naive_exp_overflow": "overflows",
-    "global_max_shift": "own max",
+    "global_max_shift": "shift of its own",
     "softmax_wrong_axis": "row",
     "softmax_whole_table": "whole table",
     "no_exp": "exponentiat",
     "no_normalisation": "row sum",
-    "values_unweighted": "weights @ V",
+    "values_unweighted": "weight on it",
     "no_softmax": "softmax",
-    "mask_after_softmax": "before softmax",
-    "mask_ignored": "-inf",
+    "mask_after_softmax": "before the softmax",
+    "mask_ignored": "exactly 0",
     "mask_inverted": "wrong way round",
-    "mask_with_zero": "-inf",
+    "mask_with_zero": "e^x = 0",
     "wrong_type": "two shapes",
-    "not_transposing_k": "Q @ K.T",
-    "blend_shapes": "weights @ V",
+    "not_transposing_k": "row of K",
+    "blend_shapes": "row of",
 }
+
+
+# Each check with each wrong function of CASES.
+EVERY_MISTAKE = pytest.mark.parametrize(
+    ("check_name", "mistake", "wrong"),
+    [(name, mistake, wrong) for name, (_, wrongs) in CASES.items() for mistake, wrong in wrongs],
+    ids=[f"{name}-{i}-{mistake}" for name, (_, wrongs) in CASES.items()
+         for i, (mistake, _) in enumerate(wrongs)],
+)
+
+# What the exercises ask students to write: a hint may lead there but never write it out.
+ANSWER_CODE = ("K.T", "@ V", "np.where(", "-np.inf", "axis=-1", "axis=1", "keepdims",
+               "shape[-1]", "shape[1]", "np.sqrt(d_k)", ".max(", "np.exp(x -")
+
+
+@EVERY_MISTAKE
+def test_hints_lead_to_the_answer_without_writing_it(check_name, mistake, wrong):
+    """05 once said "weights @ V" outright; 02, 04 and 07 wrote their answers out too."""
+    message = getattr(checks, check_name)(wrong).message
+    assert not [code for code in ANSWER_CODE if code in message], message
 
 
 @pytest.mark.parametrize("check_name", sorted(CASES))
@@ -221,12 +241,7 @@ def test_check_accepts_a_correct_function(check_name):
     assert result.mistake is None
 
 
-@pytest.mark.parametrize(
-    ("check_name", "mistake", "wrong"),
-    [(name, mistake, wrong) for name, (_, wrongs) in CASES.items() for mistake, wrong in wrongs],
-    ids=[f"{name}-{i}-{mistake}" for name, (_, wrongs) in CASES.items()
-         for i, (mistake, _) in enumerate(wrongs)],
-)
+@EVERY_MISTAKE
 def test_check_names_the_mistake(check_name, mistake, wrong):
     result = getattr(checks, check_name)(wrong)
     assert not result, f"{check_name} let a '{mistake}' answer pass"
@@ -261,7 +276,7 @@ def test_raised_message_names_error_and_shapes():
     assert result.mistake == "not_transposing_k"
     assert "ValueError" in result.message
     assert "Q of shape (2, 3), K of shape (4, 3)" in result.message
-    assert "Q @ K.T" in result.message
+    assert "row of K" in result.message and "K.T" not in result.message
 
 
 def test_hint_about_transposing_only_for_shape_errors():
@@ -319,3 +334,15 @@ def test_messages_use_the_students_function_name():
     assert "`my_softmax` is not written yet" in checks.check_softmax(my_softmax).message
     assert "`softmax` is not written yet" in checks.check_softmax(
         lambda x: _not_written()).message
+
+
+def test_validate_gets_an_exception_for_an_unfinished_exercise(monkeypatch):
+    """Under nbgrader validate (NBGRADER_VALIDATING=1) a failed check raises its verdict."""
+    monkeypatch.setenv("NBGRADER_VALIDATING", "1")
+    with pytest.raises(checks.ExerciseNotDone, match=r"^Not yet: `_not_written` is not written"):
+        checks.check_softmax(_not_written)
+    with pytest.raises(checks.ExerciseNotDone, match="overflows"):
+        checks.check_softmax(_naive)
+    assert checks.check_softmax(_softmax_rows)  # a finished exercise still passes
+    monkeypatch.delenv("NBGRADER_VALIDATING")
+    assert not checks.check_softmax(_naive)  # a normal run returns the verdict

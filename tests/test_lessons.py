@@ -317,3 +317,83 @@ def test_each_shown_solution_passes_its_check(path):
         exec(code, ns)
         verdict = getattr(checks, check_name)(ns[student_name])
         assert verdict, f"{path.name}: the solution of {student_name} fails: {verdict}"
+
+
+# ------------------------------------------------------------------------------ as stored
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=LESSON_IDS)
+def test_stored_lessons_hold_no_widget_state_or_random_ids(path):
+    """Re-running a lesson must change nothing in git: no model ids, no widget state."""
+    text = path.read_text(encoding="utf-8")
+    nb = read(path)
+    assert "widgets" not in nb.metadata
+    assert "application/vnd.jupyter.widget-view+json" not in text and "model_id" not in text
+    for cell in code_cells(nb):
+        kinds = [o.output_type for o in cell.outputs]
+        assert not any(a == b == "stream" for a, b in itertools.pairwise(kinds)), (
+            f"{path.name}: split stream outputs (run scripts/run_lessons.py)")
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_check_cells_are_nbgrader_test_cells(path):
+    """nbgrader's Validate button checks the exercises (see course_lib.checks)."""
+    for stub, check in exercise_pairs(path):
+        meta = check.metadata.get("nbgrader", {})
+        student = CHECK_CALL.match(check.source.strip()).group(2)
+        assert meta == {"grade": True, "grade_id": f"check-{path.name[:2]}-{student}",
+                        "locked": False, "points": 1, "schema_version": 3,
+                        "solution": False, "task": False}, path.name
+        assert "nbgrader" not in stub.metadata
+
+
+def _section_before(cells, index):
+    """The markdown of the section that holds cell ``index``, up to that cell."""
+    start = max((i for i in range(index) if cells[i].cell_type == "markdown"
+                 and cells[i].source.lstrip().startswith("#")), default=0)
+    return "\n".join(c.source for c in cells[start:index] if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_no_answer_is_given_right_above_its_exercise(path):
+    """06 once printed [1.25, 1.5] in the markdown just above the exercise asking for it."""
+    cells = read(path).cells
+    for stub, solution in solutions(path):
+        above = _section_before(cells, cells.index(stub))
+        answer = solution.strip().splitlines()[-1].strip().removeprefix("return ").strip()
+        assert answer not in above, (path.name, answer)
+        for number in re.findall(r"\d+\.\d+", answer):
+            assert not re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", above), (
+                path.name, number, above)
+
+
+def _solved(path: Path) -> nbformat.NotebookNode:
+    nb = read(path)
+    answers = {stub.id: code for stub, code in solutions(path)}
+    for cell in nb.cells:
+        cell.source = answers.get(cell.get("id"), cell.source)
+    return nb
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
+def test_nbgrader_validate_is_honest_on_a_lesson(path, tmp_path):
+    """Validate on a lesson: each unfinished exercise is named; "Success" only when all done.
+
+    Before, Validate said "Success!" on a lesson whose exercises were not even started.
+    """
+    from nbgrader.validator import Validator
+
+    exercises = [CHECK_CALL.match(c.source.strip()).group(2) for _, c in exercise_pairs(path)]
+    fresh = tmp_path / path.name
+    fresh.write_bytes(path.read_bytes())
+    failed = Validator().validate(str(fresh)).get("failed", [])
+    assert [CHECK_CALL.match(f["source"]).group(2) for f in failed] == exercises
+    for f, name in zip(failed, exercises, strict=True):
+        error = re.sub(r"\x1b\[[0-9;]*m", "", f["raw_error"])
+        assert f"ExerciseNotDone: Not yet: `{name}` is not written yet" in error
+        assert "checks.py" not in error, "the verdict, not the check's insides"
+    done = tmp_path / "solved" / path.name
+    done.parent.mkdir()
+    nbformat.write(_solved(path), done)
+    assert Validator().validate(str(done)) == {}

@@ -1,4 +1,8 @@
-"""The packaging promises of the README: pip and conda users get the same packages."""
+"""The packaging promises of the README: what a student installs, what the extras add.
+
+pip users (``./course lab``) and conda users (environment.yml) get the same student
+packages; the instructor's and the test tools come only with the extras.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # conda-forge names that differ from the PyPI names (the same software)
 CONDA_NAME = {"psycopg2-binary": "psycopg2"}
+# Tools a student never uses: they must come with an extra, never with `./course lab`.
+NOT_FOR_STUDENTS = {"nbgrader", "pytest", "nbval", "hypothesis", "ruff", "pytest-timeout",
+                    "playwright", "pyyaml", "jupyterhub", "psycopg2-binary"}
 
 
 def _split(req: str) -> tuple[str, str]:
@@ -26,14 +33,12 @@ def _split(req: str) -> tuple[str, str]:
     return CONDA_NAME.get(name, name), spec
 
 
-def pyproject_requirements() -> dict[str, str]:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    reqs = list(data["project"]["dependencies"])
-    for extra in data["project"].get("optional-dependencies", {}).values():
-        reqs.extend(extra)
-    own = data["project"]["name"]
-    # an extra that pulls in another extra of this project ("<name>[grading]") is no package
-    return dict(_split(r) for r in reqs if _split(r)[0] != own)
+def project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def student_requirements() -> dict[str, str]:
+    return dict(_split(r) for r in project()["dependencies"])
 
 
 def conda_requirements() -> tuple[dict[str, str], list[str]]:
@@ -51,7 +56,17 @@ def conda_requirements() -> tuple[dict[str, str], list[str]]:
 
 def test_environment_yml_names_the_same_packages_as_pyproject():
     conda, _ = conda_requirements()
-    assert conda == pyproject_requirements()
+    assert conda == student_requirements()
+
+
+def test_students_get_no_grading_or_test_tools():
+    """`./course lab` installs [project] dependencies only: nbgrader & co. are extras."""
+    students = set(student_requirements())
+    assert students & NOT_FOR_STUDENTS == set()
+    extras = project()["optional-dependencies"]
+    assert "nbgrader" in {_split(r)[0] for r in extras["grading"]}
+    # the test extra brings the grading extra (course_grading's tests need nbgrader)
+    assert "attention-term-by-term[grading]" in extras["test"]
 
 
 def test_environment_yml_installs_the_course_itself():
@@ -60,9 +75,8 @@ def test_environment_yml_installs_the_course_itself():
 
 
 def test_environment_yml_python_matches_requires_python():
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    assert f"python{data['project']['requires-python']}" in env["dependencies"]
+    assert f"python{project()['requires-python']}" in env["dependencies"]
 
 
 def test_split_normalises_requirements():

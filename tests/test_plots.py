@@ -1,4 +1,4 @@
-"""Tests for course_lib.plots: the figures and the descriptions generated with them."""
+"""Tests for course_lib.plots: the figures, their descriptions (alt text) and captions."""
 
 from __future__ import annotations
 
@@ -63,9 +63,17 @@ def test_heatmap_writes_each_value_in_its_cell_with_labels(cat_sat_weights):
 def test_values_stay_legible_on_dark_and_light_cells():
     fig = attention_heatmap([[0.0, 1.0], [1.0, 0.0]], ["a", "b"])
     colours = {t.get_text(): t.get_color() for t in fig.figure.axes[0].texts}
-    # cividis is dark blue at 0 and light yellow at 1
+    # magma is near black at 0 and pale yellow at 1
     assert colours["0.00"] == "white"
     assert colours["1.00"] == "black"
+
+
+def test_weights_heatmap_spans_its_colour_map(cat_sat_weights):
+    """0.20 … 0.50 on a 0 … 0.5 scale (the old 0 … 1 scale left them all muddy)."""
+    w, tokens = cat_sat_weights
+    image = attention_heatmap(w, tokens).figure.axes[0].images[0]
+    assert image.get_clim() == (0.0, 0.5)
+    assert image.get_cmap().name.startswith("magma")
 
 
 def test_ties_and_non_normalised_rows_are_described():
@@ -108,12 +116,56 @@ def test_repr_and_mimebundle_carry_the_description(cat_sat_weights):
     assert set(bundle) == {"text/plain", "text/html"}
     assert bundle["text/plain"] == SEED_DESCRIPTION
     page = bundle["text/html"]
-    alt = re.search(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)"/>', page)
+    alt = re.search(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)"',
+                    page)
     assert alt is not None
     assert html.unescape(alt.group(2)) == SEED_DESCRIPTION
-    assert base64.b64decode(alt.group(1)).startswith(b"\x89PNG")
+    assert b"<svg" in base64.b64decode(alt.group(1))
     caption = re.search(r"<figcaption[^>]*>(.*)</figcaption>", page)
-    assert caption is not None and html.unescape(caption.group(1)) == SEED_DESCRIPTION
+    assert caption is not None
+    assert html.unescape(caption.group(1)) == (
+        "Every row sums to 1; the strongest cell is sat attending to itself at 0.50.")
+
+
+def all_figures() -> dict[str, DescribedFigure]:
+    from course_lib.scaling import scaling_sweep
+
+    ex = the_cat_sat()
+    w = attention_weights(ex.Q, ex.K)
+    return {
+        "heatmap": attention_heatmap(w, ex.tokens),
+        "scores heatmap": attention_heatmap(ex.Q @ ex.K.T, ex.tokens, kind="scores"),
+        "score bars": plots.score_bars([1.0, 1.0, 2.0], ex.tokens, query="sat"),
+        "weight bars": plots.weight_bars(w[2], ex.tokens, query="sat"),
+        "budget bars": plots.budget_bars([0.71, 0.71, 1.41], ex.tokens, query="sat"),
+        "histograms": plots.dot_product_histograms(512),
+        "curves": plots.scaling_curves(scaling_sweep([2, 64, 4096])),
+        "blend": plots.blend_triangle(w[2], ex.V, ex.tokens, query="sat"),
+        "causal pair": plots.causal_mask_pair(ex.Q, ex.K, ex.tokens),
+    }
+
+
+def test_caption_is_a_one_line_takeaway_and_the_numbers_stay_in_the_alt_text():
+    """A screen reader reads alt text and caption in turn: they must not be the same."""
+    for name, fig in all_figures().items():
+        page = fig.html()
+        alt = html.unescape(re.search(r' alt="([^"]*)"', page).group(1))
+        caption = html.unescape(re.search(r"<figcaption[^>]*>(.*)</figcaption>", page).group(1))
+        assert alt == fig.description, name
+        assert caption == fig.caption and caption != alt, name
+        assert len(caption) <= 150 and len(caption) * 2 < len(alt), (name, caption)
+        assert caption.count(". ") == 0 and caption.endswith("."), (name, caption)
+
+
+def test_figures_are_sharp_vectors_of_a_modest_size():
+    """SVG (sharp at any zoom, on HiDPI screens) no bigger than a 100-dpi PNG was."""
+    for name, fig in all_figures().items():
+        page = fig.html()
+        assert "data:image/svg+xml;base64," in page and "image/png" not in page, name
+        svg = fig.svg()
+        assert b"<text" in svg, f"{name}: text should stay text in the SVG"
+        assert len(page) < 75_000, f"{name}: {len(page)} bytes of HTML"
+        assert svg == fig.svg(), f"{name}: the SVG must be reproducible"
 
 
 def test_sanitize_pattern_leaves_only_the_description(cat_sat_weights):
@@ -122,7 +174,8 @@ def test_sanitize_pattern_leaves_only_the_description(cat_sat_weights):
     regex = lines[1].removeprefix("regex: ")
     replace = lines[2].removeprefix("replace: ")
     page = re.sub(regex, replace, attention_heatmap(w, tokens).html())
-    assert "base64,PNG\"" in page and len(page) < 3 * len(html.escape(SEED_DESCRIPTION)) + 300
+    assert "data:image/svg+xml;base64,FIGURE\"" in page
+    assert len(page) < 2 * len(html.escape(SEED_DESCRIPTION)) + 500
     other = re.sub(regex, replace, attention_heatmap(w.T, tokens).html())
     assert other != page  # a changed figure still shows as a changed output
 
@@ -214,8 +267,13 @@ def test_dot_product_histograms_same_samples_scaled_and_not():
     fig = plots.dot_product_histograms(256)
     counts = [sum(p.get_height() for p in ax.patches) for ax in fig.figure.axes]
     assert counts == [256 * 16, 256 * 16]
+    # one x-axis for both: the scaled scores are a spike 16 times narrower than the others
     left, right = (ax.get_xlim() for ax in fig.figure.axes)
-    assert (left[1] - left[0]) / (right[1] - right[0]) == pytest.approx(16, rel=0.05)
+    assert left == right
+    widths = [ax.patches[-1].get_x() + ax.patches[-1].get_width() - ax.patches[0].get_x()
+              for ax in fig.figure.axes]
+    assert widths[0] / widths[1] == pytest.approx(16, rel=0.1)
+    assert fig.caption.startswith("Unscaled, q·k spreads 16")
     assert "Unscaled: 4096 scores with standard deviation 16" in fig.description
     assert "Scaled by 1/sqrt(256) = 1/16: 4096 scores with standard deviation 1" in (
         fig.description)
@@ -252,15 +310,6 @@ def test_blend_triangle_places_the_output_inside():
     assert "some are negative, so this is not a weighted average" in odd.description
     with pytest.raises(AttentionInputError, match=r"shape \(3, 2\) \(got shape \(3, 3\)\)"):
         plots.blend_triangle([0.2, 0.3, 0.5], np.ones((3, 3)))
-
-
-def test_inside_hull():
-    tri = [[1, 0], [0, 2], [2, 2]]
-    assert plots.inside_hull([1.25, 1.5], tri)
-    assert plots.inside_hull([1, 0], tri)  # a corner counts
-    assert not plots.inside_hull([0, 0], tri)
-    assert plots.inside_hull([0.5, 0.5], [[0, 0], [1, 1]])
-    assert not plots.inside_hull([0.5, 0.6], [[0, 0], [1, 1]])
 
 
 def test_causal_mask_pair_before_and_after():

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -17,12 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from labdriver import CourseLab  # noqa: E402  (tests/browser/, on the path above)
 
 
 def test_readme_shows_the_two_commands_and_ci_runs_the_test_one():
@@ -39,49 +33,29 @@ def test_readme_shows_the_two_commands_and_ci_runs_the_test_one():
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_make_lab_serves_jupyterlab_on_localhost(tmp_path):
-    port, token = free_port(), secrets.token_hex(16)
-    env = dict(os.environ)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-        JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
-        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
-    )
-    args = ["--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}"]
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "course"), "lab", *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deadline, status = time.monotonic() + 90, None
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                req = urllib.request.Request(
-                    f"http://127.0.0.1:{port}/api/status",
-                    headers={"Authorization": f"token {token}"},
-                )
-                with urllib.request.urlopen(req, timeout=2) as r:
-                    status = json.load(r)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.5)
-        assert status is not None, proc.stdout.read().decode() if proc.poll() is not None else ""
+    with CourseLab(tmp_path) as lab:
+        port, token = lab.port, lab.token
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=5) as r:
             page = r.read().decode()
         assert "JupyterLab" in page
+        # the start page is the contents notebook, not the Launcher
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={token}", timeout=5) as r:
+            assert r.url.split("?")[0].endswith("/lab/tree/notebooks/00_contents.ipynb"), r.url
+        # no news or update prompt: the notification extension's settings, as the lab sees them
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/lab/api/settings/"
+            "@jupyterlab/apputils-extension:notification",
+            headers={"Authorization": f"token {token}"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            plugin = json.load(r)
+        # a student's own value, else the default (where the lab folds in overrides.json)
+        effective = {k: plugin["settings"].get(k, plugin["schema"]["properties"][k]["default"])
+                     for k in ("fetchNews", "checkForUpdates")}
+        assert effective == {"fetchNews": "false", "checkForUpdates": False}
         # without the token the API refuses
         with pytest.raises(urllib.error.HTTPError) as denied:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents", timeout=5)
         assert denied.value.code == 403
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0, "JupyterLab still listening after stop"
 
@@ -94,3 +68,55 @@ def test_readme_library_example_runs():
         optionflags=doctest.NORMALIZE_WHITESPACE,
     )
     assert tried >= 4 and failures == 0
+
+
+def _self_study_commands() -> list[str]:
+    """The commands of the README's step 2 of self-study, in order."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("**2. The graded notebook, checked by nbgrader.**", 1)[1]
+    block = block.split("\n\n    ", 1)[1].split("\n\n", 1)[0]
+    lines = [line.strip().split("#", 1)[0].strip() for line in block.splitlines()]
+    return [line for line in lines if line]
+
+
+def test_self_study_work_stays_in_notebooks_my_work():
+    """08 used to send the learner's copy of the checkpoint to the top of the repository."""
+    commands = _self_study_commands()
+    assert commands[0] == "./course setup grading", commands  # nbgrader is not a student's
+    written = [c.split()[-1] for c in commands if c.startswith("cp ")]
+    assert written == ["notebooks/my-work/checkpoint.ipynb"], commands
+    ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", written[0]], cwd=ROOT)
+    assert ignored.returncode == 0, f"{written[0]} must be ignored by git"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_self_study_commands_run_as_written(tmp_path):
+    """The README's self-study commands, run one by one on a copy of the course."""
+    import shutil
+
+    for folder in ("quiz", "notebooks"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns(
+            "gradebook.db", "release", "submitted", "autograded", "feedback", "my-work"))
+    (tmp_path / "course").symlink_to(ROOT / "course")  # the course's own venv and pyproject
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    env = dict(os.environ, COURSE_VENV=sys.prefix)
+    outputs = []
+    for command in _self_study_commands():
+        if command.startswith(". "):  # activating the venv: its bin first on PATH
+            env["PATH"] = f"{sys.prefix}/bin{os.pathsep}{env['PATH']}"
+            continue
+        done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=240)
+        outputs.append(done.stdout + done.stderr)
+        assert done.returncode == 0, f"{command}:\n{outputs[-1][-2000:]}"
+    assert (tmp_path / "notebooks" / "my-work" / "checkpoint.ipynb").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before, "nothing new at the top"
+    assert "You did not provide a response" in outputs[-1]  # validate ran on the blank copy
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), "notebooks"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "my-work" not in collected.stdout and "08_checkpoint" in collected.stdout, (
+        collected.stdout[-2000:])

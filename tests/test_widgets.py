@@ -1,4 +1,8 @@
-"""Tests for course_lib.widgets: set controls in Python, check what the widget shows."""
+"""Tests for course_lib.widgets: set controls in Python, check what the widget shows.
+
+The explorer machinery itself (exact slider grids, layout) is tested in test_explorer.py,
+the pictures in test_render.py; here each lesson's explorer does its job.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from course_lib import (
 )
 from course_lib.scaling import scaling_stats
 from course_lib.widgets import (
+    TEMPERATURES,
     Explorer,
     blend_explorer,
     causal_mask_explorer,
@@ -67,7 +72,9 @@ def test_scores_explorer_via_the_control_itself_and_key_columns():
     np.testing.assert_array_equal(ex.numbers["scores"], scores(q, k))
     column = "its column (every query against cat's key): 3.00 from the, 1.00 from cat, 2.00"
     assert column in ex.description
-    assert 'outline:2px solid' in ex.view.html
+    assert ex.view.caption == "Against cat's key, the largest is the at 3.00."
+    # the moved key's column is ringed: one cell per row
+    assert ex.view.html.count("box-shadow:inset") == 3
     # back to sat's query: the sliders show the edited vector again
     ex.set(token="sat", vector="query")
     assert (ex.controls["x0"].value, ex.controls["x1"].value) == (1.0, -1.0)
@@ -76,15 +83,15 @@ def test_scores_explorer_via_the_control_itself_and_key_columns():
 def test_scores_explorer_draws_the_moved_vector_against_the_others():
     ex = scores_explorer()
     ex.set(x0=-1.5)
-    arrows = re.findall(r'<line x1="130.0" y1="130.0" x2="([-\d.]+)" y2="([-\d.]+)" '
+    arrows = re.findall(r'<line x1="140" y1="140" x2="([-\d.]+)" y2="([-\d.]+)" '
                         r'stroke="(#[0-9A-F]+)"', ex.view.html)
-    # three keys (blue) and sat's query (orange), from the origin at (130, 130)
+    # three keys (blue) and sat's query (orange), from the origin at (140, 140)
     assert [c for *_, c in arrows] == ["#0072B2"] * 3 + ["#E69F00"]
     qx, qy = (float(v) for v in arrows[-1][:2])
     kx, ky = (float(v) for v in arrows[0][:2])  # k_the = [1, 0]
-    assert ky == pytest.approx(130.0)
-    assert (qx - 130) / (kx - 130) == pytest.approx(-1.5)
-    assert (130 - qy) / (kx - 130) == pytest.approx(1.0)
+    assert ky == pytest.approx(140.0)
+    assert (qx - 140) / (kx - 140) == pytest.approx(-1.5, rel=0.01)  # 0.1 px
+    assert (140 - qy) / (kx - 140) == pytest.approx(1.0, rel=0.01)
     assert ">q_sat</text>" in ex.view.html and ">k_the</text>" in ex.view.html
     ex.set(vector="key")
     assert ">k_sat</text>" in ex.view.html and ">q_the</text>" in ex.view.html
@@ -144,11 +151,30 @@ def test_temperature_sqrt_dk_is_the_scaling():
     np.testing.assert_allclose(ex.numbers["weights"], attention_weights(ex_.Q, ex_.K)[2])
     assert ex.numbers["equivalent_d_k"] == pytest.approx(2.0)
     assert "d_k = 2)" in ex.description
-    ex.set(temperature=30.0)
+    ex.set(temperature=32.0)
     assert ex.numbers["max_weight"] < 0.36  # nearly even
+    assert "for d_k = 1024)" in ex.description and "e+" not in ex.description
     ex.set(temperature=0.1)
     assert ex.numbers["max_weight"] > 0.99  # nearly one-hot
     assert "0.00 to the, 0.00 to cat, 1.00 to sat" in ex.description
+    assert "(below 1: sharper than the raw scores)" in ex.description
+
+
+def test_temperature_slider_shows_exactly_what_code_sets():
+    """T = 4 set in code is 4.00 on the slider (a log slider showed 3.98), d_k in words."""
+    ex = temperature_explorer()
+    text = ex.set(temperature=4.0)
+    assert ex.controls["temperature"].value == 4.0
+    assert ex.controls["temperature"].label == "4.00"
+    assert text.startswith("At temperature T = 4.00 (the scaling 1/sqrt(d_k) for d_k = 16)")
+    labels = [label for label, _ in ex.controls["temperature"].options]
+    assert [float(x) for x in labels] == pytest.approx(TEMPERATURES, abs=0.005)
+    for d_k in (1, 2, 4, 16, 64, 256, 1024):  # every T = sqrt(d_k) is a stop of the slider
+        assert any(t == pytest.approx(d_k ** 0.5, rel=1e-12) for t in TEMPERATURES)
+    with pytest.raises(AttentionInputError, match=r"'temperature' must be one of .* \(got 3\.7\)"):
+        ex.set(temperature=3.7)
+    with pytest.raises(AttentionInputError, match=r"temperature must be one of .*\(got 30\.0\)"):
+        temperature_explorer(temperature=30.0)
 
 
 def test_softmax_budget_always_sums_to_one():
@@ -166,13 +192,19 @@ def test_softmax_budget_always_sums_to_one():
 def test_blend_explorer_output_moves_inside_the_triangle():
     ex = blend_explorer()
     ex_ = the_cat_sat()
-    out, _ = attention(ex_.Q, ex_.K, ex_.V)
-    np.testing.assert_allclose(ex.numbers["output"], out[2])
-    ex.set(**{"weight the": 2.0 / 3, "weight cat": 2.0 / 3, "weight sat": 0.0})
+    w = attention_weights(ex_.Q, ex_.K)[2]
+    # the sliders start at sat's weights rounded to 0.01, and the picture uses them
+    np.testing.assert_allclose(ex.numbers["weights"], w.round(2))
+    assert [ex.controls[f"weight {t}"].value for t in ex_.tokens] == [0.25, 0.25, 0.5]
+    np.testing.assert_allclose(ex.numbers["output"], w.round(2) @ ex_.V)
+    ex.set(**{"weight the": 1.0, "weight cat": 1.0, "weight sat": 0.0})  # scaled to sum 1
     np.testing.assert_allclose(ex.numbers["weights"], [0.5, 0.5, 0.0])
+    assert [ex.controls[f"weight {t}"].value for t in ex_.tokens] == [0.5, 0.5, 0.0]
     np.testing.assert_allclose(ex.numbers["output"], [0.5, 1.0])
     assert ex.numbers["inside"]
     assert "= [0.50, 1.00], a point inside the triangle of the values" in ex.description
+    assert ex.view.caption == ("The output for sat, [0.50, 1.00], lies inside the triangle "
+                               "of the values.")
     # move the value of 'the': the output follows, still inside
     ex.set(token="the", vx=-2.0, vy=0.0)
     np.testing.assert_allclose(ex.numbers["values"][0], [-2.0, 0.0])
@@ -283,9 +315,9 @@ def test_step_explorer_follows_the_chosen_token_through_the_control():
     ex.controls["token"].value = "the"  # what choosing in the dropdown does
     np.testing.assert_allclose(ex.numbers["row"].round(2), [0.40, 0.20, 0.40])
     assert "the's attention weights: 0.40 to the, 0.20 to cat, 0.40 to sat" in ex.description
-    # the chosen row is the outlined one in the heatmap
+    # the chosen row is the ringed one in the heatmap
     rows = re.findall(r"<tr>(.*?)</tr>", ex.view.html)
-    assert ["outline:2px solid" in r for r in rows[1:]] == [True, False, False]
+    assert ["box-shadow:inset" in r for r in rows[1:]] == [True, False, False]
     ex.controls["step"].value = "scores"  # what clicking a step button does
     np.testing.assert_array_equal(ex.numbers["row"], [1.0, 0.0, 1.0])
     assert ex.description.startswith("Step 1 of 4") and "the's query is [1.00, 0.00]" in \
@@ -302,3 +334,28 @@ def test_step_explorer_rejects_bad_input():
         step_explorer(token="dog")
     with pytest.raises(AttentionInputError, match=r"V must be \(n_k, d_v\)"):
         step_explorer(np.eye(2), np.eye(2), np.ones((3, 2)))
+
+
+def test_blend_weight_sliders_are_a_budget_of_one():
+    """Moving one weight shares the rest among the others: sliders = the weights drawn."""
+    ex = blend_explorer()
+    ex.controls["weight sat"].value = 0.8  # what a slider drag does
+    values = [ex.controls[f"weight {t}"].value for t in ("the", "cat", "sat")]
+    assert values == [0.1, 0.1, 0.8] and sum(values) == pytest.approx(1.0)
+    np.testing.assert_allclose(ex.numbers["weights"], values)
+    ex.controls["weight the"].value = 0.5  # cat and sat share 0.5 as 1 : 8
+    assert [ex.controls[f"weight {t}"].value for t in ("the", "cat", "sat")] == [
+        0.5, 0.06, 0.44]
+    ex.set(**{"weight cat": 1.0})
+    assert [ex.controls[f"weight {t}"].value for t in ("the", "cat", "sat")] == [0.0, 1.0, 0.0]
+    np.testing.assert_allclose(ex.numbers["output"], [0.0, 2.0])
+
+
+def test_scaling_histogram_keeps_its_axis_when_scaled():
+    """Ticking the scaling must visibly narrow the scores: same x-axis, narrower bars."""
+    ex = scaling_explorer(d_k=256)
+    ticks = re.findall(r'text-anchor="middle">(-?[\d.e+]+)</text>', ex.view.html)
+    ex.set(scaled=True)
+    assert re.findall(r'text-anchor="middle">(-?[\d.e+]+)</text>', ex.view.html)[:3] == \
+        ticks[:3] == ["-64", "0", "64"]
+    assert "scaled: scores spread with std 1" in ex.view.caption

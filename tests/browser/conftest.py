@@ -71,12 +71,15 @@ def course_lab(browser_requirements: None, tmp_path_factory: pytest.TempPathFact
     """One JupyterLab for the session, on a throw-away copy of notebooks/ plus test notebooks.
 
     The browser opens copies only: autosave must never write into the course's own files.
+    The app is exposed to the page (``window.jupyterapp``) so that a test can switch
+    themes with JupyterLab's own command and ask the kernel what a widget holds.
     """
     root = tmp_path_factory.mktemp("lab-root")
     if (REPO / "notebooks").is_dir():
         copy_tree(REPO / "notebooks", root / "notebooks")
     write_selftest_notebooks(root / "selftest")
-    with LabServer(root, tmp_path_factory.mktemp("lab-scratch")) as server:
+    with LabServer(root, tmp_path_factory.mktemp("lab-scratch"),
+                   ["--LabApp.expose_app_in_browser=True"]) as server:
         yield server
 
 

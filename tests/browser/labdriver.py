@@ -38,19 +38,32 @@ __all__ = [
     "CHROMIUM_ARGS",
     "INSTALL_HINT",
     "REPO",
+    "VALIDATE",
+    "CourseLab",
     "LabServer",
     "check_widgets_respond",
+    "clipped_labels",
+    "controls_disagree",
     "copy_tree",
+    "cramped_prose",
+    "free_port",
     "launch_chromium",
     "lesson_notebooks",
+    "low_contrast_text",
     "missing_requirements",
     "move_widget",
     "open_notebook",
     "output_signature",
     "page_problems",
+    "pictures_disagree_with_code",
+    "press_validate",
+    "replace_cell_and_validate",
     "run_all_cells",
+    "run_in_kernel",
     "save_screenshot",
+    "set_theme",
     "shutdown_kernels",
+    "stop_process_group",
     "venv_env",
     "wait_kernel_idle",
 ]
@@ -134,7 +147,7 @@ def venv_env() -> dict[str, str]:
     return env
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -184,7 +197,7 @@ class LabServer:
             PYTHONUNBUFFERED="1",
         )
         for attempt in range(3):
-            self.port = _free_port()
+            self.port = free_port()
             cmd = [
                 sys.executable, "-m", "jupyterlab",
                 "--no-browser",
@@ -577,11 +590,13 @@ def wait_output_change(page: Any, before: list[str], timeout_s: float = 20.0) ->
     return []
 
 
-def check_widgets_respond(page: Any, timeout_s: float = 20.0) -> list[str]:
+def check_widgets_respond(page: Any, timeout_s: float = 20.0,
+                          after_move: Any = None) -> list[str]:
     """Move one control of each kind in every cell; each move must change an output.
 
     Returns one line per move (for the test's log). Raises AssertionError naming the cell and
     the move when a widget is missing or a move changes nothing that the page shows.
+    ``after_move(page, move)``, if given, runs after each move (more checks of the page).
     """
     controls = _controls_by_cell(page)
     if not controls:
@@ -606,6 +621,8 @@ def check_widgets_respond(page: Any, timeout_s: float = 20.0) -> list[str]:
                 f"(text, image or description) within {timeout_s:.0f} s"
             )
         wait_kernel_idle(page)
+        if after_move is not None:
+            after_move(page, move)
         lines.append(f"cell {cell_index}: {move}; output changed in cells {changed}")
     problems = page_problems(page)
     if problems:
@@ -620,3 +637,451 @@ def shutdown_kernels(server: LabServer) -> None:
             server.api("DELETE", f"api/sessions/{session['id']}")
         except urllib.error.HTTPError:
             pass
+
+
+# ---------------------------------------------------------------------------------------
+# Themes, contrast, clipped labels, and the kernel's view of the widgets. These need the
+# server started with --LabApp.expose_app_in_browser=True (window.jupyterapp), as the
+# course_lab fixture does: the test runs JupyterLab's own commands and asks the kernel.
+# ---------------------------------------------------------------------------------------
+
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+
+
+def set_theme(page: Any, theme: str) -> None:
+    """Switch JupyterLab's theme (what Settings > Theme does) and wait until it applies."""
+    page.evaluate("(name) => window.jupyterapp.commands.execute('apputils:change-theme', "
+                  "{theme: name})", THEMES[theme])
+    page.wait_for_function(
+        "(light) => document.body.dataset.jpThemeLight === light",
+        arg="true" if theme == "light" else "false", timeout=30_000)
+    page.wait_for_timeout(500)  # the theme's stylesheet settles
+
+
+KERNEL_JS = """async (code) => {
+  const widget = window.jupyterapp.shell.currentWidget;
+  const kernel = widget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  let out = '';
+  future.onIOPub = (msg) => {
+    const t = msg.header.msg_type;
+    if (t === 'stream') out += msg.content.text;
+    if (t === 'error') out += 'ERROR ' + msg.content.ename + ': ' + msg.content.evalue;
+  };
+  await future.done;
+  return out;
+}"""
+
+
+def run_in_kernel(page: Any, code: str) -> str:
+    """Run ``code`` in the open notebook's kernel (no cell is added); return what it printed."""
+    out = str(page.evaluate(KERNEL_JS, code))
+    if out.startswith("ERROR "):
+        raise AssertionError(f"the kernel raised: {out}")
+    return out
+
+
+# Text whose contrast with what lies behind it is below WCAG AA (4.5:1), in widget outputs.
+CONTRAST_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const parse = (c) => {
+    const m = c && c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, base) => [0, 1, 2].map(i => top[i] * top[3] + base[i] * (1 - top[3]));
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      let c = parse(cs.backgroundColor);
+      if ((!c || c[3] === 0) && cs.backgroundImage !== 'none') {
+        const stop = cs.backgroundImage.match(/rgba?\\([^)]+\\)/);  // a gradient's first stop
+        if (stop) c = parse(stop[0]);
+      }
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let base = [255, 255, 255];
+    for (let i = layers.length - 1; i >= 0; i--) base = over(layers[i], base);
+    return base;
+  };
+  const lum = (c) => {
+    const l = c.map(v => {
+      v /= 255;
+      return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+  };
+  const ratio = (a, b) => {
+    const x = lum(a), y = lum(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  };
+  const found = [];
+  let checked = 0;
+  panel.querySelectorAll('.jp-OutputArea-output .jupyter-widgets *').forEach(el => {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) return;
+    const rect = el.getBoundingClientRect();
+    if (!rect.width || !rect.height || getComputedStyle(el).visibility === 'hidden') return;
+    const svgText = el instanceof SVGElement;
+    const ink = parse(getComputedStyle(el)[svgText ? 'fill' : 'color']);
+    if (!ink) return;
+    const back = background(svgText ? el.ownerSVGElement.parentElement : el);
+    const r = ratio(over(ink, back), back);
+    checked += 1;
+    if (r < 4.5) found.push(`${r.toFixed(2)}:1 "${el.textContent.trim().slice(0, 40)}" ` +
+                            `(${el.tagName.toLowerCase()}, ink ${ink}, ` +
+                            `background ${back.map(Math.round)})`);
+  });
+  return {checked, found};
+}"""
+
+
+def low_contrast_text(page: Any) -> tuple[int, list[str]]:
+    """(how many text elements of the widgets were checked, those below WCAG AA 4.5:1).
+
+    Colours are the computed styles of the rendered page (``color``, or ``fill`` for SVG
+    text), composited over the backgrounds behind them up to the page.
+    """
+    result = page.evaluate(CONTRAST_JS)
+    return int(result["checked"]), list(result["found"])
+
+
+CLIPPED_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const found = [];
+  let checked = 0;
+  const canvas = document.createElement('canvas').getContext('2d');
+  const widgets = panel.querySelectorAll('.jp-OutputArea-output .jupyter-widgets');
+  widgets.forEach(root => {
+    root.querySelectorAll('.widget-label, .widget-readout, .widget-toggle-button, ' +
+                          '.widget-checkbox label, td, th, .widget-html-content p').forEach(el => {
+      if (!el.getBoundingClientRect().width || !el.textContent.trim()) return;
+      checked += 1;
+      if (el.scrollWidth > el.clientWidth + 1)
+        found.push(`"${el.textContent.trim().slice(0, 40)}" needs ${el.scrollWidth}px, ` +
+                   `has ${el.clientWidth}px (${el.className || el.tagName.toLowerCase()})`);
+    });
+    root.querySelectorAll('select').forEach(el => {
+      const cs = getComputedStyle(el);
+      canvas.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      const text = el.options[el.selectedIndex] ? el.options[el.selectedIndex].text : '';
+      const room = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      checked += 1;
+      if (canvas.measureText(text).width > room)
+        found.push(`drop-down "${text}" needs ` +
+                   `${canvas.measureText(text).width.toFixed(0)}px, has ${room}px`);
+    });
+    root.querySelectorAll('.widget-toggle-buttons').forEach(el => {
+      const buttons = [...el.querySelectorAll('.widget-toggle-button')];
+      const tops = new Set(buttons.map(b => Math.round(b.getBoundingClientRect().top)));
+      checked += 1;
+      if (tops.size > 1)
+        found.push(`the buttons ${buttons.map(b => b.textContent.trim()).join(' | ')} ` +
+                   `wrap onto ${tops.size} lines`);
+    });
+    root.querySelectorAll('svg text').forEach(el => {
+      const svg = el.ownerSVGElement.getBoundingClientRect();
+      const box = el.getBoundingClientRect();
+      checked += 1;
+      if (box.left < svg.left - 1 || box.right > svg.right + 1 || box.top < svg.top - 1 ||
+          box.bottom > svg.bottom + 1)
+        found.push(`SVG text "${el.textContent.trim().slice(0, 30)}" leaves its picture ` +
+                   `(${box.left.toFixed(0)}..${box.right.toFixed(0)} in ` +
+                   `${svg.left.toFixed(0)}..${svg.right.toFixed(0)})`);
+    });
+  });
+  return {checked, found};
+}"""
+
+
+def clipped_labels(page: Any) -> tuple[int, list[str]]:
+    """(how many labels were checked, those whose text is wider than their box).
+
+    Widget labels, readouts, buttons, table cells, captions, the chosen option of each
+    drop-down (measured with the select's own font), SVG text (inside its picture), and a
+    row of toggle buttons that wraps onto a second line.
+    """
+    result = page.evaluate(CLIPPED_JS)
+    return int(result["checked"]), list(result["found"])
+
+
+# Paragraphs of running text in widget outputs that are small or widely spaced.
+PROSE_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const found = [];
+  let checked = 0;
+  panel.querySelectorAll('.jp-OutputArea-output .jupyter-widgets p').forEach(el => {
+    if (el.textContent.trim().length < 40) return;
+    const cs = getComputedStyle(el);
+    const size = parseFloat(cs.fontSize);
+    const line = cs.lineHeight === 'normal' ? 1.2 * size : parseFloat(cs.lineHeight);
+    checked += 1;
+    if (size < 13 || line / size > 1.7)
+      found.push(`"${el.textContent.trim().slice(0, 40)}": ${size}px text on ` +
+                 `${line}px lines (${(line / size).toFixed(2)})`);
+  });
+  return {checked, found};
+}"""
+
+
+def cramped_prose(page: Any) -> tuple[int, list[str]]:
+    """(paragraphs checked, those set below 13 px or on lines over 1.7 times the text size).
+
+    JupyterLab gives widget HTML a 28 px line height, made for one-line labels: a
+    description set inside it reads double-spaced.
+    """
+    result = page.evaluate(PROSE_JS)
+    return int(result["checked"]), list(result["found"])
+
+
+# Per cell that shows one of the named widgets (its last source line is the name), the
+# value each of its controls shows, in page order.
+SHOWN_JS = """(names) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const shown = {};
+  panel.querySelectorAll('.jp-CodeCell').forEach(cell => {
+    const src = cell.querySelector('.jp-InputArea-editor .cm-content');
+    const lines = src ? src.innerText.trim().split('\\n') : [];
+    const name = lines.length ? lines[lines.length - 1].trim() : '';
+    if (!names.includes(name)) return;
+    const area = cell.querySelector('.jp-OutputArea');
+    shown[name] = [...area.querySelectorAll(
+      '.widget-slider, .widget-hslider, .widget-dropdown, .widget-toggle-buttons, ' +
+      '.widget-checkbox')].map(c => {
+      if (c.matches('.widget-slider, .widget-hslider'))
+        return c.querySelector('.widget-readout').textContent.trim();
+      if (c.matches('.widget-dropdown')) {
+        const s = c.querySelector('select');
+        return s.selectedIndex < 0 ? null : s.options[s.selectedIndex].text;
+      }
+      if (c.matches('.widget-toggle-buttons')) {
+        const a = c.querySelector('.mod-active');
+        return a ? a.textContent.trim() : null;
+      }
+      return c.querySelector('input').checked ? 'True' : 'False';
+    });
+  });
+  return shown;
+}"""
+
+# What the kernel holds for the same controls, formatted as the page shows them.
+KERNEL_VALUES = """import json as _json
+def _shown(c):
+    if isinstance(c.value, bool):
+        return str(c.value)
+    if getattr(c, "label", None) is not None:
+        return c.label
+    fmt = getattr(c, "readout_format", None)
+    if fmt and isinstance(c.value, (int, float)):
+        return format(c.value, fmt)
+    return str(c.value)
+print(_json.dumps({_n: [_shown(_c) for _c in globals()[_n].controls.values()]
+                   for _n in NAMES}))
+"""
+
+
+def _minus(values: list[str | None]) -> list[str | None]:
+    return [v.replace("\u2212", "-") if isinstance(v, str) else v for v in values]
+
+
+# Per named explorer: the description its picture carries (the longest aria-label in its
+# output), and what the next code cell printed.
+SAID_JS = """(names) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const cells = [...panel.querySelectorAll('.jp-CodeCell')];
+  const said = {};
+  cells.forEach((cell, i) => {
+    const src = cell.querySelector('.jp-InputArea-editor .cm-content');
+    const lines = src ? src.innerText.trim().split('\\n') : [];
+    const name = lines.length ? lines[lines.length - 1].trim() : '';
+    if (!names.includes(name) || i + 1 >= cells.length) return;
+    const labels = [...cell.querySelectorAll('.jp-OutputArea [aria-label]')]
+      .map(el => el.getAttribute('aria-label'));
+    const picture = labels.sort((a, b) => b.length - a.length)[0];  // the full description
+    const next = cells[i + 1];
+    const code = next.querySelector('.jp-InputArea-editor .cm-content');
+    said[name] = {
+      picture: picture || null,
+      code: code ? code.innerText : '',
+      printed: next.querySelector('.jp-OutputArea') ?
+        next.querySelector('.jp-OutputArea').innerText : '',
+    };
+  });
+  return said;
+}"""
+
+
+def pictures_disagree_with_code(page: Any, names: Sequence[str]) -> list[str]:
+    """Where an explorer's picture says other than its code cell printed, one line each.
+
+    For each explorer whose next cell prints ``<name>.set(...)`` (the description the code
+    made), the picture on the page must carry the last description printed there: a value
+    the browser changed behind the code's back (a slider snapping to its step and sending
+    that back) shows up here.
+    """
+    said = page.evaluate(SAID_JS, list(names))
+    lines = []
+    for name in names:
+        entry = said.get(name)
+        if not entry or f"print({name}.set(" not in entry["code"]:
+            continue
+        picture = " ".join((entry["picture"] or "").split())
+        printed = " ".join(entry["printed"].split())
+        if not picture or picture not in printed:
+            lines.append(f"{name}: the picture says {picture[:160]!r}, the code cell printed "
+                         f"{printed[:160]!r}")
+    return lines
+
+
+def controls_disagree(page: Any, names: Sequence[str]) -> list[str]:
+    """Where the page's controls and the kernel's explorer state differ, one line each.
+
+    ``names`` are the notebook's variables holding explorers (the cells that show them end
+    with the name). The kernel is asked directly (no cell is added); the page is read from
+    each control's own readout, selection or check mark.
+    """
+    if not names:
+        return []
+    page_side = page.evaluate(SHOWN_JS, list(names))
+    code = KERNEL_VALUES.replace("NAMES", repr(list(names)))
+    kernel_side = json.loads(run_in_kernel(page, code))
+    lines = []
+    for name in names:
+        shown, held = _minus(page_side.get(name, [])), _minus(kernel_side[name])
+        if shown != held:
+            lines.append(f"{name}: the page shows {shown}, the kernel holds {held}")
+    return lines
+
+
+# nbgrader's toolbar button (a jp-button web component, labelled "Validate").
+VALIDATE = ".jp-Toolbar jp-button[aria-label='Validate']"
+
+
+def replace_cell_and_validate(page: Any, has_text: str, source: str) -> str:
+    """Replace a code cell's text as a student would, press Validate; the dialog's text.
+
+    The cell is the first code cell whose text contains ``has_text``. Validate saves the
+    notebook itself ("Saving..."), then validates the file on disk (a Ctrl+S of our own
+    just before it raced that save into a "File Changed" dialog).
+    """
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    editor = panel.locator(".jp-CodeCell .cm-content", has_text=has_text).first
+    editor.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Escape")
+    return press_validate(page)
+
+
+def press_validate(page: Any, timeout_ms: float = 180_000) -> str:
+    """Press nbgrader's Validate button and return the text of its verdict dialog."""
+    page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) {VALIDATE}").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=timeout_ms)
+    page.wait_for_function(
+        "() => !/Validating/i.test(document.querySelector('.jp-Dialog').innerText)",
+        timeout=timeout_ms,
+    )
+    return str(dialog.inner_text())
+
+
+# ---------------------------------------------------------------------------------------
+# `./course lab` itself, as a student starts it (tests and benchmarks/first_run.py)
+# ---------------------------------------------------------------------------------------
+
+
+def stop_process_group(proc: subprocess.Popen[Any], timeout: float = 30.0) -> None:
+    """Stop a process started with ``start_new_session=True`` and all it started."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+class CourseLab:
+    """``python course lab`` run for real: 127.0.0.1, a free port, a random token.
+
+    Jupyter's config, runtime, settings and workspace folders are fresh ones under
+    ``scratch`` (a student's first start); ``env`` adds to (or, with None values, removes
+    from) the environment. Output lines are kept with the second they arrived, counted from
+    the start. A context manager: the process group is stopped on exit.
+    """
+
+    def __init__(self, scratch: Path, extra_args: Sequence[str] = (), *,
+                 env: dict[str, str | None] | None = None, python: str = sys.executable,
+                 port: int = 0) -> None:
+        self.port = port or free_port()
+        self.token = secrets.token_hex(16)
+        self.env = dict(os.environ)
+        for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR",
+                     "JUPYTERLAB_WORKSPACES_DIR", "JUPYTER_DATA_DIR"):
+            folder = Path(scratch) / name.lower()
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            self.env[name] = str(folder)
+        for key, value in (env or {}).items():
+            if value is None:
+                self.env.pop(key, None)
+            else:
+                self.env[key] = value
+        self.cmd = [python, str(REPO / "course"), "lab", "--no-browser",
+                    "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+                    "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+                    *extra_args]
+        self.proc: subprocess.Popen[str] | None = None
+        self.lines: list[tuple[float, str]] = []
+        self.started = 0.0
+        self.ready_after: float | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def start(self, timeout: float = 300.0) -> CourseLab:
+        """Start the command and wait until JupyterLab's API answers."""
+        import threading
+
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(self.cmd, cwd=REPO, env=self.env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+
+        def read(proc: subprocess.Popen[str]) -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self.lines.append((time.perf_counter() - self.started, line))
+
+        threading.Thread(target=read, args=(self.proc,), daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                urllib.request.urlopen(f"{self.base_url}api/status?token={self.token}",
+                                       timeout=2)
+                self.ready_after = time.perf_counter() - self.started
+                return self
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.1)
+        output = self.output()
+        self.stop()
+        raise RuntimeError(f"`course lab` did not answer within {timeout:.0f} s:\n{output}")
+
+    def output(self) -> str:
+        """What the command printed so far."""
+        return "".join(line for _, line in self.lines)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process_group(self.proc)
+
+    def __enter__(self) -> CourseLab:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,12 +1,24 @@
-"""Every lesson notebook, in JupyterLab in Chromium: runs clean, and its widgets respond.
+"""Every lesson notebook, in JupyterLab in Chromium, as a student meets it, in both themes.
 
 Per notebook (on a throw-away copy): open it, Run > Run All Cells, wait for the kernel to go
-idle (status bar, then every prompt numbered, then idle again), assert there is no error or
-stderr output and no widget that failed to render, then move one control of each kind
-(slider, dropdown, toggle, checkbox, radio) in every cell that shows controls and assert
-that what the page shows (text, image, description, another control's value) changed.
-Notebooks whose code makes no widget (read from the source, not the page) only run. A
-screenshot per notebook goes to test-artifacts/browser/<notebook>.png.
+idle, and assert
+
+* no error or stderr output, no widget that failed to render; the self-study quiz starts
+  unanswered ("not answered yet", no letter pressed);
+* one source of truth: what each explorer's controls show is what the kernel holds, after
+  the code cells have set them (set in code, read the slider) and after every move of a
+  control in the browser (move the slider, read the state); and each explorer's picture
+  carries the description its code cell printed (nothing changed it behind the code);
+* the words under each explorer are full-size text at a normal line height;
+* in JupyterLab's light and dark themes: every text of the widgets reaches WCAG AA contrast
+  (4.5:1) against what lies behind it, from the page's computed styles; and at windows
+  1280 and 1920 px wide no label, readout, button, cell or SVG text is wider than its box
+  and no row of buttons wraps;
+* one control of each kind (slider, dropdown, toggle, checkbox, radio) in every cell that
+  shows controls moves, and what the page shows changes.
+
+Screenshots: test-artifacts/browser/<notebook>-<theme>.png (the top of the lesson) and
+<notebook>-<theme>-widget<i>.png (each widget output), in both themes.
 """
 
 from __future__ import annotations
@@ -21,17 +33,24 @@ from labdriver import (
     REPO,
     LabServer,
     check_widgets_respond,
+    clipped_labels,
+    controls_disagree,
+    cramped_prose,
     lesson_notebooks,
+    low_contrast_text,
     open_notebook,
     page_problems,
+    pictures_disagree_with_code,
     run_all_cells,
     save_screenshot,
+    set_theme,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 
 WIDGET_CODE = re.compile(r"\bwidgets\.|\bipywidgets\b|\binteract(ive)?\b")
+WIDTHS = (1280, 1920)
 
 
 def shows_widgets(notebook: Path) -> bool:
@@ -44,21 +63,86 @@ def shows_widgets(notebook: Path) -> bool:
     return any(WIDGET_CODE.search(c.source) for c in nb.cells if c.cell_type == "code")
 
 
+def explorer_names(notebook: Path) -> list[str]:
+    """The variables that hold the lesson's explorers: `x = widgets.builder()` then `x`."""
+    nb = nbformat.read(notebook, as_version=4)
+    names = []
+    for cell in nb.cells:
+        lines = cell.source.strip().splitlines() if cell.cell_type == "code" else []
+        if len(lines) >= 2 and re.match(rf"{re.escape(lines[-1])} = widgets\.\w+\(", lines[0]):
+            names.append(lines[-1].strip())
+    return names
+
+
+def save_widget_shots(page: Any, artifacts: Path, name: str) -> None:
+    areas = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                         ".jp-OutputArea-output:has(.jupyter-widgets)")
+    for i in range(areas.count()):
+        areas.nth(i).scroll_into_view_if_needed()
+        areas.nth(i).screenshot(path=str(artifacts / f"{name}-widget{i}.png"))
+
+
+def check_theme(page: Any, theme: str, widgets: bool) -> list[str]:
+    """Contrast in this theme, and clipping at each window width; problems as lines."""
+    set_theme(page, theme)
+    problems = []
+    checked, low = low_contrast_text(page)
+    if widgets and not checked:
+        problems.append(f"{theme}: no widget text found to check")
+    problems += [f"{theme}: contrast {line}" for line in low]
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_timeout(400)
+        _, clipped = clipped_labels(page)
+        problems += [f"{theme}, {width} px: {line}" for line in clipped]
+    page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
+    return problems
+
+
 @pytest.mark.parametrize("notebook", lesson_notebooks(), ids=lambda p: p.stem)
-def test_lesson_runs_and_widgets_respond(notebook: Path, lab_page: Any,
-                                         fresh_kernels: LabServer, artifacts: Path) -> None:
+def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: LabServer,
+                               artifacts: Path) -> None:
     relpath = notebook.relative_to(REPO).as_posix()
+    lab_page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
     open_notebook(lab_page, fresh_kernels, relpath, f"lesson-{notebook.stem}")
+    widgets = shows_widgets(notebook)
+    names = explorer_names(notebook)
     try:
+        set_theme(lab_page, "light")
         run_all_cells(lab_page)
         problems = page_problems(lab_page)
         assert problems == [], f"{relpath} shows errors after Run All:\n" + "\n".join(problems)
-        if not shows_widgets(notebook):
+        if notebook.name.startswith("08_"):
+            quiz = lab_page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea",
+                                    has_text="Your answer:")
+            assert quiz.locator(".widget-toggle-button.mod-active").count() == 0, (
+                "after Run All the self-study quiz must have no option chosen")
+            assert "not answered yet" in quiz.inner_text()
+        # set in code, read the slider: the code cells have run, the controls must agree
+        # with the kernel, and each picture must say what its code cell printed
+        assert controls_disagree(lab_page, names) == [], relpath
+        assert pictures_disagree_with_code(lab_page, names) == [], relpath
+        # the words under each explorer: full-size text at a normal line height
+        checked, cramped = cramped_prose(lab_page)
+        assert cramped == [] and (checked > 0 or not names), (relpath, checked, cramped)
+        for theme in ("dark", "light"):
+            problems = check_theme(lab_page, theme, widgets)
+            lab_page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first \
+                .scroll_into_view_if_needed()
+            save_screenshot(lab_page, artifacts, f"{notebook.stem}-{theme}")
+            save_widget_shots(lab_page, artifacts, f"{notebook.stem}-{theme}")
+            assert problems == [], f"{relpath}:\n" + "\n".join(problems)
+        if not widgets:
             # No widget in its code (the contents page):
             # nothing to move, and the page must not show a control either.
             assert lab_page.locator(".jp-NotebookPanel .jupyter-widgets").count() == 0
             return
-        moves = check_widgets_respond(lab_page)
+
+        # move the slider, read the state: after every move, page and kernel agree
+        def agree(page: Any, move: str) -> None:
+            assert controls_disagree(page, names) == [], f"after {move}"
+
+        moves = check_widgets_respond(lab_page, after_move=agree)
         print(f"{relpath}:", *moves, sep="\n  ")
     finally:
         save_screenshot(lab_page, artifacts, notebook.stem)
@@ -69,10 +153,23 @@ def test_the_course_has_lessons_with_widgets() -> None:
     notebooks = lesson_notebooks()
     assert notebooks, f"no lesson notebooks (notebooks/NN_*.ipynb) under {REPO}"
     assert any(shows_widgets(nb) for nb in notebooks), "no lesson notebook makes a widget"
+    found = {nb.stem: explorer_names(nb) for nb in notebooks}
+    assert found["05_blend"] == ["blend_widget"] and found["03_scaling"] == [
+        "temperature_widget", "scaling_widget"], found
+
+
+def open_written(page: Any, server: LabServer, nb: nbformat.NotebookNode, name: str) -> None:
+    """Write ``nb`` as sabotaged/<name>.ipynb on the server's copy, open it, Run All."""
+    relpath = f"sabotaged/{name}.ipynb"
+    target = server.root_dir / relpath
+    target.parent.mkdir(exist_ok=True)
+    nbformat.write(nb, target)
+    open_notebook(page, server, relpath, name)
+    run_all_cells(page)
 
 
 SABOTAGE = """# Sabotage (tests/browser): the explorers stop redrawing when a control moves.
-from course_lib import widgets as _sabotaged
+from course_lib import explorer as _sabotaged
 
 _sabotaged.Explorer.refresh = lambda self: None"""
 
@@ -82,7 +179,7 @@ def test_a_broken_lesson_callback_fails(lab_page: Any, fresh_kernels: LabServer,
     """The lesson check must fail when the explorers' callback is broken.
 
     A copy of the first lesson with widgets gets one extra cell after its setup cell that
-    replaces ``course_lib.widgets.Explorer.refresh`` (what every control's observer calls)
+    replaces ``course_lib.explorer.Explorer.refresh`` (what every control's observer calls)
     with a no-op: the notebook still runs clean, the controls still move, nothing redraws.
     """
     notebook = next(nb for nb in lesson_notebooks() if shows_widgets(nb))
@@ -90,13 +187,46 @@ def test_a_broken_lesson_callback_fails(lab_page: Any, fresh_kernels: LabServer,
     setup = next(i for i, c in enumerate(nb.cells)
                  if "setup" in c.get("metadata", {}).get("tags", []))
     nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(SABOTAGE))
-    relpath = f"sabotaged/{notebook.name}"
-    target = fresh_kernels.root_dir / relpath
-    target.parent.mkdir(exist_ok=True)
-    nbformat.write(nb, target)
-    open_notebook(lab_page, fresh_kernels, relpath, "sabotaged")
-    run_all_cells(lab_page)
+    open_written(lab_page, fresh_kernels, nb, notebook.stem)
     assert page_problems(lab_page) == []
     with pytest.raises(AssertionError, match=r"moving the \w+ in cell \d+ .* changed no output"):
         check_widgets_respond(lab_page, timeout_s=5)
     save_screenshot(lab_page, artifacts, f"sabotaged_{notebook.stem}")
+
+
+def test_a_slider_the_kernel_does_not_follow_is_caught(lab_page: Any, fresh_kernels: LabServer
+                                                       ) -> None:
+    """The agreement check must fail when a code cell sets the kernel but not the slider.
+
+    A copy of lesson 04 whose last cell changes the explorer's score behind the slider's
+    back (the trait is set without notifying the browser): page and kernel then disagree.
+    """
+    notebook = REPO / "notebooks" / "04_softmax.ipynb"
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "with budget.controls['sat'].hold_sync():\n"
+        "    budget.controls['sat'].set_trait('index', 0)\n"
+        "    budget.controls['sat']._states_to_send.clear()"))
+    open_written(lab_page, fresh_kernels, nb, "04_softmax_silent")
+    [line] = controls_disagree(lab_page, ["budget"])
+    assert line.startswith("budget: the page shows ['10.00', '1.00', '10.00'], the kernel "
+                           "holds ['10.00', '1.00', '-10.00']"), line
+
+
+def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
+                                                             fresh_kernels: LabServer) -> None:
+    """Black SVG text (what the widgets drew before) fails the check in the dark theme."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import ipywidgets as W\n"
+        "W.HTML('<svg width=\"120\" height=\"30\"><text x=\"4\" y=\"20\" fill=\"black\">"
+        "0.50</text></svg><span style=\"color:#b2182b\">Not quite.</span>')")]
+    open_written(lab_page, fresh_kernels, nb, "black_text")
+    set_theme(lab_page, "light")
+    assert low_contrast_text(lab_page)[1] == []
+    set_theme(lab_page, "dark")
+    low = low_contrast_text(lab_page)[1]
+    set_theme(lab_page, "light")
+    assert len(low) == 2 and '"0.50"' in low[0] and '"Not quite."' in low[1], low

@@ -1,0 +1,85 @@
+"""A student's first minutes: `./course lab` opens the contents page, quietly; Validate is honest.
+
+* ``./course lab`` (the README's command, run for real) serves JupyterLab; the browser
+  lands on ``notebooks/00_contents.ipynb``, with no Launcher and no notification asking
+  about news or updates. It runs on a copy of the lessons (``--ServerApp.root_dir``), so
+  the browser never writes into the course's files.
+* nbgrader's Validate button on a lesson names each exercise still to do, and says
+  "Success!" only once they are all done (before, it said "Success!" on a lesson nobody
+  had touched).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from labdriver import (
+    REPO,
+    CourseLab,
+    LabServer,
+    copy_tree,
+    open_notebook,
+    press_validate,
+    replace_cell_and_validate,
+    save_screenshot,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+
+def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path: Path,
+                                                        artifacts: Path) -> None:
+    root = copy_tree(REPO / "notebooks", tmp_path / "course" / "notebooks").parent
+    lab = CourseLab(tmp_path / "jupyter", [f"--ServerApp.root_dir={root}"],
+                    env={"MPLBACKEND": None})
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    with lab:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{lab.base_url}?token={lab.token}")  # what the printed link opens
+        page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
+        page.wait_for_timeout(3000)  # a news prompt would come up within a second or two
+        save_screenshot(page, artifacts, "student-first-start")
+        assert "/lab/tree/notebooks/00_contents.ipynb" in page.url
+        tabs = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab")
+        active = tabs.locator("xpath=self::*[contains(@class, 'lm-mod-current')]")
+        assert tabs.count() == 1, tabs.all_inner_texts()
+        assert [t.strip() for t in active.all_inner_texts()] == ["00_contents.ipynb"]
+        assert page.locator(".jp-Launcher").count() == 0, "the Launcher opened too"
+        # opening changes nothing: no autosave will write into the lesson
+        assert tabs.locator("xpath=self::*[contains(@class, 'jp-mod-dirty')]").count() == 0
+        toasts = page.locator(".Toastify__toast").all_inner_texts()
+        assert toasts == [], f"notifications: {toasts}"
+        assert "Attention, Term by Term" in page.locator(
+            ".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
+        context.close()
+
+
+LESSON = "04_softmax"
+
+
+def test_validate_on_a_lesson_names_the_exercises_still_to_do(lab_page: Any,
+                                                              fresh_kernels: LabServer,
+                                                              artifacts: Path) -> None:
+    relpath = f"validate/{LESSON}.ipynb"
+    target = fresh_kernels.root_dir / relpath
+    target.parent.mkdir(exist_ok=True)
+    target.write_bytes((REPO / "notebooks" / f"{LESSON}.ipynb").read_bytes())
+    open_notebook(lab_page, fresh_kernels, relpath, "validate-lesson")
+    verdict = press_validate(lab_page)
+    save_screenshot(lab_page, artifacts, "validate-lesson-not-done")
+    assert "Success" not in verdict, verdict
+    assert "The following cell failed:" in verdict, verdict
+    assert "ExerciseNotDone: Not yet: `my_softmax` is not written yet" in verdict, verdict
+    lab_page.locator(".jp-Dialog button").last.click()
+
+    nb = nbformat.read(target, as_version=4)
+    solution = next(c.source for c in nb.cells if "solution" in c.metadata.get("tags", []))
+    code = solution.split("```python\n", 1)[1].split("```", 1)[0]
+    verdict = replace_cell_and_validate(lab_page, "def my_softmax", code)
+    save_screenshot(lab_page, artifacts, "validate-lesson-done")
+    assert "Success! Your notebook passes all the tests." in verdict, verdict
+    lab_page.locator(".jp-Dialog button").last.click()

@@ -1,0 +1,132 @@
+"""The `course` script: what `./course lab` installs for a student, and how JupyterLab opens.
+
+The fast tests read the script's decisions (requirement lists, lab flags, settings); the
+slow one builds a real student environment in a temporary folder, as `./course setup`
+does on a fresh clone, and checks what a student gets: the lessons' packages, no
+nbgrader or test tools, no build banner, a venv under the issue's 350 MB.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_course():
+    loader = importlib.machinery.SourceFileLoader("course_script", str(ROOT / "course"))
+    spec = importlib.util.spec_from_loader("course_script", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+course = load_course()
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def names(reqs: list[str]) -> set[str]:
+    return {re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0].lower() for r in reqs}
+
+
+def test_lab_installs_the_student_dependencies_only():
+    assert course.requirements([]) == PROJECT["dependencies"]
+    assert not names(course.requirements([])) & {"nbgrader", "pytest", "playwright", "nbval"}
+
+
+def test_test_extra_brings_grading_and_the_test_tools():
+    reqs = course.requirements(["test"])
+    assert {"nbgrader", "pytest", "nbval", "playwright"} <= names(reqs)
+    assert not any("attention-term-by-term" in r for r in reqs), "self-reference expanded"
+    assert names(course.requirements(["grading"])) == names(PROJECT["dependencies"]) | {
+        "nbgrader"}
+
+
+def test_an_extra_counts_the_extras_it_brings():
+    """After `./course test`, `./course setup grading` has nothing left to install."""
+    assert course.closure(["test"]) == ["grading", "test"]
+    assert course.closure([]) == [] and course.closure(["grading"]) == ["grading"]
+
+
+def test_unknown_extra_is_a_clear_error(capsys):
+    with pytest.raises(SystemExit):
+        course.requirements(["gradin"])
+    assert "pyproject.toml has no extra 'gradin' (it has: grading, test)" in (
+        capsys.readouterr().err)
+
+
+def test_lab_opens_the_contents_notebook():
+    [url] = [f for f in course.LAB_FLAGS if f.startswith("--LabApp.default_url=")]
+    assert url == "--LabApp.default_url=/lab/tree/notebooks/00_contents.ipynb"
+    assert (ROOT / course.START_NOTEBOOK).is_file()
+
+
+def test_a_flag_given_to_lab_replaces_the_courses_own():
+    cmd = course.lab_command(["--ServerApp.root_dir=/elsewhere", "--port", "9999"])
+    assert [a for a in cmd if a.startswith("--ServerApp.root_dir")] == [
+        "--ServerApp.root_dir=/elsewhere"]
+    assert "--LabApp.default_url=/lab/tree/notebooks/00_contents.ipynb" in cmd
+    assert cmd[-2:] == ["--port", "9999"]
+
+
+def test_lab_settings_switch_off_news_and_update_prompts(tmp_path, monkeypatch):
+    monkeypatch.setattr(course, "VENV", tmp_path / "venv")
+    path = course.write_lab_settings()
+    assert path == tmp_path / "venv/share/jupyter/lab/settings/overrides.json"
+    notification = json.loads(path.read_text())["@jupyterlab/apputils-extension:notification"]
+    assert notification == {"fetchNews": "false", "checkForUpdates": False}
+
+
+def test_lab_settings_fail_closed(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "venv"
+    blocker.write_text("a file where the environment's folder should be")
+    monkeypatch.setattr(course, "VENV", blocker)
+    with pytest.raises(SystemExit):
+        course.write_lab_settings()
+    assert "cannot write JupyterLab's settings" in capsys.readouterr().err
+
+
+# Lines a build backend prints around an editable install (setuptools' banner).
+BANNER = re.compile(r"BuildBackendWarning|Editable installation|^\s*!!\s*$|\*{20}|"
+                    r"DEPRECATION|SetuptoolsDeprecationWarning", re.M)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_fresh_student_environment(tmp_path):
+    """`./course setup` on a fresh folder: lessons' packages only, no banner, < 350 MB."""
+    venv = tmp_path / "venv"
+    env = dict(os.environ, COURSE_VENV=str(venv))
+    done = subprocess.run([sys.executable, str(ROOT / "course"), "setup"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=540)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert not BANNER.search(output), output
+    python = venv / "bin" / "python"
+    probe = ("import importlib.util as u, json, course_lib\n"
+             "print(json.dumps({m: u.find_spec(m) is not None for m in "
+             "('numpy', 'matplotlib', 'ipywidgets', 'jupyterlab', 'nbgrader', 'pytest', "
+             "'playwright', 'setuptools')} | {'course_lib': course_lib.__file__}))")
+    found = json.loads(subprocess.run([str(python), "-c", probe], capture_output=True,
+                                      text=True, check=True, cwd=tmp_path).stdout)
+    assert found.pop("course_lib") == str(ROOT / "course_lib" / "__init__.py")
+    assert found == {"numpy": True, "matplotlib": True, "ipywidgets": True,
+                     "jupyterlab": True, "nbgrader": False, "pytest": False,
+                     "playwright": False, "setuptools": False}
+    size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+    assert size < 350 * 2**20, f"the student venv holds {size / 2**20:.0f} MB"
+    assert json.loads((venv / ".course-installed").read_text())["extras"] == []
+    # a second setup finds everything in place and installs nothing
+    again = subprocess.run([sys.executable, str(ROOT / "course"), "setup"], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "pip" not in again.stdout, again.stdout
