@@ -31,7 +31,7 @@ import time
 import tomllib
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,8 @@ ARROW_SHORTCUTS = [
     for entry in (
         {"command": command, "keys": [key], "selector": _COMMAND_MODE, "disabled": True},
         {"command": command, "keys": [key],
-         "selector": f"{_COMMAND_MODE}:not(.jupyter-widgets, .jupyter-widgets *)"},
+         # (Lumino refuses commas in a selector, even inside :not)
+         "selector": f"{_COMMAND_MODE}:not(.jupyter-widgets):not(.jupyter-widgets *)"},
     )
 ]
 # Settings every student gets: all cells rendered (as in the desktop course's tests), no
@@ -93,7 +94,7 @@ class SiteBuildError(RuntimeError):
 
 @dataclass(frozen=True)
 class BuildReport:
-    """What a build made (also written into the site as ``course-site.json``).
+    """What a build made (its lessons and packages are also the site's ``course-site.json``).
 
     Attributes
     ----------
@@ -386,13 +387,15 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
                                  f"{(done.stdout + done.stderr)[-4000:]}")
         first = sorted(lessons)[0]
         (built / ".nojekyll").touch()  # hosts that run Jekyll (GitHub Pages) keep every file
+        # browsers ask for /favicon.ico before the app sets its own: no 404 in the console
+        shutil.copyfile(built / "lab" / "favicon.ico", built / "favicon.ico")
         index = built / "index.html"
         index.write_text(_open_first_lesson(index.read_text(), first))
-        report = BuildReport(
-            lessons=lessons, packages=sorted(site_lock["packages"]), size_bytes=0, seconds=0.0)
-        (built / "course-site.json").write_text(json.dumps(asdict(report), indent=1))
-        report = BuildReport(lessons=lessons, packages=report.packages,
-                             size_bytes=_size(built), seconds=time.monotonic() - started)
+        packages = sorted(site_lock["packages"])
+        (built / "course-site.json").write_text(
+            json.dumps({"lessons": lessons, "packages": packages}, indent=1))
+        report = BuildReport(lessons=lessons, packages=packages, size_bytes=_size(built),
+                             seconds=time.monotonic() - started)
         old = staging / "previous"
         if output.exists():
             os.replace(output, old)

@@ -146,8 +146,13 @@ def copy_lessons(source: Path, dest: Path,
     Raises
     ------
     ValueError
-        If a notebook is not valid JSON (the site would show it broken).
+        If a notebook is not valid JSON (the site would show it broken), or the folder holds
+        a symbolic link (the site would publish whatever it points to).
     """
+    links = sorted(str(p.relative_to(source)) for p in Path(source).rglob("*") if p.is_symlink())
+    if links:
+        raise ValueError(f"the lessons' folder must hold no symbolic links (got {links}): the "
+                         "site would publish the files they point to")
     shutil.copytree(source, dest, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     copied = []

@@ -73,12 +73,16 @@ def library_wheel(package_dir: Path, folder: Path, version: str) -> Path:
     Raises
     ------
     ValueError
-        If ``package_dir`` is not a Python package (no ``__init__.py``).
+        If ``package_dir`` is not a Python package (no ``__init__.py``), or holds a symbolic
+        link (the wheel would carry whatever it points to).
     """
     package_dir = Path(package_dir)
     if not (package_dir / "__init__.py").is_file():
         raise ValueError(f"'package_dir' must be a Python package with an __init__.py "
                          f"(got {package_dir})")
+    links = sorted(str(p) for p in package_dir.rglob("*") if p.is_symlink())
+    if links:
+        raise ValueError(f"'package_dir' must hold no symbolic links (got {links})")
     files = {}
     for path in sorted(package_dir.rglob("*")):
         rel = path.relative_to(package_dir.parent)

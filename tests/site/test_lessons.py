@@ -81,3 +81,12 @@ def test_a_corrupt_notebook_is_refused_by_name(tmp_path: Path) -> None:
     (tmp_path / "nb" / "broken.ipynb").write_text("{not json")
     with pytest.raises(ValueError, match=r"notebook broken\.ipynb must be valid JSON"):
         copy_lessons(tmp_path / "nb", tmp_path / "files", _problems)
+
+
+def test_a_symbolic_link_among_the_lessons_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "secret.txt").write_text("not for the web")
+    (tmp_path / "nb" / "notes.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(ValueError, match=r"must hold no symbolic links \(got \['notes.txt'\]\)"):
+        copy_lessons(tmp_path / "nb", tmp_path / "files", _problems)
+    assert not (tmp_path / "files").exists()

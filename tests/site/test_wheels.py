@@ -54,3 +54,12 @@ def test_a_folder_without_init_is_refused(tmp_path: Path) -> None:
 def test_a_bad_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'name' must be a distribution name"):
         make_wheel(tmp_path, "../evil", "1.0", {})
+
+
+def test_a_symbolic_link_in_the_library_is_refused(tmp_path: Path) -> None:
+    package = tmp_path / "lib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "data.py").symlink_to("/etc/hostname")
+    with pytest.raises(ValueError, match="'package_dir' must hold no symbolic links"):
+        library_wheel(package, tmp_path / "out", "1.0")
