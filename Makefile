@@ -3,7 +3,7 @@
 PYTHON ?= python3
 ARGS ?=
 
-.PHONY: setup lab test
+.PHONY: setup lab test site
 
-setup lab test:
+setup lab test site:
 	$(PYTHON) ./course $@ $(ARGS)

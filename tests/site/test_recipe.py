@@ -1,0 +1,48 @@
+"""course_site.recipe and the build's pieces that need no download."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from course_site import recipe
+from course_site.build import _Availability, _open_first_lesson
+from course_site.lessons import LessonNeeds
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_site_extra_installs_the_recipes_versions() -> None:
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["site"]
+    assert f"jupyterlite-core=={recipe.JUPYTERLITE_CORE}" in extra
+    assert f"jupyterlite-pyodide-kernel=={recipe.PYODIDE_KERNEL}" in extra
+
+
+def test_every_pin_has_a_full_hash() -> None:
+    pins = [recipe.PYODIDE_PACKAGES, recipe.WIDGET_MANAGER, *recipe.KERNEL_WHEELS]
+    for pin in pins:
+        assert re.fullmatch(r"[0-9a-f]{64}", pin.sha256), pin
+    assert re.fullmatch(r"sha512-[A-Za-z0-9+/]{86}==", recipe.PYODIDE_NPM.integrity)
+
+
+def test_lessons_that_cannot_run_in_the_browser_say_why() -> None:
+    available = _Availability({"numpy": {"imports": ["numpy"]}}, shipped={"course_lib"})
+    assert available.problems(LessonNeeds(frozenset({"numpy", "course_lib", "json"}), ())) == []
+    found = available.problems(LessonNeeds(frozenset({"subprocess", "torch"}), ("!ls",)))
+    assert found == [
+        "`import subprocess`: a browser tab cannot start other programs.",
+        "`import torch`: the browser's Python (Pyodide) does not have this package.",
+        "`!ls`: shell and package-manager commands do not run in the browser.",
+    ]
+    assert available.package_of("numpy") == "numpy" and available.package_of("json") is None
+
+
+def test_the_front_page_opens_the_first_lesson_and_keeps_its_configuration() -> None:
+    page = ('<script id="jupyter-config-data" type="application/json">{}</script>\n'
+            '<script type="module">await import("./config-utils.js");</script>')
+    out = _open_first_lesson(page, "00 contents.ipynb")
+    assert 'window.location.replace("./lab/index.html?path=00%20contents.ipynb")' in out
+    assert out.index("location.replace") < out.index('<script type="module">')
+    assert 'id="jupyter-config-data"' in out

@@ -1,0 +1,117 @@
+"""The built site, file by file: what it serves, and that nothing in it points outside.
+
+Uses the session's one build (tests/site/conftest.py); no browser.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sitedriver import NOTEBOOKS, site_lessons
+
+from course_site import recipe
+from course_site.build import KERNEL_PLUGIN
+from course_site.fetch import cached_npm, cached_wheel, default_cache
+from course_site.pyodide_dist import official_lock
+
+pytestmark = [pytest.mark.site, pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def site(site_build: tuple[Path, Any]) -> Path:
+    return site_build[0]
+
+
+def _config(site: Path) -> dict[str, Any]:
+    return json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
+
+
+def test_kernel_loads_pyodide_from_the_site_and_never_from_pypi(site: Path) -> None:
+    settings = _config(site)["litePluginSettings"][KERNEL_PLUGIN]
+    assert settings["pyodideUrl"] == "./static/pyodide/pyodide.js"
+    assert (site / settings["pyodideUrl"]).is_file()
+    assert settings["disablePyPIFallback"] is True
+    for url in settings["pipliteUrls"]:
+        assert url.startswith("./") and (site / url.split("?")[0]).is_file(), url
+
+
+def test_no_configuration_file_names_an_outside_address(site: Path) -> None:
+    """URLs in the site's settings files (not in the JavaScript bundles' defaults)."""
+    for path in [*site.rglob("jupyter-lite.json"), *site.rglob("overrides.json"),
+                 site / "static" / "pyodide" / "pyodide-lock.json"]:
+        urls = re.findall(r"https?://[^\s\"']+", path.read_text())
+        assert urls == [], f"{path.relative_to(site)} names {urls}"
+
+
+def test_only_the_kernel_and_widget_extensions(site: Path) -> None:
+    names = sorted(ext["name"] for ext in _config(site)["federated_extensions"])
+    assert names == ["@jupyter-widgets/jupyterlab-manager",
+                     "@jupyterlite/pyodide-kernel-extension"]
+    served = (site / "extensions" / "@jupyter-widgets" / "jupyterlab-manager" / "package.json")
+    wheel = cached_wheel(recipe.WIDGET_MANAGER, default_cache())
+    with zipfile.ZipFile(wheel) as whl:
+        [inside] = [n for n in whl.namelist()
+                    if n.endswith("labextensions/@jupyter-widgets/jupyterlab-manager/package.json")]
+        pinned = json.loads(whl.read(inside))
+    assert json.loads(served.read_text())["version"] == pinned["version"]
+
+
+def test_every_pyodide_file_is_in_the_site_lock_with_its_hash(site: Path) -> None:
+    folder = site / "static" / "pyodide"
+    lock = json.loads((folder / "pyodide-lock.json").read_text())
+    listed = {p["file_name"]: p["sha256"] for p in lock["packages"].values()}
+    for path in folder.iterdir():
+        if path.name in recipe.PYODIDE_CORE_FILES or path.name == "pyodide-lock.json":
+            continue
+        assert path.name in listed, f"{path.name} is served but not in the site's lock"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == listed[path.name], path.name
+    missing = [name for name in listed if not (folder / name).is_file()]
+    assert missing == [], f"the site's lock lists files it does not serve: {missing}"
+
+
+def test_official_packages_are_the_official_files(site: Path) -> None:
+    """Every package the site shares with Pyodide's distribution has the official hash."""
+    official = official_lock(cached_npm(recipe.PYODIDE_NPM, default_cache()))["packages"]
+    site_lock = json.loads((site / "static" / "pyodide" / "pyodide-lock.json").read_text())
+    shared = set(site_lock["packages"]) & set(official)
+    assert {"numpy", "matplotlib", "ipython"} <= shared
+    for name in shared:
+        assert site_lock["packages"][name]["sha256"] == official[name]["sha256"], name
+    assert site_lock["info"]["version"] == recipe.PYODIDE_NPM.version
+
+
+def test_the_site_has_the_students_library_and_not_the_instructors(site: Path) -> None:
+    folder = site / "static" / "pyodide"
+    [wheel] = folder.glob("course_lib-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "course_lib/__init__.py" in names
+    assert not [n for n in names if "course_grading" in n or "__pycache__" in n]
+    served = [p for p in site.rglob("*") if "course_grading" in p.name]
+    assert served == []
+    for path in folder.glob("*.whl"):
+        assert b"course_grading" not in path.read_bytes(), path.name
+
+
+def test_every_lesson_is_served_unchanged_unless_noted(site: Path, site_build: Any) -> None:
+    assert sorted(site_build[1].lessons) == site_lessons()
+    for lesson, problems in site_build[1].lessons.items():
+        served = json.loads((site / "files" / lesson).read_text())
+        original = json.loads((NOTEBOOKS / lesson).read_text())
+        if problems:
+            assert served["cells"][1:] == original["cells"]
+        else:
+            assert served == original, f"{lesson} differs from notebooks/{lesson}"
+
+
+def test_the_front_page_opens_the_first_lesson(site: Path) -> None:
+    index = (site / "index.html").read_text()
+    first = site_lessons()[0]
+    assert f"./lab/index.html?path={first}" in index
+    assert 'id="jupyter-config-data"' in index  # the apps read their configuration here
+    assert not list(site.rglob("*.map")), "source maps are left out of the site"

@@ -1,0 +1,70 @@
+"""Every lesson of the offline site, in Chromium, with nothing reachable but 127.0.0.1.
+
+Per lesson: open it in a fresh browser context (empty cache), Run > Run All Cells, no error
+or stderr output, no widget that failed to render, no console message that says the site is
+assembled wrong; then one control of each kind in every cell that shows controls is moved and
+what the page shows must change (tests/browser/labdriver.py does both, as for JupyterLab).
+A lesson the build marked as not fully runnable in the browser must show that note instead.
+Every request not for 127.0.0.1 is blocked, and one attempted fails the test. A screenshot per
+lesson goes to test-artifacts/site/<lesson>.png.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from labdriver import (
+    check_widgets_respond,
+    page_problems,
+    run_all_cells,
+    save_screenshot,
+)
+from sitedriver import NOTEBOOKS, open_lesson, site_lessons
+from test_lab_lessons import shows_widgets
+
+from course_site.serve import SiteServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.site, pytest.mark.timeout(600)]
+
+
+def _shot_name(lesson: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", lesson.removesuffix(".ipynb"))
+
+
+@pytest.mark.parametrize("lesson", site_lessons())
+def test_lesson_runs_offline_in_the_browser(lesson: str, site_page: Any,
+                                            site_server: SiteServer, site_build: Any,
+                                            artifacts: Path) -> None:
+    page = site_page.page
+    problems = site_build[1].lessons[lesson]
+    open_lesson(page, site_server.url, lesson)
+    try:
+        if problems:
+            note = page.locator(".jp-MarkdownCell", has_text="cannot run completely").first
+            assert note.is_visible(), f"{lesson}: the site does not say it cannot run fully"
+            for problem in problems:
+                assert problem.split(":")[0].strip("`") in note.inner_text()
+            site_page.assert_offline()
+            return
+        run_all_cells(page, timeout_ms=300_000)
+        found = page_problems(page)
+        assert found == [], f"{lesson} shows errors after Run All:\n" + "\n".join(found)
+        if shows_widgets(NOTEBOOKS / lesson):
+            moves = check_widgets_respond(page, timeout_s=30)
+            print(f"{lesson}:", *moves, sep="\n  ")
+        else:
+            assert page.locator(".jp-NotebookPanel .jupyter-widgets").count() == 0
+        site_page.assert_offline()
+    finally:
+        save_screenshot(page, artifacts, _shot_name(lesson))
+
+
+def test_every_lesson_is_in_the_site(site_build: Any) -> None:
+    """The parametrized test must not pass by finding no lesson; the build serves them all."""
+    assert site_lessons(), f"no notebooks under {NOTEBOOKS}"
+    assert sorted(site_build[1].lessons) == site_lessons()
+    unnoted = [lesson for lesson, problems in site_build[1].lessons.items() if not problems]
+    assert unnoted, "every lesson is marked as not runnable in the browser"
