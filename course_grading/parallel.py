@@ -56,7 +56,10 @@ _LOCKED = "database is locked"
 # What nbgrader's log says when the gradebook's database cannot be reached.
 _UNREACHABLE = ("could not connect to server", "Connection refused", "could not translate host",
                 "server closed the connection", "unable to open database file",
-                "connection to server at")
+                "connection to server at", "terminating connection",
+                "the database system is shutting down", "the database system is starting up",
+                "could not receive data from server", "no connection to the server",
+                "SSL connection has been closed unexpectedly")
 #: Address space of each grading worker (the sandboxed kernels have their own limits).
 DEFAULT_WORKER_MEMORY = 4 << 30
 _api: Any = None  # one NbGraderAPI per worker process
@@ -133,6 +136,11 @@ class Summary:
         return "\n".join(lines)
 
 
+def _shown_url(db_url: str) -> str:
+    """A database URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", db_url)
+
+
 def _sqlite_path(db_url: str) -> Path | None:
     return Path(db_url[len("sqlite:///"):]) if db_url.startswith("sqlite:///") else None
 
@@ -193,7 +201,7 @@ def _reason(log: str, error: str | None) -> str:
     """The most telling line of a failed autograde's log."""
     text = f"{log}\n{error or ''}"
     if any(u in text for u in _UNREACHABLE):
-        return "the gradebook's database could not be reached"
+        return "the gradebook cannot be reached"
     known = [
         ("QuizSourceError", "the quiz's source cannot be graded outside the kernel"),
         ("SandboxUnavailableError", "no sandbox: bubblewrap missing or not working"),
@@ -236,7 +244,7 @@ def _grade_one(assignment: str, student: str, force: bool) -> GradeResult:
     ok = bool(result.get("success"))
     log = str(result.get("log", ""))
     reason = "" if ok else _reason(log, result.get("error"))
-    unreachable = not ok and reason == "the gradebook's database could not be reached"
+    unreachable = not ok and reason == "the gradebook cannot be reached"
     note = _stopped_note(Path(os.getcwd()), assignment, student) if ok else ""
     return GradeResult(student, ok, time.perf_counter() - start, reason, note=note,
                        unreachable=unreachable, skipped=ok and "Skipping existing" in log)
@@ -276,6 +284,7 @@ class _Coordinator:
     def __init__(self, ctx: Any, jobs: int, args: tuple[Any, ...]) -> None:
         self.ctx, self.jobs, self.args = ctx, jobs, args
         self.course, self.assignment = Path(args[0]), str(args[4])
+        self.gradebook = "the gradebook"  # set by grade_all: its URL without a password
         self.workers: list[_Worker] = []
         self.replaced = 0
 
@@ -316,8 +325,8 @@ class _Coordinator:
                     else:
                         w.student = None
                         if payload.unreachable:
-                            stopped = stopped or ("grading stopped: the gradebook's database "
-                                                  "could not be reached")
+                            stopped = stopped or (f"grading stopped: the gradebook "
+                                                  f"({self.gradebook}) cannot be reached")
                             queue.appendleft(payload.student)
                         else:
                             on_result(payload)
@@ -472,7 +481,12 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     if db_file is not None and not db_file.exists():
         raise RuntimeError(f"No gradebook at {db_file}: run `nbgrader generate_assignment "
                            f"{assignment}` in {course} first.")
-    with Gradebook(db_url, config.CourseDirectory.get("course_id", "")) as gb:
+    try:
+        gradebook = Gradebook(db_url, config.CourseDirectory.get("course_id", ""))
+    except Exception as exc:  # SQLAlchemy's OperationalError and the like
+        raise RuntimeError(f"the gradebook ({_shown_url(db_url)}) cannot be reached: "
+                           f"{str(exc).splitlines()[0][:200]}") from None
+    with gradebook as gb:
         try:
             gb.find_assignment(assignment)
         except MissingEntry:
@@ -495,6 +509,7 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     coordinator = _Coordinator(ctx, min(jobs, max(1, len(students))),
                                (str(course), allowed, prestart, worker_memory, assignment,
                                 force))
+    coordinator.gradebook = _shown_url(db_url)
     summary.stopped, summary.not_started = coordinator.run(list(students), record)
     summary.replaced_workers = coordinator.replaced
     summary.seconds = time.perf_counter() - start

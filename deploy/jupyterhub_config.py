@@ -20,6 +20,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # spawn, as the student, that they read exactly these files (see the spawn hook below).
 STUDENT_SETTINGS = env("ATTENTION_HUB_STUDENT_SETTINGS",
                        "/opt/attention-course/student-jupyter-config")
+# The instructors' own addition: formgrader served with the course's Content-Security-Policy
+# (course_grading.formgrader_csp), installed the same way.
+INSTRUCTOR_SETTINGS = env("ATTENTION_HUB_INSTRUCTOR_SETTINGS",
+                          "/opt/attention-course/instructor-jupyter-config")
 STUDENTS_GROUP = env("ATTENTION_HUB_STUDENTS_GROUP", "attention-students")
 INSTRUCTORS_GROUP = env("ATTENTION_HUB_INSTRUCTORS_GROUP", "attention-instructors")
 STATE_DIR = env("ATTENTION_HUB_STATE_DIR", "/srv/jupyterhub")
@@ -94,6 +98,7 @@ from course_grading.student_settings import (  # noqa: E402 (after the paths it 
 
 STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-config"),
                                             STUDENT_SETTINGS)
+install_settings(os.path.join(HERE, "instructor-jupyter-config"), INSTRUCTOR_SETTINGS)
 
 
 async def only_instructors_grade(spawner):
@@ -109,6 +114,10 @@ async def only_instructors_grade(spawner):
     instructors = set(grp.getgrnam(INSTRUCTORS_GROUP).gr_mem)
     name = spawner.user.name
     if name in instructors:
+        path = [INSTRUCTOR_SETTINGS]
+        if os.environ.get("JUPYTER_CONFIG_PATH"):
+            path.append(os.environ["JUPYTER_CONFIG_PATH"])
+        spawner.environment["JUPYTER_CONFIG_PATH"] = os.pathsep.join(path)
         return
     if EXCHANGE == "ngshare":
         # No scratch folder shared with anyone: a student's temporary files go to their own.

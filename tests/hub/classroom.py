@@ -67,9 +67,10 @@ PRIVATE_MODE = 0o700  # homes and the instructor's course directory
 
 
 def hub_requirements() -> list[str]:
-    """The course's dependencies (pyproject.toml) plus deploy/requirements-hub.txt."""
+    """The course's dependencies and its `grading` extra (pyproject.toml), plus
+    deploy/requirements-hub.txt: the class's shared environment, students and instructor."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    reqs = list(project["dependencies"])
+    reqs = [*project["dependencies"], *project["optional-dependencies"]["grading"]]
     for line in (DEPLOY / "requirements-hub.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
@@ -734,6 +735,8 @@ class Hub:
             "ATTENTION_HUB_ENV": str(run.env),
             "ATTENTION_HUB_STATE_DIR": str(self.state),
             "ATTENTION_HUB_STUDENT_SETTINGS": str(self.student_settings),
+            "ATTENTION_HUB_INSTRUCTOR_SETTINGS": str(self.state.with_name(
+                self.state.name + "-instructor-settings")),
             "ATTENTION_HUB_STUDENTS_GROUP": run.students_group,
             "ATTENTION_HUB_INSTRUCTORS_GROUP": run.instructors_group,
             "ATTENTION_HUB_URL": self.base,

@@ -49,6 +49,12 @@ def _hub_phase_before_grading(run: ClassRun, rec: dict) -> None:
         worked = hub.lab_student_works(s, h)
         for key in ("listed", "after_submit", "formgrader_status"):
             rec.setdefault(key, {})[h.kind] = worked[key]
+    # The instructor's own JupyterLab: formgrader, with the course's policy on its pages.
+    si, _ = hub.login(run.instructor)
+    hub.open_lab(si, run.instructor)
+    page = hub.user_api(si, run.instructor, "GET", "formgrader")
+    rec["instructor_formgrader"] = (page.status_code,
+                                    page.headers.get("Content-Security-Policy", ""))
     # Each student tries the other's server.
     s1 = sessions[h1.name]
     rec["cross_api_status"] = hub.user_api(s1, h2, "GET", "api/contents").status_code
@@ -277,6 +283,8 @@ def test_jupyterhub_class(sqlite_class):
     # student's server obeyed the students' settings (installed where all can read them).
     assert rec["hub_deploy_parent_mode"] == "0o700"
     assert rec["formgrader_status"] == {"correct": 404, "wrong": 404}
+    status, policy = rec["instructor_formgrader"]
+    assert status == 200 and "script-src 'self'" in policy  # course_grading.formgrader_csp
     assert rec["own_api_status"] == 200
     assert rec["cross_api_status"] == 403
     assert rec["cross_lab_status"] == 403

@@ -301,12 +301,8 @@ def test_ngshare_restarted_mid_submissions_loses_nothing(ngshare_class):
         assert set(stored) <= set(rec["crowd"].sent[student]), (student, stored)
 
 
-# The gradebook going away during autograding needs course_grading/parallel.py to stop at
-# the first "cannot reach the gradebook" and to skip, on the next run, what is already
-# graded (see deploy/README.md, "What the grading engine must do when the gradebook goes
-# away"). The lead owns parallel.py; until it changes, this test documents the behaviour.
-@pytest.mark.xfail(strict=True, reason="course_grading/parallel.py: stop on an unreachable "
-                   "gradebook, resume without regrading (not yet implemented)")
+# The gradebook going away during autograding: the engine stops at the first "cannot be
+# reached" and skips, on the next run, what is already graded (deploy/README.md).
 def test_gradebook_unreachable_stops_grading_then_resumes_without_regrading(ngshare_class):
     run, rec = ngshare_class
     _gradebook_fault(run, rec)
