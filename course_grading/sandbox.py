@@ -129,8 +129,8 @@ def _probe(bwrap: str) -> str | None:
     """Start a trivial sandbox once (with its launcher); why it failed, or None if it works."""
     cmd = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
            "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--die-with-parent",
-           "--ro-bind", "/usr", "/usr", *_root_links(), *_python_mounts(),
-           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+           "--ro-bind", "/usr", "/usr", *_root_links(), "--proc", "/proc", "--dev", "/dev",
+           "--tmpfs", "/tmp", *_python_mounts(),
            "--", sys.executable, "-I", "-S", "-c", _launcher_source(),
            str(1 << 20), "64", "-", "/tmp/ipc", (_no_fork_filter() or b"").hex() or "-",
            "--", "/usr/bin/true"]

@@ -4,9 +4,10 @@
 the sandbox's first process, with CAP_SYS_ADMIN and CAP_SETPCAP in the sandbox's own user
 namespace, and nothing else. It
 
-1. mounts a fresh tmpfs on ``/tmp`` with a size *and an inode* limit (bubblewrap's own
-   tmpfs has no inode limit: empty files would fill the host's kernel memory), and puts
-   back the kernel's connection file and socket folder that bubblewrap placed there;
+1. remounts bubblewrap's tmpfs on ``/tmp`` with a size *and an inode* limit (bubblewrap
+   sets no inode limit: empty files would fill the host's kernel memory); a remount, not a
+   new tmpfs, so that what bubblewrap placed there stays (the kernel's connection file, and
+   the Python or course folders bound below ``/tmp`` when they live there);
 2. gives up every capability for good (securebits that make uid 0 nothing special, an
    empty bounding set, no ambient capability, nothing permitted);
 3. installs the seccomp filter (no new process, no mount, no namespace) with
@@ -23,7 +24,7 @@ import ctypes
 import os
 import sys
 
-MS_NOSUID, MS_NODEV = 2, 4
+MS_NOSUID, MS_NODEV, MS_REMOUNT = 2, 4, 32
 PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_SECUREBITS = 24, 22, 28
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 SECCOMP_MODE_FILTER = 2
@@ -59,19 +60,15 @@ def main(argv):
         sys.stderr.write("sandbox launcher: usage: SIZE INODES CONN IPC FILTER -- CMD...\n")
         os._exit(70)
     libc = ctypes.CDLL(None, use_errno=True)
-    connection = None
-    if connection_file != "-":  # "-": a probe of the sandbox, no kernel to connect to
-        with open(connection_file, "rb") as f:
-            connection = f.read()
+    if connection_file != "-" and not os.path.isfile(connection_file):
+        sys.stderr.write(f"sandbox launcher: no connection file at {connection_file}\n")
+        os._exit(70)
     options = f"size={int(size)},nr_inodes={int(inodes)},mode=1777".encode()
-    if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
-        _fail(libc, "mounting the scratch /tmp")
-    os.makedirs("/tmp/home", mode=0o700)
-    os.makedirs(ipc_dir, mode=0o700)
-    if connection is not None:
-        fd = os.open(connection_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, connection)
-        os.close(fd)
+    flags = MS_REMOUNT | MS_NOSUID | MS_NODEV
+    if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", flags, options) != 0:
+        _fail(libc, "limiting the scratch /tmp")
+    os.makedirs("/tmp/home", mode=0o700, exist_ok=True)
+    os.makedirs(ipc_dir, mode=0o700, exist_ok=True)
     if libc.prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0:
         _fail(libc, "setting securebits")
     for cap in range(64):

@@ -363,6 +363,7 @@ class DecideOnHost(SandboxedExecute):
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
+        started = False
         try:
             with self.setup_kernel():
                 assert self.kc is not None
@@ -370,6 +371,7 @@ class DecideOnHost(SandboxedExecute):
                 info = self.wait_for_reply(self.kc.kernel_info())
                 if info:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
+                started = True
                 try:
                     self._run_notebook()
                 finally:
@@ -380,9 +382,11 @@ class DecideOnHost(SandboxedExecute):
         except CellTimeoutError:
             self._stopped = self._stopped or (
                 f"a cell ran past its {self.timeout} s limit and did not stop when interrupted")
-        except (RuntimeError, OSError, TimeoutError) as exc:  # the kernel never started
-            self._stopped = self._stopped or f"the kernel could not start ({type(exc).__name__})"
-            self.log.error("Could not run the notebook: %s", exc)
+        except (RuntimeError, OSError, TimeoutError) as exc:
+            if not started:  # no sandbox, no kernel: nobody's answers were looked at, so
+                raise       # the autograde fails (ungraded), it does not score zeros
+            self._stopped = self._stopped or f"the kernel stopped ({type(exc).__name__})"
+            self.log.error("The notebook stopped: %s", exc)
         for index, planned in self._plan.items():
             if index not in self._verdicts:
                 why = self._stopped or "the notebook stopped before this check"

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import nbformat
@@ -216,3 +217,41 @@ def test_an_unreachable_gradebook_stops_grading_and_a_rerun_resumes(ps1: Path) -
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 of them were autograded before and skipped" in proc.stdout  # "honest"
     assert scores(ps1)["zed"]["test_weights_hidden"] == 2.0
+
+
+def test_no_sandbox_fails_the_quiz_autograde_instead_of_scoring_zeros(tmp_path) -> None:
+    """Checks decided outside the kernel: a kernel that never started judged nobody."""
+    course = copy_course(QUIZ, tmp_path / "quiz")
+    (course / "nbgrader_config.py").write_text(
+        (course / "nbgrader_config.py").read_text()
+        + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
+    api = open_api(course)
+    assert api.generate_assignment(ASSIGNMENT)["success"]
+    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
+    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
+    place_submission(course, "honest", make_submission("correct", released, facts))
+    env_allow = os.environ.pop(ALLOW_ENV, None)
+    try:
+        result = api.autograde(ASSIGNMENT, "honest")
+    finally:
+        if env_allow is not None:
+            os.environ[ALLOW_ENV] = env_allow
+    assert not result["success"]
+    assert "Refusing to run untrusted student code" in result["log"]
+    assert all(v is None for v in _all_scores(course).get("honest", {}).values())
+
+
+def test_the_sandbox_works_with_a_python_under_tmp(tmp_path) -> None:
+    """A checkout (and its .venv) under /tmp, as CI clones it: the scratch /tmp of the
+    sandbox must not hide it."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    assert str(venv).startswith("/tmp/")
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "from course_grading.sandbox import sandbox_problem; print(sandbox_problem())"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(repo), sysconfig.get_paths()["purelib"]])}, capture_output=True, text=True,
+        timeout=120, check=False)
+    assert proc.stdout.strip() == "None", proc.stdout + proc.stderr
