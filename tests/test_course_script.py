@@ -61,8 +61,9 @@ def test_an_extra_counts_the_extras_it_brings():
 def test_unknown_extra_is_a_clear_error(capsys):
     with pytest.raises(SystemExit):
         course.requirements(["gradin"])
-    assert "pyproject.toml has no extra 'gradin' (it has: grading, test)" in (
-        capsys.readouterr().err)
+    have = ", ".join(PROJECT["optional-dependencies"])
+    assert f"pyproject.toml has no extra 'gradin' (it has: {have})" in capsys.readouterr().err
+    assert {"grading", "site", "test"} <= set(PROJECT["optional-dependencies"])
 
 
 def test_lab_opens_the_contents_notebook():

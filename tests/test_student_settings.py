@@ -44,8 +44,8 @@ def public_dir():
 
 
 def read_as_nobody(folder: Path, expected: dict[str, str]) -> list[str]:
-    # In a thread of its own: an earlier test in the session may leave an event loop
-    # running in this one, and asyncio.run() refuses to start inside a running loop.
+    # In a thread of its own: asyncio.run() refuses to start where an event loop runs, as
+    # it does in the main thread while a test module's Playwright is open.
     from concurrent.futures import ThreadPoolExecutor
 
     check = unread_settings("nobody", folder, expected, python=SYSTEM_PYTHON)

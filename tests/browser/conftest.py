@@ -38,8 +38,15 @@ def browser_requirements() -> None:
         pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(browser_requirements: None) -> Iterator[Any]:
+    """Debian's Chromium, one per test module.
+
+    Not one per session: while Playwright's sync API is open, its event loop counts as
+    running in this thread, so every later test's ``asyncio.run`` (and the site tests' own
+    Playwright) would fail "inside the asyncio loop". Per module, it is closed again before
+    the tests of another folder run.
+    """
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

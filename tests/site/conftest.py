@@ -71,9 +71,10 @@ def site_server(site_build: tuple[Path, BuildReport]) -> Iterator[SiteServer]:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def site_browser(site_build: tuple[Path, BuildReport]) -> Iterator[Any]:
-    """Debian's Chromium (the browser tests' requirements), once per session."""
+    """Debian's Chromium (the browser tests' requirements), one per test module: an open
+    Playwright leaves its event loop running in this thread (see tests/browser/conftest.py)."""
     from labdriver import missing_requirements
 
     message = missing_requirements()
