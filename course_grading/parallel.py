@@ -513,7 +513,13 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     summary.stopped, summary.not_started = coordinator.run(list(students), record)
     summary.replaced_workers = coordinator.replaced
     summary.seconds = time.perf_counter() - start
-    _scores(config, assignment, summary.results)
+    try:
+        _scores(config, assignment, summary.results)
+    except Exception as exc:  # the gradebook went away: the scores stay unread, not a crash
+        if not summary.stopped:
+            summary.stopped = (f"grading finished, but the gradebook ({_shown_url(db_url)}) "
+                               "cannot be reached to read the scores: "
+                               f"{(str(exc).splitlines() or [type(exc).__name__])[0][:200]}")
     summary.results.sort(key=lambda r: r.student)
     return summary
 

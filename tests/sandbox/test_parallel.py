@@ -219,6 +219,24 @@ def test_an_unreachable_gradebook_stops_grading_and_a_rerun_resumes(ps1: Path) -
     assert scores(ps1)["zed"]["test_weights_hidden"] == 2.0
 
 
+def test_a_gradebook_gone_after_grading_stops_with_a_message_not_a_crash(
+        ps1: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hub test stops PostgreSQL mid-run: reading the scores afterwards must not crash."""
+    from sqlalchemy.exc import OperationalError
+
+    from course_grading import parallel
+
+    def gone(*_args: object) -> None:
+        raise OperationalError("SELECT", {}, Exception("connection refused\nmore"))
+
+    monkeypatch.setattr(parallel, "_scores", gone)
+    assert parallel.main([PS1, "--course-dir", str(ps1), "--jobs", "1", "--no-progress"]) == 2
+    out = capsys.readouterr().out
+    assert "honest: None / None" in out
+    assert ("STOPPED: grading finished, but the gradebook (sqlite:///" in out
+            and "cannot be reached to read the scores" in out and "connection refused" in out)
+
+
 def test_no_sandbox_fails_the_quiz_autograde_instead_of_scoring_zeros(tmp_path) -> None:
     """Checks decided outside the kernel: a kernel that never started judged nobody."""
     course = copy_course(QUIZ, tmp_path / "quiz")
