@@ -278,8 +278,12 @@ def describe_softmax(
     query: str | None = None,
     temperature: str | None = None,
     decimals: int = 2,
+    what: str = "scores",
 ) -> str:
     """Describe softmax turning one row of scores into weights (figure and widget alike).
+
+    ``what`` names the row: ``"scaled scores"`` where the scaling is already in (lesson 04's
+    budget), so that its weights are not taken for those of the raw scores.
 
     Examples
     --------
@@ -291,7 +295,8 @@ def describe_softmax(
     whose = f"{query}'s " if query else "the "
     at = f" at temperature {temperature}" if temperature is not None else ""
     return (
-        f"Softmax turns {whose}scores {_join([format_number(x, decimals) for x in scores_row])}"
+        f"Softmax turns {whose}{what} "
+        f"{_join([format_number(x, decimals) for x in scores_row])}"
         f" (for {_join(tokens)}) into weights "
         f"{_join([format_number(x, decimals) for x in weights_row])}{at}: "
         + describe_row(weights_row, tokens, kind="weights", query=query, decimals=decimals)
@@ -303,18 +308,22 @@ def describe_softmax(
 # --------------------------------------------------------------------------------------
 
 
-def describe_histogram(dots: ArrayLike, label: str) -> str:
-    """One sentence about a sample of scores: count, standard deviation, the middle 95 %.
+def describe_histogram(dots: ArrayLike, label: str, *, unit: str = "scores") -> str:
+    """One sentence about a sample: count, standard deviation, the middle 95 %.
+
+    ``unit`` names what was counted (``"scores"``, ``"weights"``).
 
     Examples
     --------
     >>> describe_histogram([-1.0, 0.0, 1.0], "Scores")
     'Scores: 3 scores with standard deviation 0.816; 95% lie between -0.95 and 0.95'
+    >>> describe_histogram([0.5, 1.0], "Largest weights", unit="weights")[:36]
+    'Largest weights: 2 weights with stan'
     """
     d = np.asarray(dots, dtype=np.float64)
     lo, hi = np.percentile(d, [2.5, 97.5])
     return (
-        f"{label}: {d.size} scores with standard deviation {d.std():.3g}; "
+        f"{label}: {d.size} {unit} with standard deviation {d.std():.3g}; "
         f"95% lie between {lo:.3g} and {hi:.3g}"
     )
 
@@ -427,6 +436,17 @@ def describe_blend(
     weights 0.50, 0.50, the output is 0.50·[0.00, 0.00] + 0.50·[2.00, 2.00] = [1.00, 1.00],
     a point inside their convex hull: the weights are non-negative and sum to 1, so the
     output is a weighted average.
+
+    The sum is worked with the weights as printed, so that it adds up by hand; when the
+    unrounded weights give another result, the sentence says both:
+
+    >>> print(describe_blend([0.254, 0.254, 0.492], [[1, 0], [0, 2], [2, 2]],
+    ...                      ["the", "cat", "sat"]))  # doctest: +NORMALIZE_WHITESPACE
+    The value vectors are the corners of a triangle: the [1.00, 0.00], cat [0.00, 2.00],
+    sat [2.00, 2.00]. With weights 0.25, 0.25, 0.49, the output is 0.25·[1.00, 0.00] +
+    0.25·[0.00, 2.00] + 0.49·[2.00, 2.00] = [1.23, 1.48] with these rounded weights
+    (≈ [1.24, 1.49] with the unrounded ones), a point inside the triangle of the values:
+    the weights are non-negative and sum to 1, so the output is a weighted average.
     """
     w, v, out = _blend(weights_row, values)
     shape = {3: "a triangle", 2: "a segment"}.get(len(tokens), "a polygon")
@@ -441,8 +461,14 @@ def describe_blend(
         + ", so this is not a weighted average"
     )
     name = f"the output for {query}" if query else "the output"
+    # The sum as written, with the weights as shown (rounded): it must add up on paper.
+    shown = np.round(w, decimals) @ v
+    result = _vector(shown, decimals)
+    if _vector(out, decimals) != result:
+        result += (f" with these rounded weights (≈ {_vector(out, decimals)} with the "
+                   "unrounded ones)")
     return (
         f"The value vectors are the corners of {shape}: {corners}. "
         f"With weights {_join([format_number(a, decimals) for a in w])}, {name} is {terms} = "
-        f"{_vector(out, decimals)}, a point {_where(out, v, len(tokens))}: {why}."
+        f"{result}, a point {_where(out, v, len(tokens))}: {why}."
     )

@@ -73,6 +73,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import NullLocator
 from numpy.typing import ArrayLike, NDArray
 
 from .describe import (
@@ -608,6 +609,9 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
         ax.plot(d_ks, r, "--o", color=VERMILION, label="unscaled", markersize=4)
         ax.plot(d_ks, o, "-s", color=BLUE, label="scaled", markersize=4)
         ax.set_xscale("log", base=2)
+        # ticks where the data is (2, 8, 32, ...), not at matplotlib's own powers of 2
+        ax.set_xticks(d_ks, [str(d) for d in d_ks])
+        ax.xaxis.set_minor_locator(NullLocator())
         if log:
             ax.set_yscale("log")
         ax.set_xlabel("d_k")

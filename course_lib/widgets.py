@@ -8,7 +8,7 @@ Python and read the result, and the sliders on the page show what the code set:
 >>> from course_lib.widgets import softmax_budget
 >>> budget = softmax_budget()
 >>> budget.set(sat=3.0)  # doctest: +ELLIPSIS
-"Softmax turns sat's scores 1.00, 1.00, 3.00 ... the largest is sat at 0.79."
+"Softmax turns sat's scaled scores 0.71, 0.71, 3.00 ... the largest is sat at 0.83."
 >>> budget.controls["sat"].value, float(budget.numbers["weights"].sum().round(6))
 (3.0, 1.0)
 
@@ -158,11 +158,14 @@ def _example_or(
 
 
 def _row_or(
-    row: ArrayLike | None, tokens: Sequence[str] | None, query: str | None
+    row: ArrayLike | None, tokens: Sequence[str] | None, query: str | None, *,
+    scaled: bool = False,
 ) -> tuple[NDArray[np.float64], list[str], str | None]:
+    """``row`` checked, or the row of 'sat' in the worked example: its raw scores, or its
+    scaled scores to two decimals (``scaled=True``), where a slider can stand exactly."""
     if row is None:
         ex = the_cat_sat()
-        r = scores(ex.Q, ex.K)[2]
+        r = (scaled_scores(ex.Q, ex.K)[2].round(2) if scaled else scores(ex.Q, ex.K)[2])
         return r, list(ex.tokens), query if query is not None else "sat"
     r = np.asarray(row, dtype=np.float64)
     if r.ndim != 1 or r.size < 2 or not np.isfinite(r).all():
@@ -337,7 +340,8 @@ def scaling_explorer(
         max_w = softmax(st.dots.reshape(n_queries, n_keys)).max(axis=-1)
         label = "q·k / sqrt(d_k)" if scaled else "q·k (unscaled)"
         h1 = describe_histogram(st.dots, f"Histogram of {label}")
-        h2 = describe_histogram(max_w, "Histogram of each row's largest weight")
+        h2 = describe_histogram(max_w, "Histogram of each row's largest weight",
+                                unit="weights")
         description = f"{st.summary()}. {h1}. {h2}."
         spread = max(4.0, 4 * math.sqrt(d_k))  # the same axis, scaled or not
         shape = ("nearly one-hot" if st.median_max_weight > 0.9 else
@@ -463,19 +467,19 @@ def softmax_budget(
     >>> b.numbers["weights"]
     array([0.5, 0.5])
     >>> print(b.set(a=5.0))  # doctest: +ELLIPSIS
-    Softmax turns the scores 5.00, 0.00 (for a, b) into weights 0.99, 0.01: The row's ...
+    Softmax turns the scaled scores 5.00, 0.00 (for a, b) into weights 0.99, 0.01: The row's ...
     """
-    r, toks, query = _row_or(scores_row, tokens, query)
+    r, toks, query = _row_or(scores_row, tokens, query, scaled=True)
     lim = _limit(r, 10.0)
     controls: dict[str, W.ValueWidget] = {
-        t: number_slider(x, -lim, lim, 0.1, t) for t, x in zip(toks, r, strict=True)
+        t: number_slider(x, -lim, lim, 0.01, t) for t, x in zip(toks, r, strict=True)
     }
 
     def compute(**values: float) -> View:
         s = np.array([values[t] for t in toks], dtype=np.float64)
         w = softmax(s)
-        description = describe_softmax(s, w, toks, query=query)
-        body = bars_svg(s, toks, colour=BLUE, title="scores",
+        description = describe_softmax(s, w, toks, query=query, what="scaled scores")
+        body = bars_svg(s, toks, colour=BLUE, title="scaled scores",
                         description=describe_row(s, toks, kind="scores", query=query))
         body += bars_svg(w, toks, colour=ORANGE, lo=0.0, hi=1.0,
                          title=f"weights: sum {w.sum():.2f}", description=description)

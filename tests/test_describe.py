@@ -61,11 +61,13 @@ def test_row_description_and_takeaway_agree():
 
 def test_softmax_sentence_is_shared_by_figure_and_widget():
     """One source: the figure of lesson 04 and its widget say it in the same words."""
-    s = np.array([1.0, 1.0, 2.0])
+    s = np.array([0.71, 0.71, 1.41])
     figure = budget_bars(s, TOKENS, query="sat").description
     widget = softmax_budget().description
-    assert widget == figure.replace(" at temperature 1", "")
-    assert widget == describe_softmax(s, np.exp(s) / np.exp(s).sum(), TOKENS, query="sat")
+    assert widget == figure.replace(" at temperature 1", "").replace(
+        "sat's scores", "sat's scaled scores")
+    assert widget == describe_softmax(s, np.exp(s) / np.exp(s).sum(), TOKENS, query="sat",
+                                      what="scaled scores")
 
 
 def test_blend_in_words():

@@ -38,9 +38,9 @@ def test_set_matches_the_grid_and_refuses_values_off_it():
     ex = widgets.softmax_budget()
     ex.set(the=0.1 + 0.2)  # 0.30000000000000004 is the slider's 0.3
     assert ex.controls["the"].value == 0.3 and ex.controls["the"].label == "0.30"
-    with pytest.raises(AttentionInputError, match=r"'the' must be one of \[-10\.0, -9\.9, … "
-                       r"10\.0\] \(201 values\) \(got 0\.25\)"):
-        ex.set(the=0.25)
+    with pytest.raises(AttentionInputError, match=r"'the' must be one of \[-10\.0, -9\.99, "
+                       r"… 10\.0\] \(2001 values\) \(got 0\.255\)"):
+        ex.set(the=0.255)
     with pytest.raises(AttentionInputError, match=r"'token' must be one of \['the', 'cat', "
                        r"'sat'\] \(got 'dog'\)"):
         widgets.step_explorer().set(token="dog")

@@ -68,8 +68,9 @@ def test_stored_outputs_carry_the_descriptions(executed: Path):
     assert "image/png" not in heatmap  # the PNG is only inside the <img>, once
     widget = nb.cells[3].outputs[0]["data"]
     assert "application/vnd.jupyter.widget-view+json" in widget
-    assert widget["text/plain"].startswith("Softmax turns sat's scores 1.00, 1.00, 2.00")
-    assert nb.cells[4].outputs[0]["text"].startswith("Softmax turns sat's scores 1.00, 1.00, 3.00")
+    assert widget["text/plain"].startswith("Softmax turns sat's scaled scores 0.71, 0.71, 1.41")
+    assert nb.cells[4].outputs[0]["text"].startswith(
+        "Softmax turns sat's scaled scores 0.71, 0.71, 3.00")
     assert not any(o.get("name") == "stderr" for c in nb.cells for o in c.outputs)
 
 

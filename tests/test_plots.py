@@ -295,6 +295,10 @@ def test_scaling_curves_plot_the_sweep():
     assert "Median max weight: unscaled 0.28, 0.91, 1.00; scaled 0.21, 0.22, 0.22." in (
         fig.description)
     assert "Softmax-Jacobian size: unscaled" in fig.description
+    for ax in fig.figure.axes:  # the d_k ticks sit where the data is, and only there
+        assert list(ax.get_xticks()) == [2, 64, 4096]
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "64", "4096"]
+        assert list(ax.xaxis.get_minorticklocs()) == []
     with pytest.raises(AttentionInputError, match="sweep must be the dict returned by"):
         plots.scaling_curves([])
 

@@ -179,14 +179,17 @@ def test_temperature_slider_shows_exactly_what_code_sets():
 
 def test_softmax_budget_always_sums_to_one():
     ex = softmax_budget()
-    np.testing.assert_allclose(ex.numbers["weights"], softmax([1.0, 1.0, 2.0]))
+    # the scaled scores of 'sat' (lesson 04 derives 0.25, 0.25, 0.50 from them just above),
+    # not its raw scores 1, 1, 2 (whose weights 0.21, 0.21, 0.58 are not attention's)
+    np.testing.assert_allclose(ex.numbers["scores"], [0.71, 0.71, 1.41])
+    assert ex.numbers["weights"].round(2).tolist() == [0.25, 0.25, 0.5]
     for the, cat in ((10.0, -10.0), (0.0, 0.0), (-10.0, 10.0)):
         ex.set(the=the, cat=cat)
         assert ex.numbers["sum"] == pytest.approx(1.0)
-        np.testing.assert_allclose(ex.numbers["weights"], softmax([the, cat, 2.0]))
-    assert "weights: sum 1.00" in ex.view.html
+        np.testing.assert_allclose(ex.numbers["weights"], softmax([the, cat, 1.41]))
+    assert "weights: sum 1.00" in ex.view.html and "scaled scores" in ex.view.html
     assert "They sum to 1.00" in ex.description
-    assert ex.description.startswith("Softmax turns sat's scores -10.00, 10.00, 2.00")
+    assert ex.description.startswith("Softmax turns sat's scaled scores -10.00, 10.00, 1.41")
 
 
 def test_blend_explorer_output_moves_inside_the_triangle():
@@ -301,7 +304,9 @@ def test_step_explorer_walks_sats_row_through_the_four_steps():
     assert ex.numbers["table"].shape == (3, 2)
     assert shown_cells(ex)[4:] == ["1.26", "1.50"]
     assert text.startswith("Step 4 of 4, output · V")
-    assert "= [1.26, 1.50]" in text
+    # the sum as written adds up by hand; the unrounded weights' result is named too
+    assert ("0.25·[1.00, 0.00] + 0.25·[0.00, 2.00] + 0.50·[2.00, 2.00] = [1.25, 1.50] with "
+            "these rounded weights (≈ [1.26, 1.50] with the unrounded ones)") in text
     assert html.escape(text, quote=True) in ex.view.html
 
 
