@@ -298,4 +298,111 @@ QUESTIONS = [
             ),
         },
     },
+    {
+        "id": "projections",
+        "prompt": (
+            "In a transformer layer, where do the queries, keys and values "
+            "come from?"
+        ),
+        "choices": [
+            ("A", (
+                "They are the token embeddings themselves: Q = K = V = X, so "
+                "every token scores highest on itself."
+            )),
+            ("B", (
+                "Each is the embeddings X times a learned matrix of its own: Q = "
+                "X W_Q, K = X W_K, V = X W_V."
+            )),
+            ("C", (
+                "Q is X times a learned matrix; K and V are the attention weights"
+                " of the previous layer."
+            )),
+            ("D", (
+                "K = X W_K and V = K: a token hands over the very vector it is "
+                "matched on, so only W_Q and W_K are learned."
+            )),
+        ],
+        "marks": {
+            "A": "f66516ad74323a1646c17544549541e21d34b7628a61cb53dcc24d6848e5933b",
+            "B": "e40da8b6cc4b0201d29f1721fa06013c5f97221010c210e0ee6c1e4f15db921c",
+            "C": "8a349509909f31489771280df6f04a381cc555e1e15f8e6836d866e6ea99bf73",
+            "D": "1cf41c2e71cd9cc205f1cbdfc3696a2369f09040a0fb4205bdf7f2b58d6413e8",
+        },
+        "feedback": {
+            "A": (
+                "7UBUagDR5Z+LM8LDNlwbVZKYSnVLX/K0FUkqErOi9bi5WYHRmR6F9TPmZSCBlWs3"
+                "fklMDWDbFw8AZVvkr4q5o5mj7r+sId13SdsO5LQjYyn4z6pbXfAp83JlBfftciYW"
+                "zpXzFJ0VJMWq2HfIff0fJoQOHyo6RujrUY62ciMHXAGjzoM2AqL9SIu/6zMI53TU"
+                "qteJ4mRLIvT/frJAYIlqOjcLNserB2CWDH3ZvXiFdlJpaVJiAXRwpRWP3ayArkJn"
+                "I7lqF/eSNrDsZqY6EbfQz2BaRMlHyisDvUi6bzogYsU5GmyFCb4vBgias5C3rK5L"
+                "YLMdoTrZr2cDqXThwjWrEFtIpA1Si0MkZcGoBTAye71bNQbsv2eEzLHNDs4Gdg8Z"
+                "tXqPZhVFvtI/vLoizf1Y6jYfGvQ="
+            ),
+            "B": (
+                "Vsql4tNuXlPVikQlqsjQYfOIlMEw+PWnnLKkejErEH3ZbuqpWOrDaI/bexup57UR"
+                "y03HKX+KYvEHUIRm/zDjTiXNNCB4jR9rjfmeWbmhRlYzeWa/9kEylWmhOa5Lh8j6"
+                "3j+r3SvARVA1z3p1geP1whiQ8kH1L5Yw3jFx03jxydfLLGSrxC6xhiWjarErbaUF"
+                "NHNrN7MFQYm2QdL9KE4NZ6xtRLrrhLLHlnSs/xcrEg=="
+            ),
+            "C": (
+                "r17PPkfmkl3izmMLUtn5OQNjkFWZcRQdXixYJcpP9ComdidS+IQzPeekmP7FpxJF"
+                "4oNO0S52aPT4VKx8ql6JMT70lNwWHbuJEZAepqMrgBDRIOBUZBAilZvycn1R/F1y"
+                "/JAmw8OkiWRUr3vykuvhQ5PBl+Y9rDWG4FOf671N7schTsqfw34DuMKFFgt6ODvA"
+                "EyrCIp6j6BQN1sTtWjM1mez0wybbACwecquOIHv3BrJy2P1k5h9MPImYBHREIvOJ"
+                "DRYbDsduGKKAqHiB7brmDpuN"
+            ),
+            "D": (
+                "ZRElAKjPpuQhN2XOpvQVaS6o7qVIQG70btghDkmp1G6lI+6MMcIy4bNkPclJMpQg"
+                "5LWjRk/tXwwAsd622gYVhYERa3j5UO5Ceq7scPaug9XrZAwNHYX6uGd+dtaBUP13"
+                "105pwQ2cnEUlzXxX1CxDdedfVQrHoxCqp9Qgv17qY9nQx3XWAAtmJqwSIIICSlqj"
+                "3njTSCbFrYGWzZ9KOuyaRuzX5Q3VWnThLaPkTG5wcrP/y4DbjfIr+Wfr4tn+6EYN"
+            ),
+        },
+    },
+    {
+        "id": "heads",
+        "prompt": (
+            "Q and K have shape (batch, heads, n, d_k) = (2, 4, 5, 8). Which "
+            "expression gives every head's table of scores, shape (2, 4, 5, "
+            "5)?"
+        ),
+        "choices": [
+            ("A", "Q @ K.T"),
+            ("B", "Q @ K.swapaxes(-1, -2)"),
+            ("C", "Q.T @ K"),
+            ("D", "(Q * K).sum(axis=-1)"),
+        ],
+        "marks": {
+            "A": "fd1a0b2ce774a828852b2494405f802657c13147894be7fed56c46200148a4d5",
+            "B": "8a5c61aa50eaf540c559d70e668aea67300e7d6d6704c2182a9fbcd6eac83af9",
+            "C": "00c9dfa2a66a94db63ca60d6bed54c58fa49ab16d10098ec0fbc7da35fa91d66",
+            "D": "d83ae22df79806fed3c4fe10363a4b59f7ee0e68ca7b6e9dd29db9170e507430",
+        },
+        "feedback": {
+            "A": (
+                "dolYEo5bnNNuI97nK3jZgFNKX3KMa7jyjfKV/iBBX52KcoiUbp/FMVdtzHM0hmd/"
+                "cky++WHvcMxRYHknrVOzPlAcq5J4aqUu83BH2If1B+Bjo1w7ATEF06AEL1cAQKwU"
+                "URZp24KhSg+qlvLKKvvustvXaIQJF8ct4z0kiw+FftDrKoJdkaa1iiqEuXvplR8B"
+                "Mdmw6cboxbt1ko2XVbzGJzoXGKfHq4EZrpajykZzhc41osn7WgSTedGBrqT2iSf4"
+                "DJMUt1yOUZUSg5JI17JbfxyQv6LR7wkcKLdeZBNjh/S/AjRggknTm/akOkdW"
+            ),
+            "B": (
+                "cG4pLC5z0Yvvz7l2sZXcQytV7xUiI/6MxKg9oVLNZBHtZ7CJT2kN+5f2KCMu+n+2"
+                "8d1bu71yhZlbQ40dgBD7cfjfcikNrvdo701qgpBuIueNwaF/ps9q0sRJnLMXl1y5"
+                "C/a9MA8b1OEZGgP22JnxopSZ3Vvlnq87Sjymr+jBnO9ESJhXrl6Iz2VFxiLt3Zsr"
+                "ephmBNlGz3Fo"
+            ),
+            "C": (
+                "WY9nZGqLP4+PCMBy18YCUJyfPrciY7ByzftgESTXeC0dd9XFUwVvaxdDg2/JvW1O"
+                "SzJVmJKSOGKk0/4LoCVefqr0fvVf7BxX+k15/E0Xr0yvKeGQ7euo8EGUV0oLLsUZ"
+                "xqTHH8kl1K2jr9l+sfPlkEDIlxDDaSY1L8GjSCckqWV8xyZWMIppO1nuaDaPxL20"
+                "9Sb+tQ=="
+            ),
+            "D": (
+                "BAigkztJzGKXD9EQrhGOZKe86BFhj2Z26ryn6V/VOAAZVCJKUqM2+0mLIkKJ7uGa"
+                "xnVF9BCzt3yKbQzQGh5ZKPnES+j2m4g/Mjenf7mh3VYsacdh7uKl6Q1gxNTc4faf"
+                "dEvLYxxPanSvNedbtLrLbepApTMwuGjl5viWSlLNg7RPtxXvWQ4="
+            ),
+        },
+    },
 ]

@@ -2,7 +2,8 @@
 
 For learners without an instructor. It asks the two multiple-choice questions of the
 graded checkpoint (why divide by sqrt(d_k); what a causal mask changes), with the same
-options in the same order, and three more on the lesson's worked example. Every option
+options in the same order, three more on the lesson's worked example, and two on what
+comes after the equation (where Q, K and V come from; many heads and ``swapaxes``). Every option
 has its own feedback; a wrong option's feedback explains what is wrong with it, without
 naming the right letter. A question may have more than one right option (the output for
 'sat' is right from the exact weights and from the weights rounded to two decimals), and
@@ -245,7 +246,7 @@ class SelfStudyQuiz:
     --------
     >>> quiz = SelfStudyQuiz()
     >>> [q.id for q in quiz.questions]
-    ['why_scale', 'causal_mask', 'sat_weights', 'sat_output', 'row_sums']
+    ['why_scale', 'causal_mask', 'sat_weights', 'sat_output', 'row_sums', 'projections', 'heads']
     >>> quiz.score_text, quiz.controls["why_scale"].value
     ('not answered yet', None)
     >>> quiz.explain("why_scale", "D").correct, quiz.score_text
@@ -254,7 +255,7 @@ class SelfStudyQuiz:
     >>> fb.correct, quiz.controls["why_scale"].value
     (False, 'D')
     >>> quiz.score_text
-    '0 of 5 right (1 answered)'
+    '0 of 7 right (1 answered)'
     """
 
     def __init__(self, questions: Iterable[Question] | None = None) -> None:

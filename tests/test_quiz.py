@@ -32,12 +32,14 @@ def right_letter(question) -> str:
 def test_every_question_has_its_options_and_its_right_ones():
     questions = load_questions()
     assert [q.id for q in questions] == [
-        "why_scale", "causal_mask", "sat_weights", "sat_output", "row_sums"
+        "why_scale", "causal_mask", "sat_weights", "sat_output", "row_sums", "projections",
+        "heads"
     ]
     for q in questions:
         expected = ("A", "B", "C", "D", "E") if q.id == "sat_output" else ("A", "B", "C", "D")
         assert q.letters == expected
-    assert [right_letters(q) for q in questions] == [["C"], ["A"], ["B"], ["B", "D"], ["C"]]
+    assert [right_letters(q) for q in questions] == [["C"], ["A"], ["B"], ["B", "D"], ["C"],
+                                                        ["B"], ["B"]]
 
 
 def test_feedback_says_right_or_explains_the_wrong_choice():
@@ -135,15 +137,15 @@ def test_widget_click_shows_feedback_and_score():
     expected = quiz.questions[0].check(wrong).text
     assert quiz.feedback_text("why_scale") == expected
     assert "Not quite." in quiz._feedback["why_scale"].value
-    assert quiz.score_text == "0 of 5 right (1 answered)"
+    assert quiz.score_text == "0 of 7 right (1 answered)"
     right = right_letter(quiz.questions[0])
     fb = quiz.answer("why_scale", right.lower())
     assert fb.correct and fb.letter == right
     assert quiz.controls["why_scale"].value == right
     assert "Right." in quiz._feedback["why_scale"].value
-    assert quiz.score_text == "1 of 5 right (1 answered)"
+    assert quiz.score_text == "1 of 7 right (1 answered)"
     assert quiz.answer("sat_output", "B").correct and quiz.answer("sat_output", "D").correct
-    assert quiz.score_text == "2 of 5 right (2 answered)"
+    assert quiz.score_text == "2 of 7 right (2 answered)"
     quiz.answer("why_scale", right)  # the same choice again still shows its feedback
     assert quiz.feedback_text("why_scale") == fb.text
     assert quiz.feedback_text("row_sums") == ""
@@ -174,7 +176,7 @@ def test_widget_is_what_the_notebook_displays():
     quiz = SelfStudyQuiz()
     bundle = quiz._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert repr(quiz) == "SelfStudyQuiz(5 questions; not answered yet)"
+    assert repr(quiz) == "SelfStudyQuiz(7 questions; not answered yet)"
     assert "not answered yet" in quiz.widget.children[-1].value
 
 
@@ -268,3 +270,21 @@ def test_the_quiz_as_text_for_viewers_without_widgets():
             assert f"{letter}. {option.split()[0]}" in text
     assert text.endswith("Score: not answered yet. Answer in code with quiz.answer(question, "
                          "letter).")
+
+
+def test_the_heads_question_is_true_of_numpy():
+    """Each option of 'heads' is an expression: only the right one gives (2, 4, 5, 5)."""
+    import numpy as np
+
+    q = {q.id: q for q in load_questions()}["heads"]
+    rng = np.random.default_rng(0)
+    Q, K = rng.standard_normal((2, 4, 5, 8)), rng.standard_normal((2, 4, 5, 8))
+    shapes = {}
+    for letter, expression in q.choices:
+        try:
+            shapes[letter] = eval(expression, {}, {"Q": Q, "K": K}).shape
+        except ValueError:
+            shapes[letter] = None
+    assert [letter for letter, shape in shapes.items() if shape == (2, 4, 5, 5)] == (
+        right_letters(q))
+    assert shapes["A"] is None and shapes["C"] is None and shapes["D"] == (2, 4, 5)
