@@ -294,6 +294,7 @@ def _plain_collect_aborts(world: Inbound) -> str:
     return str(err.value)
 
 
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
 @ROOT_ONLY
 def test_one_unparsable_name_aborts_plain_collect_for_everyone(attacked_class):
     world = attacked_class
@@ -303,6 +304,7 @@ def test_one_unparsable_name_aborts_plain_collect_for_everyone(attacked_class):
         (world.course / "plain-all").iterdir()), "plain collect collected nobody"
 
 
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
 @ROOT_ONLY
 def test_ours_skips_the_unparsable_name_and_collects_everyone(attacked_class):
     world = attacked_class
@@ -318,6 +320,7 @@ def test_ours_skips_the_unparsable_name_and_collects_everyone(attacked_class):
 
 @ROOT_ONLY
 # nbgrader's own update_or_create_submission warns under SQLAlchemy 2 (autograde does too)
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 def test_a_rewritten_timestamp_hides_lateness_from_plain_collect_but_not_from_ours(
         attacked_class):
@@ -347,6 +350,7 @@ def test_a_rewritten_timestamp_hides_lateness_from_plain_collect_but_not_from_ou
             assert got == world.sent[name], (who, submitted)
 
 
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
 @ROOT_ONLY
 def test_the_claimed_time_is_logged_when_it_is_not_the_servers(attacked_class):
     log = attacked_class.collect(OwnerCheckedCollect, "ours-claims")
@@ -356,6 +360,7 @@ def test_the_claimed_time_is_logged_when_it_is_not_the_servers(attacked_class):
     assert sum("claims to be from" in line for line in log.splitlines()) == 1, log
 
 
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
 @ROOT_ONLY
 def test_a_pipe_in_one_submission_aborts_plain_collect_but_not_ours(world):
     ann, eve = world.add_student("ann"), world.add_student("eve")
@@ -373,6 +378,7 @@ def test_a_pipe_in_one_submission_aborts_plain_collect_but_not_ours(world):
     assert not world.collected("ours", eve).exists()
 
 
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
 @ROOT_ONLY
 def test_a_file_someone_else_made_inside_a_submission_refuses_it(world):
     ann, eve = world.add_student("ann"), world.add_student("eve")
