@@ -65,6 +65,7 @@ __all__ = [
     "LayerAttention",
     "ModelAttention",
     "compare_with_model",
+    "head_heatmap",
     "head_patterns",
     "load_model_attention",
     "model_heads_explorer",
@@ -413,6 +414,51 @@ def strongest_heads(
     score /= len(data.sentences)
     order = np.argsort(-score, axis=None, kind="stable")[:top]
     return [(int(i // data.heads), int(i % data.heads), float(score.flat[i])) for i in order]
+
+
+def head_heatmap(sentence: int | str, layer: int, head: int, *, title: str | None = None,
+                 data: ModelAttention | None = None) -> Any:
+    """One head's weights on one sentence as a figure with words (a DescribedFigure).
+
+    Parameters
+    ----------
+    sentence : int or str
+        Index or text of a shipped sentence.
+    layer, head : int
+    title : str, optional
+        ``"layer L, head H"`` by default.
+    data : ModelAttention, optional
+
+    Returns
+    -------
+    course_lib.plots.DescribedFigure
+        Its description (the alt text) lists every row's weights.
+
+    Examples
+    --------
+    >>> fig = head_heatmap(0, 0, 2)
+    >>> fig.description[:60]
+    "Layer 0, head 2, 'the cat sat on the mat.'. A 9 by 9 heatmap"
+    >>> fig.caption
+    "This head mostly looks at the previous token: 1.00 of each word's weight on average."
+    """
+    from .plots import attention_heatmap  # matplotlib only when a figure is drawn
+
+    data = load_model_attention() if data is None else data
+    if isinstance(head, bool) or not isinstance(head, int | np.integer) or not (
+            0 <= head < data.heads):
+        raise AttentionInputError(f"head must be an integer 0 … {data.heads - 1} (got {head!r})")
+    heads = data.layer(sentence, layer)
+    w = heads.probabilities[head].astype(np.float64)
+    toks = list(heads.tokens)
+    title = title or f"layer {layer}, head {head}"
+    figure = attention_heatmap(w, toks, title=title)
+    pattern, takeaway = _pattern_words(w)
+    # every row in words, up to 12 tokens (the figure's default lists 8), and the pattern
+    figure.description = (f"{title[0].upper() + title[1:]}, {heads.sentence!r}. "
+                          + describe_heatmap(w, toks, toks, max_listed=12) + " " + pattern)
+    figure.caption = takeaway
+    return figure
 
 
 _TARGET = {"previous token": "the previous token", "itself": "itself",
