@@ -42,7 +42,7 @@ import hashlib
 import io
 import json
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -453,7 +453,7 @@ def head_heatmap(sentence: int | str, layer: int, head: int, *, title: str | Non
     toks = list(heads.tokens)
     title = title or f"layer {layer}, head {head}"
     figure = attention_heatmap(w, toks, title=title)
-    pattern, takeaway = _pattern_words(w)
+    pattern, takeaway = _pattern_words(w, toks)
     # every row in words, up to 12 tokens (the figure's default lists 8), and the pattern
     figure.description = (f"{title[0].upper() + title[1:]}, {heads.sentence!r}. "
                           + describe_heatmap(w, toks, toks, max_listed=12) + " " + pattern)
@@ -465,16 +465,26 @@ _TARGET = {"previous token": "the previous token", "itself": "itself",
            "next token": "the next token", "[CLS]": "[CLS]", "[SEP]": "[SEP]"}
 
 
-def _pattern_words(weights: NDArray[np.float64]) -> tuple[str, str]:
+def _pattern_words(weights: NDArray[np.float64],
+                   tokens: Sequence[str] | None = None) -> tuple[str, str]:
     """A sentence with the five pattern numbers, and the takeaway (the largest)."""
     found = {k: float(v) for k, v in head_patterns(weights).items()}
     listed = ", ".join(f"{format_number(v)} to {_TARGET[k]}" for k, v in found.items())
     best = max(found, key=lambda k: found[k])
     target = _TARGET[best]
-    takeaway = (f"This head mostly looks at {target}: {format_number(found[best])} of each "
-                "word's weight on average." if found[best] >= 0.4 else
-                f"No single pattern: its largest share is {format_number(found[best])} to "
-                f"{target}.")
+    if found[best] >= 0.4:
+        takeaway = (f"This head mostly looks at {target}: {format_number(found[best])} of each "
+                    "word's weight on average.")
+    else:  # no pattern by position: say which word the words look at most, if any
+        columns = weights[1:-1].mean(axis=0)
+        top = int(np.argmax(columns))
+        takeaway = (f"No clear pattern: the largest share is {format_number(found[best])} to "
+                    f"{target}")
+        if 0 < top < len(columns) - 1 and columns[top] > found[best]:
+            name = repr(tokens[top]) if tokens is not None else f"token {top}"
+            takeaway += (f"; the words look most at {name}, {format_number(columns[top])} on "
+                         "average")
+        takeaway += "."
     return f"Averaged over the words, each gives {listed}.", takeaway
 
 
@@ -506,7 +516,7 @@ def model_heads_explorer(*, sentence: int = 0, layer: int = 0, head: int = 0) ->
         heads = data.layer(sentence, layer)
         w = heads.probabilities[head].astype(np.float64)
         toks = list(heads.tokens)
-        pattern, takeaway = _pattern_words(w)
+        pattern, takeaway = _pattern_words(w, toks)
         description = (f"Layer {layer}, head {head}, {heads.sentence!r}. "
                        + describe_heatmap(w, toks, toks, max_listed=12) + " " + pattern)
         body = heatmap_html(w, toks, toks, vmin=0.0, vmax=1.0, description=description)

@@ -240,6 +240,10 @@ def test_the_explorer_shows_the_chosen_head():
     assert "1.00 to the previous token" in text
     assert ex.view.caption == ("Layer 0, head 2: This head mostly looks at the previous token: "
                                "1.00 of each word's weight on average.")
+    ex.set(layer=5, head=11)  # no pattern by position: the word most looked at is named
+    assert ex.view.caption == ("Layer 5, head 11: No clear pattern: the largest share is 0.11 "
+                               "to itself; the words look most at 'cat', 0.41 on average.")
+    ex.set(layer=0)
     ex.controls["head"].value = 5  # a move in the browser
     np.testing.assert_array_equal(ex.numbers["weights"], data.layer(1, 0).probabilities[5])
     with pytest.raises(cl.AttentionInputError, match=r"'head' must be one of \[0, 1, .* 11\]"):
