@@ -174,6 +174,8 @@ class ModelAttention:
     def describe(self) -> str:
         """Who computed what, with the versions, in two sentences."""
         p = self.provenance
+        if "versions" not in p:  # computed here (course_lib.model_forward), not shipped
+            return f"Computed by {p['computed_by']}."
         v = p["versions"]
         return (
             f"The model's probabilities were computed by {p['model']} itself, run by PyTorch "
@@ -488,13 +490,16 @@ def _pattern_words(weights: NDArray[np.float64],
     return f"Averaged over the words, each gives {listed}.", takeaway
 
 
-def model_heads_explorer(*, sentence: int = 0, layer: int = 0, head: int = 0) -> Explorer:
+def model_heads_explorer(*, sentence: int = 0, layer: int = 0, head: int = 0,
+                         data: ModelAttention | None = None) -> Explorer:
     """Pick a sentence, a layer and a head: the model's attention for it, with its pattern.
 
     Controls ``sentence`` (Dropdown of the shipped sentences, value the index), ``layer``
     (0 … 5) and ``head`` (0 … 11). Shows the head's weights as a heatmap and says how much
     weight the words give to the previous token, themselves, the next token, ``[CLS]`` and
-    ``[SEP]``. Numbers: ``weights`` (n × n, float64), ``patterns``, ``tokens``.
+    ``[SEP]``. Numbers: ``weights`` (n × n, float64), ``patterns``, ``tokens``. ``data``:
+    the shipped data by default, or your own sentences run by
+    :func:`course_lib.model_forward.run_model`.
 
     Examples
     --------
@@ -504,7 +509,7 @@ def model_heads_explorer(*, sentence: int = 0, layer: int = 0, head: int = 0) ->
     >>> ex.numbers["weights"].shape
     (9, 9)
     """
-    data = load_model_attention()
+    data = load_model_attention() if data is None else data
     controls: dict[str, W.ValueWidget] = {
         "sentence": dropdown([(text, i) for i, text in enumerate(data.sentences)],
                              data._sentence_index(sentence), "sentence"),
