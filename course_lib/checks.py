@@ -20,6 +20,7 @@ check                     the student writes                              lesson
 :func:`check_attention`   ``attend(Q, K, V)`` -> output                    06
 :func:`check_sat_output`  the output for 'sat', by hand                   06
 :func:`check_masked_attention`  ``masked_attention(Q, K, V, mask)``        07
+:func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
 ========================  ==============================================  ===========
 
 Hints lead to the answer without being it: a failed check names the mistake and the shape
@@ -69,6 +70,7 @@ __all__ = [
     "check_attention_weights",
     "check_blend",
     "check_masked_attention",
+    "check_model_weights",
     "check_sat_output",
     "check_scaled_scores",
     "check_scores",
@@ -733,5 +735,131 @@ def check_sat_output(answer: Any) -> CheckResult:
                          "three values with the weights [0.25, 0.25, 0.50].")
         return _fail("wrong_values", f"{_fmt(got)} is not the output for 'sat'; multiply "
                      "each value by its weight [0.25, 0.25, 0.50] and add them up.")
+
+    return _run(body)
+
+
+# --------------------------------------------------------------------------------------
+# lesson 11: every head of a real model at once (issue 13)
+# --------------------------------------------------------------------------------------
+
+
+def _row_text(a: Any) -> str:
+    """One row of weights on one line, however many tokens."""
+    return np.array2string(np.asarray(a, dtype=float), precision=3, suppress_small=True,
+                           separator=", ", max_line_width=10_000)
+
+
+def _heads_mistakes(
+    Q: FloatArray, K: FloatArray
+) -> list[tuple[str, Callable[[], Any], str]]:
+    """What the usual mistakes give on (heads, n, d_k) inputs (never by `.T`: it raises)."""
+    h, n, d_k = Q.shape
+    s = Q @ np.swapaxes(K, -1, -2)
+    return [
+        ("missing_scale", lambda: softmax(s),
+         "the scores were not divided by sqrt(d_k); the model divides by sqrt(32), and "
+         "without it its heads would be much more peaked than they are (lesson 03)."),
+        ("dk_wrong_axis", lambda: softmax(s / np.sqrt(h)),
+         f"you divided by sqrt({h}), the number of heads, but d_k is the length of each "
+         f"query vector ({d_k} here): the last axis."),
+        ("dk_wrong_axis", lambda: softmax(s / np.sqrt(n)),
+         f"you divided by sqrt({n}), the number of tokens, but d_k is the length of each "
+         f"query vector ({d_k} here): the last axis."),
+        ("divided_by_dk", lambda: softmax(s / d_k),
+         f"you divided by d_k = {d_k} itself; the equation divides by its square root."),
+        ("softmax_wrong_axis", lambda: softmax(s / np.sqrt(d_k), axis=-2),
+         "your weights sum to 1 down each column (over the queries); on (heads, n, n) "
+         "scores each query's row, the last axis, is its budget of 1."),
+        ("softmax_wrong_axis", lambda: softmax(s / np.sqrt(d_k), axis=0),
+         f"your weights sum to 1 across the {h} heads (axis 0); each head is its own "
+         "attention, and each query's row, the last axis, sums to 1."),
+        ("softmax_whole_table", lambda: np.exp(s / np.sqrt(d_k)) / np.exp(
+            s / np.sqrt(d_k)).sum(),
+         "you divided by the sum of the whole array, so all the weights together sum to 1; "
+         "each row of each head should sum to 1 on its own."),
+        ("no_softmax", lambda: s / np.sqrt(d_k),
+         "you returned the scaled scores; turn each row into weights with softmax."),
+    ]
+
+
+def check_model_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
+    """Check ``attention_weights(Q, K)`` on every head of a real model at once.
+
+    ``Q`` and ``K`` are all 12 heads of one layer of all-MiniLM-L6-v2, shape (heads, n,
+    d_k) = (12, n, 32) (:mod:`course_lib.real_model`). The first probe (sentence 0, layer
+    0) names the mistake: a missing or wrong scale, a softmax over the wrong axis, or a
+    transpose by ``.T``, which reverses all three axes of a 3-D array. Then every head of
+    every shipped sentence and layer is compared with the model's own probabilities
+    (float32; a difference below 1e-5 passes).
+
+    Examples
+    --------
+    >>> from course_lib import attention_weights, scores
+    >>> check_model_weights(attention_weights)  # doctest: +ELLIPSIS
+    Well done: your function reproduces the model's own attention probabilities in all 288
+    heads ... the largest difference is ...e-07, float32 rounding.
+    >>> check_model_weights(lambda Q, K: softmax(scores(Q, K))).mistake
+    'missing_scale'
+    >>> check_model_weights(lambda Q, K: softmax(Q @ K.T / np.sqrt(32))).mistake
+    'transpose_3d'
+    """
+    from .real_model import compare_with_model, load_model_attention
+
+    what = _name_of(fn, "attention_weights")
+
+    def body() -> CheckResult:
+        data = load_model_attention()
+        probe = data.layer(0, 0)
+        q, k = probe.Q.astype(np.float64), probe.K.astype(np.float64)
+        h, n, d_k = q.shape
+        args = [("Q", q), ("K", k)]
+        try:
+            got = _call(fn, args, what, shape_mistake="shapes_clash")
+        except _Stop as stop:
+            if stop.result.mistake != "shapes_clash":
+                raise
+            one = _try(lambda: fn(q[0].copy(), k[0].copy()))
+            if one is not None and _matches(one, attention_weights(q[0], k[0])):
+                raise _Stop(_fail(
+                    "transpose_3d", f"`{what}` works on one head, (n, d_k) = ({n}, {d_k}), "
+                    f"but raised on all {h} heads at once, ({h}, {n}, {d_k}): `.T` reverses "
+                    f"all three axes, so K becomes ({d_k}, {n}, {h}); transpose only the "
+                    "last two axes of K (lesson 09).")) from None
+            raise _Stop(CheckResult(False, stop.result.message, "raised")) from None
+        got = _as_array(got, what, (h, n, n))
+        want = attention_weights(q, k)
+        if not _matches(got, want):
+            for code, candidate, sentence in _heads_mistakes(q, k):
+                wrong = _try(candidate)
+                if wrong is not None and _matches(got, wrong, equal_nan=True):
+                    return _fail(code, sentence)
+            if got.shape != want.shape:
+                return _fail("wrong_shape", f"`{what}` returned shape {got.shape} but should "
+                             f"return (heads, n, n) = {want.shape} for {_shape_text(args)}.")
+            if not np.isfinite(got).all():
+                return _fail("not_finite", f"`{what}` returned NaN or infinity for "
+                             f"{_shape_text(args)}.")
+            head, row = (int(i) for i in np.argwhere(
+                ~np.isclose(got, want, rtol=1e-6, atol=_ATOL))[0][:2])
+            return _fail("wrong_values", f"the shape is right but head {head}, row {row} "
+                         f"({probe.tokens[row]}) is {_row_text(got[head, row])} where the "
+                         f"model has {_row_text(probe.probabilities[head, row])}; compare "
+                         "your steps with the lesson's.")
+        try:
+            found = compare_with_model(fn, data)
+        except Exception as exc:  # the student's code may raise on another sentence
+            return _fail("raised", f"`{what}` matched on the first sentence but then raised "
+                         f"{type(exc).__name__}: {str(exc)[:100]}.")
+        if not found.largest_difference < 1e-5:
+            s, layer, head, row, _ = found.where
+            return _fail("wrong_values", f"`{what}` is right on the first probe but differs "
+                         f"from the model by {found.largest_difference:.2g} in sentence {s}, "
+                         f"layer {layer}, head {head}, row {row}.")
+        return _ok(f"your function reproduces the model's own attention probabilities in "
+                   f"all {found.heads_compared} heads ({len(data.sentences)} sentences × "
+                   f"{data.layers} layers × {data.heads} heads, each layer's heads in one "
+                   f"call); the largest difference is {found.largest_difference:.1e}, "
+                   "float32 rounding.")
 
     return _run(body)

@@ -49,6 +49,10 @@ Public API (names are stable; lessons may rely on them)
     token's row outlined. Numbers: ``step`` (1 … 4), ``table``, ``row``, ``d_k``.
 ``causal_mask_explorer(Q=None, K=None, tokens=None, *, masked=False)``
     Lesson 07. Control ``masked`` (Checkbox). Numbers: ``weights``, ``mask``.
+``model_heads_explorer(*, sentence=0, layer=0, head=0)``
+    Lesson 11 (defined in :mod:`course_lib.real_model`). Controls ``sentence`` (Dropdown),
+    ``layer`` (0 … 5), ``head`` (0 … 11): one head of all-MiniLM-L6-v2 on a shipped
+    sentence. Numbers: ``weights``, ``tokens``, ``patterns``.
 
 The pictures come from :mod:`course_lib.render`, their words from
 :mod:`course_lib.describe`; ``benchmarks/widget_latency.py`` measures one slider move
@@ -98,6 +102,7 @@ from .explorer import (
     number_slider,
     toggle_buttons,
 )
+from .real_model import model_heads_explorer  # lesson 11: the explorer lives with its data
 from .render import bars_svg, blend_svg, heatmap_html, histogram_svg, vectors_svg
 from .scaling import D_KS, ScalingStats, scaling_stats
 from .style import BLUE, ORANGE, VERMILION, heatmap_range
@@ -108,6 +113,7 @@ __all__ = [
     "View",
     "blend_explorer",
     "causal_mask_explorer",
+    "model_heads_explorer",
     "scaling_explorer",
     "scores_explorer",
     "softmax_budget",

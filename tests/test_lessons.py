@@ -41,6 +41,7 @@ LIBRARY_ANSWERS = {
     "check_sat_output": lambda: cl.blend(cl.attention_weights(cl.the_cat_sat().Q,
                                                               cl.the_cat_sat().K),
                                          cl.the_cat_sat().V)[2],
+    "check_model_weights": cl.attention_weights,
 }
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
 

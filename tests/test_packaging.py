@@ -110,6 +110,8 @@ def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
         "import course_lib, course_grading\n"
         f"mods = {INSTRUCTOR_MODULES!r}\n"
         "for m in mods: importlib.import_module(m)\n"
+        "from course_lib import real_model\n"
+        "assert real_model.load_model_attention().heads == 12  # package data (lesson 11)\n"
         "from course_grading import formgrader_csp\n"
         "static = sorted(os.listdir(formgrader_csp.STATIC_DIR))\n"
         "print(course_lib.__file__, course_grading.__file__, static)\n"

@@ -883,7 +883,9 @@ print(_json.dumps({_n: [_shown(_c) for _c in globals()[_n].controls.values()]
 
 
 def _minus(values: list[str | None]) -> list[str | None]:
-    return [v.replace("\u2212", "-") if isinstance(v, str) else v for v in values]
+    # readouts write − for a minus; a Dropdown shows each space of an option as U+00A0
+    return [v.replace("\u2212", "-").replace("\xa0", " ") if isinstance(v, str) else v
+            for v in values]
 
 
 # Per named explorer: the description its picture carries (the longest aria-label in its
