@@ -770,3 +770,146 @@ def step_explorer(
 
     return Explorer(controls, compute, "the whole equation, one step at a time",
                     wide=["step"])
+
+
+# --------------------------------------------------------------------------------------
+# lessons 08 and 09: where Q, K and V come from; many heads (issue 13)
+# --------------------------------------------------------------------------------------
+
+from html import escape as _escape  # noqa: E402
+
+from .heads import describe_heads, heads_example, multi_head_attention  # noqa: E402
+from .projections import asymmetry, embedded_example, rotation_scale  # noqa: E402
+
+__all__ += ["heads_explorer", "projection_explorer"]
+
+
+def _titled(title: str, body: str) -> str:
+    return (f'<div><div style="text-align:center;font-weight:bold;margin-bottom:2px">'
+            f"{_escape(title)}</div>{body}</div>")
+
+
+def projection_explorer(*, angle: float = 0.0, scale: float = 1.0,
+                        tied: bool = False) -> Explorer:
+    """Turn and stretch W_Q; watch the scores and weights of 'the cat sat' change (lesson 08).
+
+    The queries are ``X (W_Q R)`` where ``R`` = :func:`course_lib.projections.rotation_scale`
+    turns every query by ``angle`` degrees and stretches it by ``scale``; the keys are
+    ``X W_K`` (or, with ``tied``, ``X W_Q R`` too, K = Q as in lessons 01-07). Controls:
+    ``angle`` (−180 … 180 degrees, steps of 15), ``scale`` (0 … 3, steps of 0.25), ``tied``
+    (Checkbox). Numbers: ``W_Q``, ``Q``, ``K``, ``scores``, ``weights``, ``symmetric``.
+
+    Examples
+    --------
+    >>> ex = projection_explorer()
+    >>> ex.numbers["weights"][2].round(2)  # sat's weights: most on cat
+    array([0.25, 0.5 , 0.25])
+    >>> ex.set(angle=90)[:70]
+    'W_Q turned by 90° and scaled by 1.00: the queries are the [0.00, 1.00]'
+    >>> ex.numbers["Q"]
+    array([[ 0.,  1.],
+           [-1.,  0.],
+           [-1.,  1.]])
+    >>> text = ex.set(tied=True)
+    >>> bool(ex.numbers["symmetric"]), text[-60:]
+    (True, ...)
+    """
+    base = embedded_example()
+    toks = list(base.tokens)
+    controls: dict[str, W.ValueWidget] = {
+        "angle": number_slider(angle, -180.0, 180.0, 15.0, "turn W_Q by (degrees)",
+                               decimals=0),
+        "scale": number_slider(scale, 0.0, 3.0, 0.25, "stretch W_Q by"),
+        "tied": checkbox(tied, "tie the keys to the queries (W_K = W_Q, as in 01-07)"),
+    }
+    lim = 4.5
+
+    def compute(angle: float, scale: float, tied: bool) -> View:
+        w_q = base.W_Q @ rotation_scale(angle, scale)
+        Q = base.X @ w_q
+        K = Q.copy() if tied else base.X @ base.W_K
+        s = scores(Q, K)
+        w = attention_weights(Q, K)
+        queries = ", ".join(f"{t} {_vec(q)}" for t, q in zip(toks, Q, strict=True))
+        keys = "the same (tied)" if tied else ", ".join(
+            f"{t} {_vec(k)}" for t, k in zip(toks, K, strict=True))
+        sym = asymmetry(s, toks)
+        description = (f"W_Q turned by {angle:.0f}° and scaled by {scale:.2f}: the queries are "
+                       f"{queries}; the keys are {keys}. {sym} "
+                       + describe_heatmap(w, toks, toks, kind="weights"))
+        caption = (("Scores symmetric" if sym.startswith("The table is symmetric")
+                    else "Scores not symmetric") + "; "
+                   + row_takeaway(w[-1], toks, query=toks[-1]))
+        arrows = vectors_svg(Q[-1], f"q_{toks[-1]}", K, [f"k_{t}" for t in toks], lim=lim,
+                             description=f"{toks[-1]}'s query {_vec(Q[-1])} drawn against "
+                             f"the keys {keys}.")
+        score_map = heatmap_html(s, toks, toks, kind="scores", highlight_row=len(toks) - 1,
+                                 description=describe_heatmap(s, toks, toks, kind="scores"))
+        weight_map = heatmap_html(w, toks, toks, kind="weights", highlight_row=len(toks) - 1,
+                                  description=description)
+        body = _ROW.format(arrows + _titled("scores QKᵀ", score_map)
+                           + _titled("weights", weight_map))
+        return make_view(body, description, caption,
+                         {"W_Q": w_q, "Q": Q, "K": K, "scores": s, "weights": w,
+                          "symmetric": bool(np.allclose(s, s.T))})
+
+    return Explorer(controls, compute, "W_Q: turn and stretch the queries")
+
+
+#: The head counts of :func:`heads_explorer` (d_model = 4): (button label, h).
+HEAD_COUNTS = (("1 head, d_k = 4", 1), ("2 heads, d_k = 2", 2), ("4 heads, d_k = 1", 4))
+
+
+def heads_explorer(*, h: int = 2, query: str = "sat") -> Explorer:
+    """Split d_model = 4 into 1, 2 or 4 heads; see each head's map of weights (lesson 09).
+
+    The same four matrices (:func:`course_lib.heads.heads_example`) cut into ``h`` heads.
+    Controls: ``h`` (ToggleButtons 1, 2, 4) and ``query`` (Dropdown: whose row is ringed
+    and described). Numbers: ``weights`` (h, n, n), ``output`` (n, 4), ``d_k``, ``row``
+    (the query's row in every head, (h, n)).
+
+    Examples
+    --------
+    >>> ex = heads_explorer()
+    >>> ex.numbers["row"].round(2)  # sat in head 0, in head 1
+    array([[0.25, 0.5 , 0.25],
+           [0.67, 0.16, 0.16]])
+    >>> ex.set(h=1)[:70]
+    "1 head of d_k = 4. sat's weights: head 0: 0.51 to the, 0.31 to cat, 0."
+    """
+    ex = heads_example()
+    toks = list(ex.tokens)
+    counts = [c for _, c in HEAD_COUNTS]
+    if h not in counts:
+        raise AttentionInputError(f"h must be one of {counts} (got {h!r})")
+    if query not in toks:
+        raise AttentionInputError(f"query must be one of {toks} (got {query!r})")
+    controls: dict[str, W.ValueWidget] = {
+        "h": toggle_buttons(list(HEAD_COUNTS), h, "split into"),
+        "query": dropdown(toks, query, "whose row"),
+    }
+    d_model = ex.X.shape[1]
+
+    def compute(h: int, query: str) -> View:
+        out, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h)
+        i = toks.index(query)
+        d_k = d_model // h
+        rows = "; ".join(f"head {k}: " + ", ".join(
+            f"{format_number(x)} to {t}" for x, t in zip(w[k, i], toks, strict=True))
+            for k in range(h))
+        head_word = "head" if h == 1 else "heads"
+        description = (f"{h} {head_word} of d_k = {d_k}. {query}'s weights: {rows}. "
+                       + describe_heads(w, toks))
+        tops = [toks[int(j)] for j in np.argmax(np.round(w[:, i], 2), axis=-1)]
+        caption = (f"{query} looks most at " + ", ".join(
+            f"{t} in head {k}" for k, t in enumerate(tops)) + ".")
+        maps = "".join(
+            _titled(f"head {k}: columns {k * d_k}–{(k + 1) * d_k - 1}" if d_k > 1
+                    else f"head {k}: column {k}",
+                    heatmap_html(w[k], toks, toks, kind="weights", highlight_row=i, vmin=0.0,
+                                 vmax=1.0, description=describe_heatmap(w[k], toks, toks)))
+            for k in range(h))
+        return make_view(_ROW.format(maps), description, caption,
+                         {"weights": w, "output": out, "d_k": d_k, "row": w[:, i].copy()})
+
+    return Explorer(controls, compute, "many heads: one map per head", wide=["h"])
