@@ -820,7 +820,7 @@ def projection_explorer(*, angle: float = 0.0, scale: float = 1.0,
         "angle": number_slider(angle, -180.0, 180.0, 15.0, "turn W_Q by (degrees)",
                                decimals=0),
         "scale": number_slider(scale, 0.0, 3.0, 0.25, "stretch W_Q by"),
-        "tied": checkbox(tied, "tie the keys to the queries (W_K = W_Q, as in 01-07)"),
+        "tied": checkbox(tied, "tie the keys: W_K = W_Q"),
     }
     lim = 4.5
 
@@ -840,7 +840,18 @@ def projection_explorer(*, angle: float = 0.0, scale: float = 1.0,
         caption = (("Scores symmetric" if sym.startswith("The table is symmetric")
                     else "Scores not symmetric") + "; "
                    + row_takeaway(w[-1], toks, query=toks[-1]))
-        arrows = vectors_svg(Q[-1], f"q_{toks[-1]}", K, [f"k_{t}" for t in toks], lim=lim,
+        # keys that coincide share one arrow and one name (no names drawn over each other)
+        moved_name, others, names = f"q_{toks[-1]}", [], []
+        for t, k in zip(toks, K, strict=True):
+            if np.allclose(k, Q[-1]):
+                moved_name += f" = k_{t}"
+            elif any(np.allclose(k, o) for o in others):
+                j = next(j for j, o in enumerate(others) if np.allclose(k, o))
+                names[j] += f" = k_{t}"
+            else:
+                others.append(k)
+                names.append(f"k_{t}")
+        arrows = vectors_svg(Q[-1], moved_name, np.array(others).reshape(-1, 2), names, lim=lim,
                              description=f"{toks[-1]}'s query {_vec(Q[-1])} drawn against "
                              f"the keys {keys}.")
         score_map = heatmap_html(s, toks, toks, kind="scores", highlight_row=len(toks) - 1,
@@ -901,15 +912,19 @@ def heads_explorer(*, h: int = 2, query: str = "sat") -> Explorer:
         description = (f"{h} {head_word} of d_k = {d_k}. {query}'s weights: {rows}. "
                        + describe_heads(w, toks))
         tops = [toks[int(j)] for j in np.argmax(np.round(w[:, i], 2), axis=-1)]
-        caption = (f"{query} looks most at " + ", ".join(
+        caption = (f"{h} {head_word} of d_k = {d_k}: {query} looks most at " + ", ".join(
             f"{t} in head {k}" for k, t in enumerate(tops)) + ".")
         maps = "".join(
             _titled(f"head {k}: columns {k * d_k}–{(k + 1) * d_k - 1}" if d_k > 1
                     else f"head {k}: column {k}",
                     heatmap_html(w[k], toks, toks, kind="weights", highlight_row=i, vmin=0.0,
-                                 vmax=1.0, description=describe_heatmap(w[k], toks, toks)))
+                                 vmax=1.0, description=f"Head {k}: " + describe_heatmap(
+                                     w[k], toks, toks)))
             for k in range(h))
-        return make_view(_ROW.format(maps), description, caption,
+        # the group's name is the whole description; each table's is its own head
+        group = (f'<div role="group" aria-label="{_escape(description, quote=True)}">'
+                 + _ROW.format(maps) + "</div>")
+        return make_view(group, description, caption,
                          {"weights": w, "output": out, "d_k": d_k, "row": w[:, i].copy()})
 
     return Explorer(controls, compute, "many heads: one map per head", wide=["h"])

@@ -427,7 +427,8 @@ def test_heads_explorer_shows_one_map_per_head():
                                                             [0.67, 0.16, 0.16]])
     assert text.startswith("2 heads of d_k = 2. cat's weights: head 0: 0.25 to the, 0.50 to "
                            "cat, 0.25 to sat; head 1: 0.67 to the")
-    assert ex.view.caption == "cat looks most at cat in head 0, the in head 1."
+    assert ex.view.caption == ("2 heads of d_k = 2: cat looks most at cat in head 0, the in "
+                               "head 1.")
     # cat's row is ringed in both maps: three cells each
     assert ex.view.html.count("box-shadow:inset") == 6
     with pytest.raises(AttentionInputError, match=r"'h' must be one of \[1, 2, 4\] \(got 3\)"):
