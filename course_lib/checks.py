@@ -20,6 +20,8 @@ check                     the student writes                              lesson
 :func:`check_attention`   ``attend(Q, K, V)`` -> output                    06
 :func:`check_sat_output`  the output for 'sat', by hand                   06
 :func:`check_masked_attention`  ``masked_attention(Q, K, V, mask)``        07
+:func:`check_projections`  ``projections(X, W_Q, W_K, W_V)`` -> Q, K, V    08
+:func:`check_batched_scores`  scaled scores of (..., n, d_k) arrays         09
 :func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
 ========================  ==============================================  ===========
 
@@ -68,9 +70,11 @@ __all__ = [
     "ExerciseNotDone",
     "check_attention",
     "check_attention_weights",
+    "check_batched_scores",
     "check_blend",
     "check_masked_attention",
     "check_model_weights",
+    "check_projections",
     "check_sat_output",
     "check_scaled_scores",
     "check_scores",
@@ -861,5 +865,194 @@ def check_model_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
                    f"{data.layers} layers × {data.heads} heads, each layer's heads in one "
                    f"call); the largest difference is {found.largest_difference:.1e}, "
                    "float32 rounding.")
+
+    return _run(body)
+
+
+# --------------------------------------------------------------------------------------
+# lessons 08 and 09: the projections, and scores for a batch of heads (issue 13)
+# --------------------------------------------------------------------------------------
+
+# 4 tokens, d_model = 5, d_k = 3, d_v = 2: every axis a different length, so a product in
+# the wrong order cannot be computed and a value made with W_K has the wrong shape.
+_X_EMB = np.array([[0.5, -1.0, 0.2, 0.8, -0.3], [0.1, 0.4, -0.6, 0.3, 0.9],
+                   [-0.7, 0.2, 0.5, -0.4, 0.6], [0.9, 0.3, 0.1, -0.8, -0.2]])
+_W_Q = np.array([[0.6, -0.2, 0.1], [0.3, 0.8, -0.5], [-0.4, 0.1, 0.7], [0.2, -0.6, 0.3],
+                 [0.5, 0.4, -0.1]])
+_W_K = np.array([[-0.3, 0.5, 0.2], [0.7, -0.1, 0.4], [0.1, 0.6, -0.8], [-0.5, 0.2, 0.6],
+                 [0.4, -0.7, 0.1]])
+_W_V = np.array([[0.2, 0.9], [-0.6, 0.3], [0.8, -0.4], [0.1, 0.5], [-0.3, -0.2]])
+
+
+def check_projections(fn: Callable[[Any, Any, Any, Any], Any]) -> CheckResult:
+    """Check a student's ``projections(X, W_Q, W_K, W_V) -> (Q, K, V)`` (lesson 08).
+
+    Probes with 4 tokens, d_model = 5, d_k = 3 and d_v = 2, so a product in the wrong order
+    raises, and using one projection matrix for another shows in the values or the shape.
+
+    Examples
+    --------
+    >>> from course_lib.projections import project
+    >>> check_projections(project)
+    Well done: each token's embedding (a row of X) is projected three ways:
+    Q and K are 4 × 3, V is 4 × 2.
+    >>> check_projections(lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_Q, X @ W_V)).mistake
+    'keys_from_w_q'
+    """
+    what = _name_of(fn, "projections")
+    X, mats = _X_EMB, {"W_Q": _W_Q, "W_K": _W_K, "W_V": _W_V}
+    want = {"Q": X @ _W_Q, "K": X @ _W_K, "V": X @ _W_V}
+    made_with = {w: X @ m for w, m in mats.items()}
+    letter = {"Q": "W_Q", "K": "W_K", "V": "W_V"}
+    role = {"Q": "what each token asks for", "K": "what each token is matched on",
+            "V": "what each token hands over"}
+
+    def body() -> CheckResult:
+        args = [("X", X), ("W_Q", _W_Q), ("W_K", _W_K), ("W_V", _W_V)]
+        hint = (" X holds one token per row (n × d_model) and each W has d_model rows: in "
+                "which order does a matrix product pair a row of X with the rows of W?")
+        got = _call(fn, args, what, hint, "projection_order")
+        if got is None:
+            return _fail("returned_none", f"`{what}` returned None: did you forget `return`?")
+        if not isinstance(got, tuple | list) or len(got) != 3:
+            length = f" of length {len(got)}" if isinstance(got, tuple | list) else ""
+            return _fail("wrong_type", f"`{what}` should return three arrays, Q, K and V in "
+                         f"that order (got {type(got).__name__}{length}).")
+        arrays = {}
+        for name, value in zip("QKV", got, strict=True):
+            arrays[name] = _as_array(value, f"{what}(...)'s {name}", want[name].shape)
+        same = {n: {w for w, m in made_with.items() if _matches(a, m)} for n, a in arrays.items()}
+        if "W_K" in same["Q"] and "W_Q" in same["K"]:
+            return _fail("swapped_q_k", "your Q and K are each other's: return Q first, "
+                         "then K, then V.")
+        for name in "QKV":
+            a = arrays[name]
+            if _matches(a, want[name]):
+                continue
+            if _matches(a, X):
+                return _fail("missing_projection", f"your {name} is X itself: the embeddings "
+                             f"still need projecting with {letter[name]} to become {role[name]}.")
+            others = sorted(same[name] - {letter[name]})
+            if others:
+                plural = {"Q": "queries", "K": "keys", "V": "values"}[name]
+                return _fail(f"{plural}_from_{others[0].lower()}",
+                             f"your {name} was made with {others[0]}; {role[name]} has its own "
+                             f"matrix, {letter[name]}.")
+            w = mats[letter[name]]
+            if a.shape == want[name].shape[::-1] and _matches(a, w.T @ X.T):
+                return _fail("projection_order", f"your {name} has shape {a.shape}, one column "
+                             f"per token: each token should be a row, as in X ({X.shape[0]} "
+                             f"rows), so {name} is {want[name].shape[0]} × "
+                             f"{want[name].shape[1]}.")
+            _diagnose(a, want[name], f"{what}(...)'s {name}", [], args)
+        return _ok("each token's embedding (a row of X) is projected three ways: Q and K are "
+                   "4 × 3, V is 4 × 2.")
+
+    return _run(body)
+
+
+# Probe 1: 2 heads, 3 queries, 2 keys, d_k = 2. K is (2, 2, 2), so K.T has K's shape and
+# Q @ K.T runs without an error: it silently dots each query with another head's keys.
+_QH = np.array([[[0.9, -0.4], [0.3, 0.8], [-0.5, 0.6]],
+                [[0.2, 0.7], [-0.8, 0.1], [0.6, 0.5]]])
+_KH = np.array([[[0.7, 0.2], [-0.6, 0.9]], [[0.4, -0.3], [0.1, 0.8]]])
+# Probe 2: batch 2, heads 3, 4 queries, 6 keys, d_k = 5: every axis a different length.
+_QB = np.round(np.sin(np.arange(2 * 3 * 4 * 5)).reshape(2, 3, 4, 5), 2)
+_KB = np.round(np.cos(np.arange(2 * 3 * 6 * 5) * 0.7).reshape(2, 3, 6, 5), 2)
+
+
+def _batched_mistakes(Q: FloatArray, K: FloatArray) -> list[tuple[str, Callable[[], Any], str]]:
+    k_t = np.swapaxes(K, -1, -2)
+    d_k = Q.shape[-1]
+    s = Q @ k_t
+    same = " (the same shape here, so nothing raised)" if K.T.shape == K.shape else ""
+    axis_names = ("sentences in the batch", "heads", "queries")[-(Q.ndim - 1):]
+    wrong_axes = [  # the last axes first: when two lengths are equal, name the nearer one
+        ("dk_wrong_axis", lambda a=a: s / np.sqrt(Q.shape[a]),
+         f"you divided by sqrt({Q.shape[a]}), the number of {axis_names[a]} (axis {a}), but "
+         f"d_k is the length of each query vector, the last axis ({d_k} here).")
+        for a in reversed(range(Q.ndim - 1)) if Q.shape[a] != d_k]
+    return [
+        ("transpose_all_axes", lambda: Q @ K.T / np.sqrt(d_k),
+         f".T (like np.transpose without axes) reverses all {K.ndim} axes of K, shape "
+         f"{K.shape} → {K.T.shape}{same}, not just the last two: each query was dotted with "
+         "numbers taken across the heads. Swap only the last two axes (tokens and d_k), "
+         "whatever comes before them."),
+        ("not_transposing_k", lambda: Q @ K / np.sqrt(d_k),
+         "K was not transposed: a matrix product pairs a row of Q with a column of K, but a "
+         "score pairs a row of Q (a query) with a row of K (a key)."),
+        ("transposed_result", lambda: K @ np.swapaxes(Q, -1, -2) / np.sqrt(d_k),
+         "your tables have one row per key; row i should be query i against every key."),
+        ("missing_scale", lambda: s,
+         "the scores were not divided by sqrt(d_k); without it, long vectors make softmax "
+         "saturate (lesson 03)."),
+        *wrong_axes,
+        ("divided_by_dk", lambda: s / d_k,
+         f"you divided by d_k = {d_k} itself; the equation divides by its square root."),
+    ]
+
+
+def _diagnose_batched(
+    got: FloatArray,
+    want: FloatArray,
+    what: str,
+    mistakes: Sequence[tuple[str, Callable[[], Any], str]],
+    args: Sequence[tuple[str, Any]],
+) -> None:
+    """:func:`_diagnose` for a stack of tables: a wrong row is named with its table's index."""
+    if got.shape != want.shape or got.ndim < 3 or not np.isfinite(got).all():
+        _diagnose(got, want, what, mistakes, args)
+        return
+    if _matches(got, want):
+        return
+    for code, candidate, sentence in mistakes:
+        wrong = _try(candidate)
+        if wrong is not None and _matches(got, wrong, equal_nan=True):
+            raise _Stop(_fail(code, sentence))
+    bad = tuple(int(i) for i in np.argwhere(~np.isclose(got, want, rtol=1e-6, atol=_ATOL))[0])
+    table, row = bad[:-2], bad[-2]
+    raise _Stop(
+        _fail("wrong_values", f"the shape is right but in the table at index {table} row {row} "
+              f"is {_fmt(got[bad[:-1]])} where it should be {_fmt(want[bad[:-1]])}; compare "
+              "your steps with the lesson's.")
+    )
+
+
+def check_batched_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
+    """Check a student's ``batched_scores(Q, K)`` = QK^T / sqrt(d_k) on (..., n, d_k) arrays.
+
+    The first probe is 3-D, ``(heads, n, d_k)``, shaped so that ``K.T`` has the same shape
+    as ``K`` and ``Q @ K.T`` runs without an error (and gives wrong numbers); the second is
+    4-D, ``(batch, heads, n, d_k)``, with every axis a different length (lesson 09).
+
+    Examples
+    --------
+    >>> from course_lib.heads import batched_scaled_scores
+    >>> check_batched_scores(batched_scaled_scores)
+    Well done: one table per head and per sentence, (2, 3, 4, 6) for Q (2, 3, 4, 5) and
+    K (2, 3, 6, 5): the transpose swapped only the last two axes.
+    >>> check_batched_scores(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1])).mistake
+    'transpose_all_axes'
+    """
+    what = _name_of(fn, "batched_scores")
+
+    def body() -> CheckResult:
+        args = [("Q", _QH), ("K", _KH)]
+        got = _as_array(_qk_call(fn, args, what), what, (2, 3, 2))
+        _diagnose_batched(got, scaled_scores(_QH, _KH), what, _batched_mistakes(_QH, _KH), args)
+        args = [("Q", _QB), ("K", _KB)]
+        try:
+            got = _as_array(_call(fn, args, what), what, (2, 3, 4, 6))
+        except _Stop as stop:
+            if stop.result.mistake in ("raised", "not_transposing_k"):
+                raise _Stop(_fail(
+                    "transpose_fixed_axes", f"`{what}` works on 3-D input (heads, n, d_k) "
+                    f"but raised an error on 4-D input (batch, heads, n, d_k), "
+                    f"{_shape_text(args)}: does your transpose count axes from the front? "
+                    "Swap the last two axes, whatever comes before them.")) from None
+            raise
+        _diagnose_batched(got, scaled_scores(_QB, _KB), what, _batched_mistakes(_QB, _KB), args)
+        return _ok("one table per head and per sentence, (2, 3, 4, 6) for Q (2, 3, 4, 5) and "
+                   "K (2, 3, 6, 5): the transpose swapped only the last two axes.")
 
     return _run(body)

@@ -49,6 +49,13 @@ Public API (names are stable; lessons may rely on them)
     token's row outlined. Numbers: ``step`` (1 … 4), ``table``, ``row``, ``d_k``.
 ``causal_mask_explorer(Q=None, K=None, tokens=None, *, masked=False)``
     Lesson 07. Control ``masked`` (Checkbox). Numbers: ``weights``, ``mask``.
+``projection_explorer(*, angle=0.0, scale=1.0, tied=False)``
+    Lesson 08. Controls ``angle`` (degrees, steps of 15), ``scale`` (0 … 3) turning and
+    stretching W_Q, and ``tied`` (K = Q). Numbers: ``W_Q``, ``Q``, ``K``, ``scores``,
+    ``weights``, ``symmetric``.
+``heads_explorer(*, h=2, query="sat")``
+    Lesson 09. Controls ``h`` (1, 2, 4 heads of d_model = 4) and ``query``. Numbers:
+    ``weights`` (h, n, n), ``output``, ``d_k``, ``row``.
 ``model_heads_explorer(*, sentence=0, layer=0, head=0)``
     Lesson 11 (defined in :mod:`course_lib.real_model`). Controls ``sentence`` (Dropdown),
     ``layer`` (0 … 5), ``head`` (0 … 11): one head of all-MiniLM-L6-v2 on a shipped
@@ -63,6 +70,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from html import escape as _escape
 from typing import Any
 
 import ipywidgets as W
@@ -102,6 +110,8 @@ from .explorer import (
     number_slider,
     toggle_buttons,
 )
+from .heads import describe_heads, heads_example, multi_head_attention
+from .projections import asymmetry, embedded_example, rotation_scale
 from .real_model import model_heads_explorer  # lesson 11: the explorer lives with its data
 from .render import bars_svg, blend_svg, heatmap_html, histogram_svg, vectors_svg
 from .scaling import D_KS, ScalingStats, scaling_stats
@@ -113,7 +123,9 @@ __all__ = [
     "View",
     "blend_explorer",
     "causal_mask_explorer",
+    "heads_explorer",
     "model_heads_explorer",
+    "projection_explorer",
     "scaling_explorer",
     "scores_explorer",
     "softmax_budget",
@@ -780,3 +792,155 @@ def step_explorer(
 
     return Explorer(controls, compute, "the whole equation, one step at a time",
                     wide=["step"])
+
+
+# --------------------------------------------------------------------------------------
+# lessons 08 and 09: where Q, K and V come from; many heads (issue 13)
+# --------------------------------------------------------------------------------------
+
+
+
+def _titled(title: str, body: str) -> str:
+    return (f'<div><div style="text-align:center;font-weight:bold;margin-bottom:2px">'
+            f"{_escape(title)}</div>{body}</div>")
+
+
+def projection_explorer(*, angle: float = 0.0, scale: float = 1.0,
+                        tied: bool = False) -> Explorer:
+    """Turn and stretch W_Q; watch the scores and weights of 'the cat sat' change (lesson 08).
+
+    The queries are ``X (W_Q R)`` where ``R`` = :func:`course_lib.projections.rotation_scale`
+    turns every query by ``angle`` degrees and stretches it by ``scale``; the keys are
+    ``X W_K`` (or, with ``tied``, ``X W_Q R`` too, K = Q as in lessons 01-07). Controls:
+    ``angle`` (−180 … 180 degrees, steps of 15), ``scale`` (0 … 3, steps of 0.25), ``tied``
+    (Checkbox). Numbers: ``W_Q``, ``Q``, ``K``, ``scores``, ``weights``, ``symmetric``.
+
+    Examples
+    --------
+    >>> ex = projection_explorer()
+    >>> ex.numbers["weights"][2].round(2)  # sat's weights: most on cat
+    array([0.25, 0.5 , 0.25])
+    >>> ex.set(angle=90)[:70]
+    'W_Q turned by 90° and scaled by 1.00: the queries are the [0.00, 1.00]'
+    >>> ex.numbers["Q"]
+    array([[ 0.,  1.],
+           [-1.,  0.],
+           [-1.,  1.]])
+    >>> text = ex.set(tied=True)
+    >>> bool(ex.numbers["symmetric"]), text[-60:]
+    (True, ...)
+    """
+    base = embedded_example()
+    toks = list(base.tokens)
+    controls: dict[str, W.ValueWidget] = {
+        "angle": number_slider(angle, -180.0, 180.0, 15.0, "turn W_Q by (degrees)",
+                               decimals=0),
+        "scale": number_slider(scale, 0.0, 3.0, 0.25, "stretch W_Q by"),
+        "tied": checkbox(tied, "tie the keys: W_K = W_Q"),
+    }
+    lim = 4.5
+
+    def compute(angle: float, scale: float, tied: bool) -> View:
+        w_q = base.W_Q @ rotation_scale(angle, scale)
+        Q = base.X @ w_q
+        K = Q.copy() if tied else base.X @ base.W_K
+        s = scores(Q, K)
+        w = attention_weights(Q, K)
+        queries = ", ".join(f"{t} {_vec(q)}" for t, q in zip(toks, Q, strict=True))
+        keys = "the same (tied)" if tied else ", ".join(
+            f"{t} {_vec(k)}" for t, k in zip(toks, K, strict=True))
+        sym = asymmetry(s, toks)
+        description = (f"W_Q turned by {angle:.0f}° and scaled by {scale:.2f}: the queries are "
+                       f"{queries}; the keys are {keys}. {sym} "
+                       + describe_heatmap(w, toks, toks, kind="weights"))
+        caption = (("Scores symmetric" if sym.startswith("The table is symmetric")
+                    else "Scores not symmetric") + "; "
+                   + row_takeaway(w[-1], toks, query=toks[-1]))
+        # keys that coincide share one arrow and one name (no names drawn over each other)
+        moved_name, others, names = f"q_{toks[-1]}", [], []
+        for t, k in zip(toks, K, strict=True):
+            if np.allclose(k, Q[-1]):
+                moved_name += f" = k_{t}"
+            elif any(np.allclose(k, o) for o in others):
+                j = next(j for j, o in enumerate(others) if np.allclose(k, o))
+                names[j] += f" = k_{t}"
+            else:
+                others.append(k)
+                names.append(f"k_{t}")
+        arrows = vectors_svg(Q[-1], moved_name, np.array(others).reshape(-1, 2), names, lim=lim,
+                             description=f"{toks[-1]}'s query {_vec(Q[-1])} drawn against "
+                             f"the keys {keys}.")
+        score_map = heatmap_html(s, toks, toks, kind="scores", highlight_row=len(toks) - 1,
+                                 description=describe_heatmap(s, toks, toks, kind="scores"))
+        weight_map = heatmap_html(w, toks, toks, kind="weights", highlight_row=len(toks) - 1,
+                                  description=description)
+        body = _ROW.format(arrows + _titled("scores QKᵀ", score_map)
+                           + _titled("weights", weight_map))
+        return make_view(body, description, caption,
+                         {"W_Q": w_q, "Q": Q, "K": K, "scores": s, "weights": w,
+                          "symmetric": bool(np.allclose(s, s.T))})
+
+    return Explorer(controls, compute, "W_Q: turn and stretch the queries")
+
+
+#: The head counts of :func:`heads_explorer` (d_model = 4): (button label, h).
+HEAD_COUNTS = (("1 head, d_k = 4", 1), ("2 heads, d_k = 2", 2), ("4 heads, d_k = 1", 4))
+
+
+def heads_explorer(*, h: int = 2, query: str = "sat") -> Explorer:
+    """Split d_model = 4 into 1, 2 or 4 heads; see each head's map of weights (lesson 09).
+
+    The same four matrices (:func:`course_lib.heads.heads_example`) cut into ``h`` heads.
+    Controls: ``h`` (ToggleButtons 1, 2, 4) and ``query`` (Dropdown: whose row is ringed
+    and described). Numbers: ``weights`` (h, n, n), ``output`` (n, 4), ``d_k``, ``row``
+    (the query's row in every head, (h, n)).
+
+    Examples
+    --------
+    >>> ex = heads_explorer()
+    >>> ex.numbers["row"].round(2)  # sat in head 0, in head 1
+    array([[0.25, 0.5 , 0.25],
+           [0.67, 0.16, 0.16]])
+    >>> ex.set(h=1)[:70]
+    "1 head of d_k = 4. sat's weights: head 0: 0.51 to the, 0.31 to cat, 0."
+    """
+    ex = heads_example()
+    toks = list(ex.tokens)
+    counts = [c for _, c in HEAD_COUNTS]
+    if h not in counts:
+        raise AttentionInputError(f"h must be one of {counts} (got {h!r})")
+    if query not in toks:
+        raise AttentionInputError(f"query must be one of {toks} (got {query!r})")
+    controls: dict[str, W.ValueWidget] = {
+        "h": toggle_buttons(list(HEAD_COUNTS), h, "split into"),
+        "query": dropdown(toks, query, "whose row"),
+    }
+    d_model = ex.X.shape[1]
+
+    def compute(h: int, query: str) -> View:
+        out, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h)
+        i = toks.index(query)
+        d_k = d_model // h
+        rows = "; ".join(f"head {k}: " + ", ".join(
+            f"{format_number(x)} to {t}" for x, t in zip(w[k, i], toks, strict=True))
+            for k in range(h))
+        head_word = "head" if h == 1 else "heads"
+        description = (f"{h} {head_word} of d_k = {d_k}. {query}'s weights: {rows}. "
+                       + describe_heads(w, toks))
+        tops = [toks[int(j)] for j in np.argmax(np.round(w[:, i], 2), axis=-1)]
+        caption = (f"{h} {head_word} of d_k = {d_k}: {query} looks most at " + ", ".join(
+            f"{t} in head {k}" for k, t in enumerate(tops)) + ".")
+        maps = "".join(
+            _titled(f"head {k}: columns {k * d_k}–{(k + 1) * d_k - 1}" if d_k > 1
+                    else f"head {k}: column {k}",
+                    heatmap_html(w[k], toks, toks, kind="weights", highlight_row=i, vmin=0.0,
+                                 vmax=1.0, description=f"Head {k}: " + describe_heatmap(
+                                     w[k], toks, toks)))
+            for k in range(h))
+        # the group's name is the whole description; each table's is its own head
+        group = (f'<div role="group" aria-label="{_escape(description, quote=True)}">'
+                 + _ROW.format(maps) + "</div>")
+        return make_view(group, description, caption,
+                         {"weights": w, "output": out, "d_k": d_k, "row": w[:, i].copy()})
+
+    return Explorer(controls, compute, "many heads: one map per head", wide=["h"])

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib import checks, scaling
+from course_lib import checks, heads, projections, scaling
 from course_lib.plots import NBVAL_SANITIZE
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -41,6 +41,9 @@ LIBRARY_ANSWERS = {
     "check_sat_output": lambda: cl.blend(cl.attention_weights(cl.the_cat_sat().Q,
                                                               cl.the_cat_sat().K),
                                          cl.the_cat_sat().V)[2],
+    # lessons 08, 09 and 11 (issue 13)
+    "check_projections": projections.project,
+    "check_batched_scores": heads.batched_scaled_scores,
     "check_model_weights": cl.attention_weights,
 }
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
@@ -398,3 +401,44 @@ def test_nbgrader_validate_is_honest_on_a_lesson(path, tmp_path):
     done.parent.mkdir()
     nbformat.write(_solved(path), done)
     assert Validator().validate(str(done)) == {}
+
+
+# ------------------------------------------------------------------ lessons 08 and 09 (issue 13)
+
+
+def test_lesson_08_projections_by_hand_are_the_library_projections():
+    ns = _lesson("08_")
+    ex = projections.embedded_example()
+    for mine, lib in zip((ns["Q"], ns["K"], ns["V"]),
+                         projections.project(ex.X, ex.W_Q, ex.W_K, ex.W_V), strict=True):
+        np.testing.assert_array_equal(mine, lib)
+    assert not np.array_equal(ns["S"], ns["S"].T)  # the lesson's point: not symmetric
+    np.testing.assert_array_equal(ns["w"], ns["w_other"])  # W_V moves outputs, not weights
+
+
+def test_lesson_08_shows_the_asymmetric_table():
+    text = stored_text("08_")
+    assert "array([[1., 1., 1.],\n       [0., 1., 0.],\n       [1., 2., 1.]])" in text
+    assert "symmetric: False" in text
+    assert "sat's query · cat's key = 2.00" in text
+    assert "weights unchanged: True" in text
+    assert "library agrees: [True, True, True]" in text
+
+
+def test_lesson_09_steps_are_the_library_multi_head_attention():
+    ns = _lesson("09_")
+    ex = heads.heads_example()
+    out, w = heads.multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
+    np.testing.assert_allclose(ns["output"], out)
+    np.testing.assert_allclose(ns["weights"], w)
+    np.testing.assert_array_equal(ns["Q_heads"], heads.split_heads(ns["Q"], 2))
+
+
+def test_lesson_09_shows_shapes_and_the_dot_t_trap():
+    text = stored_text("09_")
+    assert "(3, 4) -> (2, 3, 2) = (heads, n, d_k)" in text
+    assert "Q_batch: (2, 2, 3, 2) = (batch, heads, n, d_k)" in text
+    assert "K_batch: (2, 2, 3, 2)  K_batch.T: (2, 3, 2, 2)" in text
+    assert "K_two.T has K_two's shape: True" in text
+    wrong, right = re.search(r"with \.T: +(.*)\nper head, 2-D: (.*)\n", text).groups()
+    assert wrong != right

@@ -364,3 +364,81 @@ def test_scaling_histogram_keeps_its_axis_when_scaled():
     assert re.findall(r'text-anchor="middle">(-?[\d.e+]+)</text>', ex.view.html)[:3] == \
         ticks[:3] == ["-64", "0", "64"]
     assert "scaled: scores spread with std 1" in ex.view.caption
+
+
+# ------------------------------------------------------------------ lessons 08 and 09 (issue 13)
+
+
+def test_projection_explorer_turns_the_queries_and_keeps_the_keys():
+    from course_lib.projections import embedded_example, project, rotation_scale
+    from course_lib.widgets import projection_explorer
+
+    ex = projection_explorer()
+    base = embedded_example()
+    Q, K, _ = project(base.X, base.W_Q, base.W_K, base.W_V)
+    np.testing.assert_array_equal(ex.numbers["scores"], scores(Q, K))
+    assert not ex.numbers["symmetric"]
+    assert shown_cells(ex)[-3:] == ["0.25", "0.50", "0.25"]  # sat's weights, last table
+    assert ex.view.caption == ("Scores not symmetric; sat's weights sum to 1.00; the largest "
+                               "is cat at 0.50.")
+    text = ex.set(angle=90)
+    np.testing.assert_array_equal(ex.numbers["Q"], [[0, 1], [-1, 0], [-1, 1]])
+    np.testing.assert_array_equal(ex.numbers["K"], K)  # the keys did not move
+    np.testing.assert_allclose(ex.numbers["W_Q"], base.W_Q @ rotation_scale(90))
+    assert "the queries are the [0.00, 1.00], cat [-1.00, 0.00], sat [-1.00, 1.00]" in text
+    assert np.argmax(ex.numbers["weights"][0]) == 1  # 'the' now looks at 'cat'
+    # the arrows: sat's query against the three keys
+    assert ">q_sat</text>" in ex.view.html and ">k_cat</text>" in ex.view.html
+    assert html.escape(text, quote=True) in ex.view.html
+
+
+def test_projection_explorer_tied_keys_ignore_the_turn_but_not_the_stretch():
+    from course_lib.widgets import projection_explorer
+
+    ex = projection_explorer(tied=True)
+    start = ex.numbers["weights"].copy()
+    np.testing.assert_allclose(start, attention_weights(the_cat_sat().Q, the_cat_sat().K))
+    assert ex.numbers["symmetric"] and "the keys are the same (tied)" in ex.description
+    for angle in (-165.0, 45.0, 120.0):
+        ex.controls["angle"].value = angle  # what a slider drag does
+        np.testing.assert_allclose(ex.numbers["weights"], start, atol=1e-12)
+        assert ex.numbers["symmetric"]
+    ex.set(scale=2.0)
+    assert ex.numbers["weights"][2, 2] > start[2, 2] + 0.3  # sharper
+    ex.controls["tied"].value = False
+    assert not ex.numbers["symmetric"]
+    with pytest.raises(AttentionInputError, match=r"'angle' must be one of \[-180\.0, "
+                       r"-165\.0, … 180\.0\] \(25 values\) \(got 10\)"):
+        ex.set(angle=10)
+
+
+def test_heads_explorer_shows_one_map_per_head():
+    from course_lib.heads import heads_example, multi_head_attention
+    from course_lib.widgets import heads_explorer
+
+    ex = heads_explorer()
+    h_ex = heads_example()
+    for h in (1, 2, 4):
+        ex.controls["h"].value = h  # what a click on a button does
+        out, w = multi_head_attention(h_ex.X, h_ex.W_Q, h_ex.W_K, h_ex.W_V, h_ex.W_O, h)
+        np.testing.assert_allclose(ex.numbers["weights"], w)
+        np.testing.assert_allclose(ex.numbers["output"], out)
+        assert ex.numbers["d_k"] == 4 // h
+        assert ex.view.html.count("<table") == h
+        assert len(shown_cells(ex)) == 9 * h
+        assert ex.description.startswith(f"{h} head{'s' if h > 1 else ''} of d_k = {4 // h}.")
+    text = ex.set(h=2, query="cat")
+    np.testing.assert_allclose(ex.numbers["row"].round(2), [[0.25, 0.5, 0.25],
+                                                            [0.67, 0.16, 0.16]])
+    assert text.startswith("2 heads of d_k = 2. cat's weights: head 0: 0.25 to the, 0.50 to "
+                           "cat, 0.25 to sat; head 1: 0.67 to the")
+    assert ex.view.caption == ("2 heads of d_k = 2: cat looks most at cat in head 0, the in "
+                               "head 1.")
+    # cat's row is ringed in both maps: three cells each
+    assert ex.view.html.count("box-shadow:inset") == 6
+    with pytest.raises(AttentionInputError, match=r"'h' must be one of \[1, 2, 4\] \(got 3\)"):
+        ex.set(h=3)
+    with pytest.raises(AttentionInputError, match=r"h must be one of \[1, 2, 4\] \(got 3\)"):
+        heads_explorer(h=3)
+    with pytest.raises(AttentionInputError, match=r"query must be one of"):
+        heads_explorer(query="dog")
