@@ -20,6 +20,7 @@ check                     the student writes                              lesson
 :func:`check_attention`   ``attend(Q, K, V)`` -> output                    06
 :func:`check_sat_output`  the output for 'sat', by hand                   06
 :func:`check_masked_attention`  ``masked_attention(Q, K, V, mask)``        07
+:func:`check_cross_attention`  ``cross_attention(Q, K, V)``, n_q ≠ n_k      10
 ========================  ==============================================  ===========
 
 Hints lead to the answer without being it: a failed check names the mistake and the shape
@@ -68,6 +69,7 @@ __all__ = [
     "check_attention",
     "check_attention_weights",
     "check_blend",
+    "check_cross_attention",
     "check_masked_attention",
     "check_sat_output",
     "check_scaled_scores",
@@ -733,5 +735,70 @@ def check_sat_output(answer: Any) -> CheckResult:
                          "three values with the weights [0.25, 0.25, 0.50].")
         return _fail("wrong_values", f"{_fmt(got)} is not the output for 'sat'; multiply "
                      "each value by its weight [0.25, 0.25, 0.50] and add them up.")
+
+    return _run(body)
+
+
+# --------------------------------------------------------------------------------------
+# lesson 10: cross-attention (n_q queries over n_k keys, n_q != n_k)
+# --------------------------------------------------------------------------------------
+
+# 3 target words query 5 source words, d_k = 4, d_v = 2: no two of n_q, n_k, d_k equal, so
+# the table (3 × 5) is not square, a product with the wrong array transposed cannot be
+# computed, and a softmax down the columns gives other numbers of the same shape.
+_QC = np.array([[0.6, -0.3, 0.8, 0.1], [-0.5, 0.7, 0.2, 0.4], [0.3, 0.3, -0.6, 0.9]])
+_KC = np.array([[0.5, 0.1, -0.4, 0.3], [-0.2, 0.8, 0.3, -0.1], [0.7, -0.5, 0.6, 0.2],
+                [0.1, 0.4, -0.2, 0.9], [-0.6, -0.2, 0.5, 0.4]])
+_VC = np.array([[1.0, 0.0], [0.0, 2.0], [2.0, 1.0], [-1.0, 1.5], [0.5, -1.0]])
+# More queries than keys (4 over 2): a loop over the keys that runs over the queries fails.
+_QC2 = np.array([[0.4, -0.8, 0.3, 0.5], [0.9, 0.2, -0.4, 0.1], [-0.3, 0.6, 0.7, -0.2],
+                 [0.2, 0.2, 0.2, 0.8]])
+_KC2, _VC2 = _KC[:2], _VC[:2]
+
+_cross_hint = (" With n_q queries and n_k keys the table is (n_q, d_k) times (d_k, n_k), "
+               "giving (n_q, n_k), and then (n_q, n_k) times (n_k, d_v): look at which array "
+               "you transposed, and check that the inner sizes of each product meet.")
+
+
+def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
+    """Check a student's ``cross_attention(Q, K, V)`` with ``n_q != n_k`` (the output).
+
+    Probes: 3 queries over 5 keys (d_k = 4, d_v = 2), then 4 queries over 2 keys. Names
+    using the number of queries where the number of keys belongs, a transpose on the
+    wrong array (a shape error), a softmax over the wrong axis, and the mistakes of
+    :func:`check_attention`.
+
+    Examples
+    --------
+    >>> from course_lib import attention
+    >>> check_cross_attention(attention)  # doctest: +ELLIPSIS
+    Well done: every query (a row) spread a budget of 1 over all the keys, 3 queries ...
+    >>> check_cross_attention(lambda Q, K, V: attention(Q, K[:len(Q)], V[:len(Q)])).mistake
+    'keys_cut_to_queries'
+    """
+    what = _name_of(fn, "cross_attention")
+
+    def body() -> CheckResult:
+        for Q, K, V in ((_QC, _KC, _VC), (_QC2, _KC2, _VC2)):
+            n_q, n_k = Q.shape[0], K.shape[0]
+            args = [("Q", Q), ("K", K), ("V", V)]
+            got = _as_array(_call(fn, args, what, _cross_hint, "wrong_transpose"), what,
+                            (n_q, V.shape[1]), accept_pair=True)
+            cut = [(
+                "keys_cut_to_queries",
+                lambda Q=Q, K=K, V=V, n_q=n_q: attention(Q, K[:n_q], V[:n_q])[0],
+                f"only the first {min(n_q, n_k)} of the {n_k} keys got any weight: the number "
+                f"of queries ({n_q}) was used where the number of keys belongs. Every query is "
+                "scored against every key.",
+            )] if n_q < n_k else []
+            if got.shape == (n_q, n_q) and n_q != n_k:
+                raise _Stop(_fail(
+                    "keys_cut_to_queries", f"`{what}` returned shape {got.shape}, one column "
+                    f"per query; the output has one row per query and d_v = {V.shape[1]} "
+                    "columns, from a table with one column per key."))
+            _diagnose(got, attention(Q, K, V)[0], what,
+                      cut + _attention_mistakes(Q, K, V), args)
+        return _ok("every query (a row) spread a budget of 1 over all the keys, 3 queries "
+                   "over 5 keys and 4 over 2.")
 
     return _run(body)

@@ -41,6 +41,7 @@ LIBRARY_ANSWERS = {
     "check_sat_output": lambda: cl.blend(cl.attention_weights(cl.the_cat_sat().Q,
                                                               cl.the_cat_sat().K),
                                          cl.the_cat_sat().V)[2],
+    "check_cross_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
 }
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
 
@@ -129,6 +130,13 @@ def test_ignore_output_only_on_live_widgets_each_driven_in_code(path):
     cells = code_cells(read(path))
     for i, cell in enumerate(cells):
         if "nbval-ignore-output" not in tags(cell):
+            continue
+        if "measurement" in tags(cell):  # a timing (lesson 10): its facts asserted next
+            follower = next(c for c in cells[i + 1:] if "measurement" not in tags(c))
+            assert "cost." in cell.source, f"{path.name}: a measurement cell measures"
+            assert "nbval-ignore-output" not in tags(follower)
+            assert "assert " in follower.source and follower.outputs, (
+                f"{path.name}: the cell after a measurement asserts what is deterministic")
             continue
         assert "widgets." in cell.source, f"{path.name}: ignore tag on a non-widget cell"
         name = cell.source.strip().splitlines()[-1].strip()
