@@ -36,6 +36,7 @@ from .plots import DescribedFigure
 from .style import BLUE, ORANGE
 
 __all__ = [
+    "QUADRATIC_TOLERANCE",
     "SIZES",
     "CostMeasurement",
     "cost_figure",
@@ -47,6 +48,8 @@ __all__ = [
 
 #: The sentence lengths the lesson measures: 64 … 2048 tokens, doubling.
 SIZES = (64, 128, 256, 512, 1024, 2048)
+#: How far from 2 a measured time slope may be for the figure to call it quadratic.
+QUADRATIC_TOLERANCE = 0.4
 
 
 def table_bytes(n_q: int, n_k: int | None = None, itemsize: int = 8) -> int:
@@ -408,6 +411,12 @@ def cost_figure(m: CostMeasurement, *, min_n: int = 256) -> DescribedFigure:
         f"{', '.join(format_bytes(b) for b in m.table_bytes)}; slope {b_slope:.2f}: each "
         f"doubling of n makes the table {ratio:.2f} times as large."
     )
-    caption = (f"Both grow like n²: memory slope {b_slope:.2f} exactly, time slope "
-               f"{t_slope:.2f} at n ≥ {fit_x[0]} on this machine.")
+    if abs(t_slope - 2.0) <= QUADRATIC_TOLERANCE:
+        caption = (f"Both grow like n²: memory slope {b_slope:.2f} exactly, time slope "
+                   f"{t_slope:.2f} at n ≥ {fit_x[0]} on this machine.")
+    else:
+        caption = (f"Memory grows like n², slope {b_slope:.2f} exactly; the time slope, "
+                   f"{t_slope:.2f} at n ≥ {fit_x[0]}, is far from 2 in this run: something "
+                   "other than the n² arithmetic took much of the time (fixed costs of a "
+                   "call, other programs, threads waiting for a core). Measure again.")
     return DescribedFigure(fig, description, caption)

@@ -63,6 +63,7 @@ against ``ipywidgets.interact`` redrawing a matplotlib figure.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -107,7 +108,7 @@ from .explorer import (
 from .order import attention_in_order, sentence_orders
 from .render import bars_svg, blend_svg, heatmap_html, histogram_svg, vectors_svg
 from .scaling import D_KS, ScalingStats, scaling_stats
-from .style import BLUE, ORANGE, VERMILION, heatmap_range
+from .style import BLUE, INK, ORANGE, VERMILION, heatmap_range
 
 __all__ = [
     "TEMPERATURES",
@@ -785,6 +786,13 @@ def step_explorer(
 # --------------------------------------------------------------------------------------
 
 
+def _titled(title: str, picture: str) -> str:
+    """A picture with a short bold title above it, in the page's font and colour."""
+    return ('<div><div style="font-family:var(--jp-ui-font-family, sans-serif);'
+            f'font-size:12px;font-weight:bold;color:{INK};margin-top:4px">'
+            f"{html.escape(title)}</div>{picture}</div>")
+
+
 def order_explorer(*, order: str | None = None, positions: bool = False) -> Explorer:
     """Shuffle 'the cat sat'; each token's output moves with it, unless positions are added.
 
@@ -822,7 +830,7 @@ def order_explorer(*, order: str | None = None, positions: bool = False) -> Expl
     out_range = (min(float(r[2].min()) for r in every), max(float(r[2].max()) for r in every))
     controls: dict[str, W.ValueWidget] = {
         "order": dropdown(orders, order, "word order"),
-        "positions": checkbox(positions, "add a position vector to each query and key"),
+        "positions": checkbox(positions, "add position vectors"),
     }
 
     def compute(order: str, positions: bool) -> View:
@@ -852,12 +860,17 @@ def order_explorer(*, order: str | None = None, positions: bool = False) -> Expl
                        "changes what a token reads.")
         description += verdict
         body = (
-            heatmap_html(q, words, dims, kind="scores", vmin=in_range[0], vmax=in_range[1],
-                         description=f"Queries (= keys), {pos}: {', '.join(rows)}.")
-            + heatmap_html(w, words, words, kind="weights", vmin=0.0, vmax=1.0,
-                           description=describe_heatmap(w, words, words, kind="weights"))
-            + heatmap_html(out, words, dims, kind="scores", vmin=out_range[0],
-                           vmax=out_range[1], description=description)
+            _titled("queries (= keys)" + (" + positions" if positions else ""),
+                    heatmap_html(q, words, dims, kind="scores", vmin=in_range[0],
+                                 vmax=in_range[1],
+                                 description=f"Queries (= keys), {pos}: {', '.join(rows)}."))
+            + _titled("attention weights",
+                      heatmap_html(w, words, words, kind="weights", vmin=0.0, vmax=1.0,
+                                   description=describe_heatmap(w, words, words,
+                                                                kind="weights")))
+            + _titled("outputs", heatmap_html(out, words, dims, kind="scores",
+                                              vmin=out_range[0], vmax=out_range[1],
+                                              description=description))
         )
         if order == orders[0]:
             caption = "The original order: each output row belongs to the token on its left."

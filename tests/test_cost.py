@@ -104,6 +104,15 @@ def test_the_figure_describes_its_own_numbers():
     assert [ax.get_yscale() for ax in axes] == ["log", "log"]
 
 
+def test_the_caption_says_when_the_time_is_not_quadratic():
+    sizes = (64, 128, 256, 512)
+    noisy = CostMeasurement(sizes, 64, (1e-4, 2e-2, 2.1e-2, 2.4e-2), (3,) * 4,
+                            tuple(table_bytes(n) for n in sizes))
+    caption = cost_figure(noisy).caption
+    assert caption.startswith("Memory grows like n², slope 2.00 exactly; the time slope, 0.19")
+    assert "far from 2" in caption and "Measure again" in caption
+
+
 def test_table_text():
     m = CostMeasurement((64, 2048), 64, (7e-5, 0.0413), (7, 2), (32768, 33554432))
     assert m.table().splitlines() == [

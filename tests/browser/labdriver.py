@@ -883,7 +883,10 @@ print(_json.dumps({_n: [_shown(_c) for _c in globals()[_n].controls.values()]
 
 
 def _minus(values: list[str | None]) -> list[str | None]:
-    return [v.replace("\u2212", "-") if isinstance(v, str) else v for v in values]
+    # a slider's readout writes minus as U+2212; a Dropdown draws each space of an
+    # option's label as a no-break space (ipywidgets keeps runs of spaces that way)
+    return [v.replace("\u2212", "-").replace("\xa0", " ") if isinstance(v, str) else v
+            for v in values]
 
 
 # Per named explorer: the description its picture carries (the longest aria-label in its
