@@ -405,3 +405,23 @@ def test_nbgrader_validate_is_honest_on_a_lesson(path, tmp_path):
     done.parent.mkdir()
     nbformat.write(_solved(path), done)
     assert Validator().validate(str(done)) == {}
+
+
+def test_lesson_10_shows_order_and_cost_facts():
+    text = stored_text("10_")
+    assert "largest difference below 1e-12: True" in text  # the law, on random vectors
+    assert ("positions off: cat's output in 'cat sat': [1. 2.]  in 'sat cat': [1. 2.]"
+            in text)
+    assert "positions on : cat's output in 'cat sat': [0.69 2.  ]  in 'sat cat': [1.29 2.  ]" \
+        in text
+    assert "attention is permutation-equivariant" in text
+    assert "n = 2048: 2048 × 2048 × 8 bytes =   32 MiB" in text
+    assert "memory slope: 2.00" in text
+    assert "weights (2, 3)  row sums: [1. 1.]" in text
+    assert "AttentionInputError: V has 2 rows but K has n_k=3" in text
+
+
+def test_lesson_10_cat_outputs_are_the_library_order_helpers():
+    ns = _lesson("10_")
+    np.testing.assert_allclose(ns["shuffled_outputs"], ns["old_outputs_reordered"])
+    assert ns["measured"].table_bytes == tuple(8 * n * n for n in ns["measured"].sizes)
