@@ -237,17 +237,19 @@ def measure_attention(
     budget_seconds: float = 1.5,
     max_repeats: int = 7,
     min_sample_seconds: float = 2e-3,
+    warmup_seconds: float = 0.2,
     seed: int = 0,
     timer: Callable[[], float] = time.perf_counter,
 ) -> CostMeasurement:
     """Time :func:`course_lib.attention` for ``n`` tokens of dimension ``d``, per ``n``.
 
     For each ``n``, random ``Q``, ``K``, ``V`` of shape ``(n, d)`` are drawn from
-    ``numpy.random.default_rng(seed)``. One *sample* calls ``attention(Q, K, V)`` enough
-    times in a row to last at least ``min_sample_seconds`` (so a coarse browser clock
-    still measures the smallest sizes) and divides. Every size gets one sample; then
-    further rounds over all sizes run while the time spent is under ``budget_seconds`` and
-    no size has ``max_repeats`` samples. The result holds each size's median.
+    ``numpy.random.default_rng(seed)``. After an untimed warm-up, one *sample* calls
+    ``attention(Q, K, V)`` enough times in a row to last at least ``min_sample_seconds``
+    (so a coarse browser clock still measures the smallest sizes) and divides. Every size
+    gets one sample; then further rounds over all sizes run while the time spent is under
+    ``budget_seconds`` and no size has ``max_repeats`` samples. The result holds each
+    size's median.
 
     Parameters
     ----------
@@ -261,6 +263,9 @@ def measure_attention(
         The most samples per size.
     min_sample_seconds : float, default 0.002
         The shortest sample; quick calls are repeated within a sample to reach it.
+    warmup_seconds : float, default 0.2
+        Untimed calls on the middle size first, for at least this long (at least one
+        call), so that first-call costs do not land on the smallest sizes.
     seed : int, default 0
     timer : callable, default :func:`time.perf_counter`
         Returns seconds as a float.
@@ -289,7 +294,8 @@ def measure_attention(
     if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
         raise AttentionInputError(f"max_repeats must be a positive integer (got {max_repeats!r})")
     for name, value in (("budget_seconds", budget_seconds),
-                        ("min_sample_seconds", min_sample_seconds)):
+                        ("min_sample_seconds", min_sample_seconds),
+                        ("warmup_seconds", warmup_seconds)):
         if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
             raise AttentionInputError(f"{name} must be a number >= 0 (got {value!r})")
     rng = np.random.default_rng(seed)
@@ -314,6 +320,15 @@ def measure_attention(
         nbytes[i] = int(w.nbytes)
         samples[i].append(elapsed / calls[i])
 
+    # warm-up, not timed: the first calls pay for things a later call does not (memory
+    # pages touched for the first time; in a browser, WebAssembly compiled to faster code
+    # only once it runs hot), and would make the first, small sizes look slow
+    q, k, v = inputs[len(ns) // 2]
+    warm_start = timer()
+    while True:
+        attention(q, k, v)
+        if timer() - warm_start >= warmup_seconds:
+            break
     started = timer()
     for i in range(len(ns)):
         sample(i)

@@ -83,7 +83,7 @@ def test_a_coarse_clock_still_measures_small_sizes(monkeypatch):
         return (calls[0] * 10 // 1000) * 1e-3  # whole milliseconds of 10 µs calls
 
     m = measure_attention([4, 8], d=2, budget_seconds=0.0, min_sample_seconds=2e-3,
-                          timer=coarse_clock)
+                          warmup_seconds=0.0, timer=coarse_clock)
     assert m.seconds == pytest.approx((1e-5, 1e-5), rel=0.25)
 
 
@@ -134,6 +134,7 @@ def test_table_text():
     (lambda: measure_attention([4, 8], d=0), r"d must be a positive integer"),
     (lambda: measure_attention([4, 8], budget_seconds=-1), r"budget_seconds must be"),
     (lambda: measure_attention([4, 8], max_repeats=0), r"max_repeats must be"),
+    (lambda: measure_attention([4, 8], warmup_seconds=float("nan")), r"warmup_seconds must"),
     (lambda: cost_figure({"sizes": [1]}), r"m must be a CostMeasurement .*got dict"),
 ])
 def test_bad_input_gets_a_clear_error(call, message):
