@@ -22,6 +22,7 @@ check                     the student writes                              lesson
 :func:`check_masked_attention`  ``masked_attention(Q, K, V, mask)``        07
 :func:`check_projections`  ``projections(X, W_Q, W_K, W_V)`` -> Q, K, V    08
 :func:`check_batched_scores`  scaled scores of (..., n, d_k) arrays         09
+:func:`check_cross_attention`  ``cross_attention(Q, K, V)``, n_q ≠ n_k      10
 :func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
 ========================  ==============================================  ===========
 
@@ -72,6 +73,7 @@ __all__ = [
     "check_attention_weights",
     "check_batched_scores",
     "check_blend",
+    "check_cross_attention",
     "check_masked_attention",
     "check_model_weights",
     "check_projections",
@@ -1054,5 +1056,70 @@ def check_batched_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
         _diagnose_batched(got, scaled_scores(_QB, _KB), what, _batched_mistakes(_QB, _KB), args)
         return _ok("one table per head and per sentence, (2, 3, 4, 6) for Q (2, 3, 4, 5) and "
                    "K (2, 3, 6, 5): the transpose swapped only the last two axes.")
+
+    return _run(body)
+
+
+# --------------------------------------------------------------------------------------
+# lesson 10: cross-attention (n_q queries over n_k keys, n_q != n_k)
+# --------------------------------------------------------------------------------------
+
+# 3 target words query 5 source words, d_k = 4, d_v = 2: no two of n_q, n_k, d_k equal, so
+# the table (3 × 5) is not square, a product with the wrong array transposed cannot be
+# computed, and a softmax down the columns gives other numbers of the same shape.
+_QC = np.array([[0.6, -0.3, 0.8, 0.1], [-0.5, 0.7, 0.2, 0.4], [0.3, 0.3, -0.6, 0.9]])
+_KC = np.array([[0.5, 0.1, -0.4, 0.3], [-0.2, 0.8, 0.3, -0.1], [0.7, -0.5, 0.6, 0.2],
+                [0.1, 0.4, -0.2, 0.9], [-0.6, -0.2, 0.5, 0.4]])
+_VC = np.array([[1.0, 0.0], [0.0, 2.0], [2.0, 1.0], [-1.0, 1.5], [0.5, -1.0]])
+# More queries than keys (4 over 2): a loop over the keys that runs over the queries fails.
+_QC2 = np.array([[0.4, -0.8, 0.3, 0.5], [0.9, 0.2, -0.4, 0.1], [-0.3, 0.6, 0.7, -0.2],
+                 [0.2, 0.2, 0.2, 0.8]])
+_KC2, _VC2 = _KC[:2], _VC[:2]
+
+_cross_hint = (" With n_q queries and n_k keys the table is (n_q, d_k) times (d_k, n_k), "
+               "giving (n_q, n_k), and then (n_q, n_k) times (n_k, d_v): look at which array "
+               "you transposed, and check that the inner sizes of each product meet.")
+
+
+def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
+    """Check a student's ``cross_attention(Q, K, V)`` with ``n_q != n_k`` (the output).
+
+    Probes: 3 queries over 5 keys (d_k = 4, d_v = 2), then 4 queries over 2 keys. Names
+    using the number of queries where the number of keys belongs, a transpose on the
+    wrong array (a shape error), a softmax over the wrong axis, and the mistakes of
+    :func:`check_attention`.
+
+    Examples
+    --------
+    >>> from course_lib import attention
+    >>> check_cross_attention(attention)  # doctest: +ELLIPSIS
+    Well done: every query (a row) spread a budget of 1 over all the keys, 3 queries ...
+    >>> check_cross_attention(lambda Q, K, V: attention(Q, K[:len(Q)], V[:len(Q)])).mistake
+    'keys_cut_to_queries'
+    """
+    what = _name_of(fn, "cross_attention")
+
+    def body() -> CheckResult:
+        for Q, K, V in ((_QC, _KC, _VC), (_QC2, _KC2, _VC2)):
+            n_q, n_k = Q.shape[0], K.shape[0]
+            args = [("Q", Q), ("K", K), ("V", V)]
+            got = _as_array(_call(fn, args, what, _cross_hint, "wrong_transpose"), what,
+                            (n_q, V.shape[1]), accept_pair=True)
+            cut = [(
+                "keys_cut_to_queries",
+                lambda Q=Q, K=K, V=V, n_q=n_q: attention(Q, K[:n_q], V[:n_q])[0],
+                f"only the first {min(n_q, n_k)} of the {n_k} keys got any weight: the number "
+                f"of queries ({n_q}) was used where the number of keys belongs. Every query is "
+                "scored against every key.",
+            )] if n_q < n_k else []
+            if got.shape == (n_q, n_q) and n_q != n_k:
+                raise _Stop(_fail(
+                    "keys_cut_to_queries", f"`{what}` returned shape {got.shape}, one column "
+                    f"per query; the output has one row per query and d_v = {V.shape[1]} "
+                    "columns, from a table with one column per key."))
+            _diagnose(got, attention(Q, K, V)[0], what,
+                      cut + _attention_mistakes(Q, K, V), args)
+        return _ok("every query (a row) spread a budget of 1 over all the keys, 3 queries "
+                   "over 5 keys and 4 over 2.")
 
     return _run(body)

@@ -60,6 +60,12 @@ Public API (names are stable; lessons may rely on them)
     Lesson 11 (defined in :mod:`course_lib.real_model`). Controls ``sentence`` (Dropdown),
     ``layer`` (0 … 5), ``head`` (0 … 11): one head of all-MiniLM-L6-v2 on a shipped
     sentence. Numbers: ``weights``, ``tokens``, ``patterns``.
+``order_explorer(*, order=None, positions=False)``
+    Lesson 10. Controls ``order`` (Dropdown: 'the cat sat' in any of its 6 orders) and
+    ``positions`` (Checkbox: add sinusoidal position vectors to the queries and keys).
+    Shows the queries, the weights and the outputs, rows labelled by token. Numbers:
+    ``inputs``, ``weights``, ``outputs``, ``reference`` (each token's output in the original
+    order), ``max_change``.
 
 The pictures come from :mod:`course_lib.render`, their words from
 :mod:`course_lib.describe`; ``benchmarks/widget_latency.py`` measures one slider move
@@ -111,6 +117,7 @@ from .explorer import (
     toggle_buttons,
 )
 from .heads import describe_heads, heads_example, multi_head_attention
+from .order import attention_in_order, sentence_orders
 from .projections import asymmetry, embedded_example, rotation_scale
 from .real_model import model_heads_explorer  # lesson 11: the explorer lives with its data
 from .render import bars_svg, blend_svg, heatmap_html, histogram_svg, vectors_svg
@@ -125,6 +132,7 @@ __all__ = [
     "causal_mask_explorer",
     "heads_explorer",
     "model_heads_explorer",
+    "order_explorer",
     "projection_explorer",
     "scaling_explorer",
     "scores_explorer",
@@ -800,9 +808,12 @@ def step_explorer(
 
 
 
-def _titled(title: str, body: str) -> str:
-    return (f'<div><div style="text-align:center;font-weight:bold;margin-bottom:2px">'
-            f"{_escape(title)}</div>{body}</div>")
+def _titled(title: str, picture: str) -> str:
+    """A picture with a short bold title above it (lessons 08-10), in the page's font; the
+    text colour is the page's own (no colour set: it follows the light and dark themes)."""
+    return ('<div><div style="font-family:var(--jp-ui-font-family, sans-serif);'
+            'font-size:12px;font-weight:bold;text-align:center;margin:4px 0 2px">'
+            f"{_escape(title)}</div>{picture}</div>")
 
 
 def projection_explorer(*, angle: float = 0.0, scale: float = 1.0,
@@ -944,3 +955,101 @@ def heads_explorer(*, h: int = 2, query: str = "sat") -> Explorer:
                          {"weights": w, "output": out, "d_k": d_k, "row": w[:, i].copy()})
 
     return Explorer(controls, compute, "many heads: one map per head", wide=["h"])
+
+
+# --------------------------------------------------------------------------------------
+# lesson 10: word order (permutation equivariance, and positions that break it)
+# --------------------------------------------------------------------------------------
+
+
+def order_explorer(*, order: str | None = None, positions: bool = False) -> Explorer:
+    """Shuffle 'the cat sat'; each token's output moves with it, unless positions are added.
+
+    Each token keeps its own query, key and value rows (those of 'the cat sat') wherever it
+    stands. Without positions, every token's output is the one it had in the original
+    order, moved to its new place (permutation equivariance). Ticking ``positions`` adds
+    the sinusoidal position vector of each place (:func:`course_lib.order.
+    sinusoidal_positions`) to the queries and keys: now the outputs depend on the order.
+    The colour scales are fixed across all orders, so a colour means the same number.
+
+    Examples
+    --------
+    >>> ex = order_explorer()
+    >>> ex.set(order="sat cat the")[:57]
+    "Word order 'sat cat the', no position vectors. Each token"
+    >>> ex.numbers["outputs"][0].round(2), ex.numbers["max_change"] < 1e-12
+    (array([1.26, 1.5 ]), True)
+    >>> ex.set(positions=True)[-62:]
+    'largest change 1.03: the order now changes what a token reads.'
+    """
+    example = the_cat_sat()
+    toks = list(example.tokens)
+    d_k = example.d_k
+    orders = sentence_orders(toks)
+    order = orders[0] if order is None else order
+    if order not in orders:
+        raise AttentionInputError(f"order must be one of {orders} (got {order!r})")
+    dims = [f"dim {j}" for j in range(d_k)]
+
+    def run(sentence: str, with_positions: bool) -> tuple[NDArray[np.float64], ...]:
+        return attention_in_order(sentence.split(), positions=with_positions)
+
+    every = [run(s, p) for s in orders for p in (False, True)]
+    in_range = (min(float(r[0].min()) for r in every), max(float(r[0].max()) for r in every))
+    out_range = (min(float(r[2].min()) for r in every), max(float(r[2].max()) for r in every))
+    controls: dict[str, W.ValueWidget] = {
+        "order": dropdown(orders, order, "word order"),
+        "positions": checkbox(positions, "add position vectors"),
+    }
+
+    def compute(order: str, positions: bool) -> View:
+        words = order.split()
+        q, w, out = run(order, bool(positions))
+        _, _, first = run(orders[0], bool(positions))
+        reference = first[[toks.index(t) for t in words]]  # each token's original output
+        change = np.abs(out - reference).max(axis=1)
+        pos = "with position vectors" if positions else "no position vectors"
+        what = "query (= key) plus its place's position vector" if positions else (
+            "query (= key)")
+        rows = [f"{t} {_vec(x)}" for t, x in zip(words, q, strict=True)]
+        outs = [f"{t} {_vec(x)}" for t, x in zip(words, out, strict=True)]
+        description = (f"Word order '{order}', {pos}. Each token's {what}: "
+                       f"{', '.join(rows)}. Outputs: {', '.join(outs)}. ")
+        if order == orders[0]:
+            verdict = ("This is the original order; pick another to compare each token's "
+                       "output with this one.")
+        elif change.max() < 1e-9:
+            verdict = (f"Every token's output is the one it had in '{orders[0]}', only moved "
+                       "to its new place: attention is permutation-equivariant.")
+        else:
+            moved = [f"{t} {_vec(a)} instead of {_vec(b)}" for t, a, b, c in
+                     zip(words, out, reference, change, strict=True) if c >= 0.005]
+            verdict = (f"With positions, the outputs depend on the order: {', '.join(moved)} "
+                       f"(in '{orders[0]}'); largest change {change.max():.2f}: the order now "
+                       "changes what a token reads.")
+        description += verdict
+        body = (
+            _titled("queries (= keys)" + (" + positions" if positions else ""),
+                    heatmap_html(q, words, dims, kind="scores", vmin=in_range[0],
+                                 vmax=in_range[1],
+                                 description=f"Queries (= keys), {pos}: {', '.join(rows)}."))
+            + _titled("attention weights",
+                      heatmap_html(w, words, words, kind="weights", vmin=0.0, vmax=1.0,
+                                   description=describe_heatmap(w, words, words,
+                                                                kind="weights")))
+            + _titled("outputs", heatmap_html(out, words, dims, kind="scores",
+                                              vmin=out_range[0], vmax=out_range[1],
+                                              description=description))
+        )
+        if order == orders[0]:
+            caption = "The original order: each output row belongs to the token on its left."
+        elif change.max() < 1e-9:
+            caption = "Each output moved with its token: the same numbers, in the new order."
+        else:
+            caption = (f"With positions, the same tokens get different outputs in this order "
+                       f"(largest change {change.max():.2f}).")
+        return make_view(_ROW.format(body), description, caption,
+                         {"inputs": q, "weights": w, "outputs": out, "reference": reference,
+                          "max_change": float(change.max())})
+
+    return Explorer(controls, compute, "word order: shuffle the tokens, watch the outputs")

@@ -25,6 +25,8 @@ nothing in git:
 * ``metadata.language_info`` stays as the kernel reports it: JupyterLab writes the
   kernel's version there when it connects, so a lesson stored without it would be marked
   modified (and autosaved) as soon as it is opened;
+* a measurement (a cell tagged ``measurement``: lesson 10 times attention on this
+  machine) is the one output that may change: ``--check`` compares it as stored;
 * every exercise's check cell carries nbgrader metadata (a graded test cell, grade id
   ``check-NN-<function>``), so that nbgrader's Validate button checks the exercises
   honestly (see :mod:`course_lib.checks`).
@@ -91,6 +93,18 @@ def strip_volatile(nb: nbformat.NotebookNode) -> None:
             cell.outputs = outputs
 
 
+def keep_stored_measurements(fresh: nbformat.NotebookNode,
+                             stored: nbformat.NotebookNode) -> None:
+    """For ``--check``: a measurement's outputs (cells tagged ``measurement``, e.g. lesson
+    10's timings) differ on every run, so they are compared as stored; nbval ignores them
+    too, and the cell after each asserts what is deterministic. A plain rerun stores the
+    new measurement."""
+    old = {c.get("id"): c for c in stored.cells if "measurement" in _tags(c)}
+    for cell in fresh.cells:
+        if "measurement" in _tags(cell) and cell.get("id") in old:
+            cell.outputs = old[cell.get("id")].get("outputs", [])
+
+
 def execute(path: Path) -> nbformat.NotebookNode:
     """The lesson at ``path`` run top to bottom in a fresh kernel, as it is to be stored."""
     nb = nbformat.read(path, as_version=4)
@@ -115,7 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     stale = []
     for path in paths:
         print(f"running {path.name} ...", flush=True)
-        text = nbformat.writes(execute(path))
+        fresh = execute(path)
+        if args.check:
+            keep_stored_measurements(fresh, nbformat.read(path, as_version=4))
+        text = nbformat.writes(fresh)
         text += "" if text.endswith("\n") else "\n"  # as nbformat.write ends a file
         if args.check:
             if text != path.read_text(encoding="utf-8"):

@@ -41,9 +41,10 @@ LIBRARY_ANSWERS = {
     "check_sat_output": lambda: cl.blend(cl.attention_weights(cl.the_cat_sat().Q,
                                                               cl.the_cat_sat().K),
                                          cl.the_cat_sat().V)[2],
-    # lessons 08, 09 and 11 (issue 13)
+    # lessons 08 to 11 (issue 13)
     "check_projections": projections.project,
     "check_batched_scores": heads.batched_scaled_scores,
+    "check_cross_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
     "check_model_weights": cl.attention_weights,
 }
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
@@ -133,6 +134,13 @@ def test_ignore_output_only_on_live_widgets_each_driven_in_code(path):
     cells = code_cells(read(path))
     for i, cell in enumerate(cells):
         if "nbval-ignore-output" not in tags(cell):
+            continue
+        if "measurement" in tags(cell):  # a timing (lesson 10): its facts asserted next
+            follower = next(c for c in cells[i + 1:] if "measurement" not in tags(c))
+            assert "cost." in cell.source, f"{path.name}: a measurement cell measures"
+            assert "nbval-ignore-output" not in tags(follower)
+            assert "assert " in follower.source and follower.outputs, (
+                f"{path.name}: the cell after a measurement asserts what is deterministic")
             continue
         assert "widgets." in cell.source, f"{path.name}: ignore tag on a non-widget cell"
         name = cell.source.strip().splitlines()[-1].strip()
@@ -442,3 +450,26 @@ def test_lesson_09_shows_shapes_and_the_dot_t_trap():
     assert "K_two.T has K_two's shape: True" in text
     wrong, right = re.search(r"with \.T: +(.*)\nper head, 2-D: (.*)\n", text).groups()
     assert wrong != right
+
+
+# ------------------------------------------------------------------------ lesson 10 (issue 13)
+
+
+def test_lesson_10_shows_order_and_cost_facts():
+    text = stored_text("10_")
+    assert "largest difference below 1e-12: True" in text  # the law, on random vectors
+    assert ("positions off: cat's output in 'cat sat': [1. 2.]  in 'sat cat': [1. 2.]"
+            in text)
+    assert "positions on : cat's output in 'cat sat': [0.69 2.  ]  in 'sat cat': [1.29 2.  ]" \
+        in text
+    assert "attention is permutation-equivariant" in text
+    assert "n = 2048: 2048 × 2048 × 8 bytes =   32 MiB" in text
+    assert "memory slope: 2.00" in text
+    assert "weights (2, 3)  row sums: [1. 1.]" in text
+    assert "AttentionInputError: V has 2 rows but K has n_k=3" in text
+
+
+def test_lesson_10_cat_outputs_are_the_library_order_helpers():
+    ns = _lesson("10_")
+    np.testing.assert_allclose(ns["shuffled_outputs"], ns["old_outputs_reordered"])
+    assert ns["measured"].table_bytes == tuple(8 * n * n for n in ns["measured"].sizes)

@@ -40,6 +40,30 @@ def test_strip_volatile_drops_widget_state_and_joins_streams():
     assert cell.outputs[1].data == {"text/plain": "the description"}
 
 
+def test_check_compares_a_measurement_as_stored_and_nothing_else():
+    def lesson(timing: str, fact: str) -> nbformat.NotebookNode:
+        nb = new_notebook()
+        measured = new_code_cell("m = cost.measure_attention()",
+                                 metadata={"tags": ["nbval-ignore-output", "measurement"]})
+        measured.outputs = [new_output("stream", name="stdout", text=timing)]
+        fact_cell = new_code_cell("assert m.table_bytes")
+        fact_cell.outputs = [new_output("stream", name="stdout", text=fact)]
+        nb.cells = [measured, fact_cell]
+        return nb
+
+    stored, fresh = lesson("41.3 ms\n", "slope 2.00\n"), lesson("40.9 ms\n", "slope 2.00\n")
+    for a, b in zip(fresh.cells, stored.cells, strict=True):
+        a["id"] = b["id"]
+    run_lessons.keep_stored_measurements(fresh, stored)
+    assert nbformat.writes(fresh) == nbformat.writes(stored)
+    fresh = lesson("40.9 ms\n", "slope 1.99\n")  # a deterministic output that changed
+    for a, b in zip(fresh.cells, stored.cells, strict=True):
+        a["id"] = b["id"]
+    run_lessons.keep_stored_measurements(fresh, stored)
+    assert fresh.cells[0].outputs[0].text == "41.3 ms\n"
+    assert nbformat.writes(fresh) != nbformat.writes(stored)
+
+
 def test_check_cells_must_be_one_call():
     nb = new_notebook()
     nb.cells = [new_code_cell("x = 1\nchecks.check_softmax(f)",

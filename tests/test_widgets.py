@@ -442,3 +442,42 @@ def test_heads_explorer_shows_one_map_per_head():
         heads_explorer(h=3)
     with pytest.raises(AttentionInputError, match=r"query must be one of"):
         heads_explorer(query="dog")
+# ------------------------------------------------------------------------------ lesson 10
+
+
+def test_order_explorer_outputs_move_with_their_tokens():
+    from course_lib.order import attention_in_order
+    from course_lib.widgets import order_explorer
+
+    ex = order_explorer()
+    out, _ = attention(the_cat_sat().Q, the_cat_sat().K, the_cat_sat().V)
+    np.testing.assert_allclose(ex.numbers["outputs"], out)
+    assert ex.controls["order"].options[0] == "the cat sat" and len(
+        ex.controls["order"].options) == 6
+    ex.controls["order"].value = "cat sat the"  # what the drop-down does in the browser
+    np.testing.assert_allclose(ex.numbers["outputs"], out[[1, 2, 0]], atol=1e-12)
+    assert ex.numbers["max_change"] < 1e-12
+    assert "permutation-equivariant" in ex.description
+    assert shown_cells(ex)[-6:] == ["1.00", "1.60", "1.26", "1.50", "1.20", "1.20"]
+    # positions on: the same tokens, other outputs; the numbers are the library's
+    text = ex.set(positions=True)
+    _, w, want = attention_in_order(["cat", "sat", "the"], positions=True)
+    np.testing.assert_allclose(ex.numbers["outputs"], want)
+    np.testing.assert_allclose(ex.numbers["weights"], w)
+    np.testing.assert_allclose(ex.numbers["weights"].sum(axis=1), 1.0)
+    assert ex.numbers["max_change"] > 0.1
+    assert text.startswith("Word order 'cat sat the', with position vectors.")
+    assert "the order now changes what a token reads" in text
+    assert ex.view.caption.startswith("With positions, the same tokens get different outputs")
+    # the three tables: queries (3 × 2), weights (3 × 3), outputs (3 × 2)
+    assert ex.view.html.count("<table") == 3 and len(shown_cells(ex)) == 6 + 9 + 6
+    assert html.escape(ex.description, quote=True) in ex.view.html
+
+
+def test_order_explorer_refuses_an_unknown_order():
+    from course_lib.widgets import order_explorer
+
+    with pytest.raises(AttentionInputError, match=r"order must be one of \['the cat sat'"):
+        order_explorer(order="the dog sat")
+    with pytest.raises(AttentionInputError, match=r"'order' must be one of"):
+        order_explorer().set(order="cat cat sat")
