@@ -1029,8 +1029,8 @@ def check_batched_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
 
     Examples
     --------
-    >>> from course_lib.heads import batched_scaled_scores
-    >>> check_batched_scores(batched_scaled_scores)
+    >>> from course_lib.attention import scaled_scores  # it swaps the last two axes
+    >>> check_batched_scores(scaled_scores)
     Well done: one table per head and per sentence, (2, 3, 4, 6) for Q (2, 3, 4, 5) and
     K (2, 3, 6, 5): the transpose swapped only the last two axes.
     >>> check_batched_scores(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1])).mistake

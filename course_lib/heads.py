@@ -19,7 +19,6 @@ function                               what it does
 =====================================  ==================================================
 :func:`split_heads`                    ``(..., n, d_model)`` → ``(..., h, n, d_k)``
 :func:`merge_heads`                    ``(..., h, n, d_k)`` → ``(..., n, h·d_k)`` (concat)
-:func:`batched_scaled_scores`          ``Q Kᵀ / sqrt(d_k)`` on the last two axes
 :func:`multi_head_attention`           the whole layer; returns the output and every map
 :func:`heads_example`                  'the cat sat' with d_model = 4 and two heads
 :func:`describe_heads`                 the maps of every head, in words
@@ -29,7 +28,6 @@ function                               what it does
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .attention import attention, scaled_scores
+from .attention import attention
 from .describe import describe_heatmap
 from .errors import AttentionInputError
 from .projections import project
@@ -47,7 +45,6 @@ if TYPE_CHECKING:  # matplotlib is imported only when a figure is drawn
 
 __all__ = [
     "HeadsExample",
-    "batched_scaled_scores",
     "describe_heads",
     "head_maps",
     "heads_example",
@@ -150,40 +147,6 @@ def merge_heads(x: ArrayLike) -> FloatArray:
         )
     h, n, d_k = arr.shape[-3:]
     return np.swapaxes(arr, -3, -2).reshape(*arr.shape[:-3], n, h * d_k)
-
-
-def batched_scaled_scores(Q: ArrayLike, K: ArrayLike) -> FloatArray:
-    r""":math:`QK^T/\sqrt{d_k}` for every batch and head: the transpose swaps the last two axes.
-
-    The same numbers as :func:`course_lib.attention.scaled_scores`; spelled out here because
-    this is the line lesson 09 asks for. ``K.T`` would reverse every axis of a
-    ``(batch, heads, n, d_k)`` array, not just the last two.
-
-    Parameters
-    ----------
-    Q : array_like, shape (..., n_q, d_k)
-    K : array_like, shape (..., n_k, d_k)
-
-    Returns
-    -------
-    ndarray, shape (..., n_q, n_k)
-
-    Raises
-    ------
-    AttentionInputError
-        As :func:`course_lib.attention.scores`.
-
-    Examples
-    --------
-    >>> Q = K = np.ones((2, 3, 4, 2))  # batch 2, heads 3, 4 tokens, d_k = 2
-    >>> batched_scaled_scores(Q, K).shape
-    (2, 3, 4, 4)
-    >>> K.T.shape  # every axis reversed: the heads and the batch are now the tokens
-    (2, 4, 3, 2)
-    """
-    scaled_scores(Q, K)  # the library's checks and messages
-    q, k = np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64)
-    return q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
 
 
 def _check_w(name: str, w: ArrayLike, rows: int, what: str) -> FloatArray:

