@@ -5,13 +5,71 @@ nbval lesson cell), Chromium (``browser``), the offline site (``site``), the gra
 (``sandbox``) or a JupyterHub class (``hub``). Those markers imply ``slow`` here, so that
 ``./course test -m "not slow"`` is the quick loop: library, checks, spec and doctests.
 Unknown markers are an error (``--strict-markers`` in pyproject.toml).
+
+Workers: ``./course test`` runs the suite on pytest-xdist workers (``-n 3 --dist
+loadgroup``), and ``pytest_xdist_make_scheduler`` below decides what goes together. A group
+of tests runs on one worker, in collection order: by default a test module (its module
+fixtures are made once); for the folders in ``ONE_WORKER`` the whole folder, whose session
+fixtures (one built site; one graded course) are worth making only once. Groups known to be
+long start first (``LONG_FIRST``), so that none of them is left to run alone at the end.
+xdist's own ``loadgroup`` reads ``xdist_group`` marks through a suffix it writes into node
+ids, which pytest 9.2 no longer lets it write (pytest-xdist issue #1386): the groups would
+silently be ignored, so this scheduler reads a test's group from its path instead.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 HEAVY = ("browser", "site", "sandbox", "hub")
+
+ONE_WORKER = ("tests/site", "tests/grading")
+# A module that must run with a group that is not its own: this test checks that no earlier
+# test left an event loop running, so it runs after the site's tests, their session open.
+JOINS = {"tests/test_no_loop_left_running.py": "tests/site"}
+# The longest groups of a full run (--durations, 2 cores), longest first.
+LONG_FIRST = (
+    "tests/site",
+    "tests/sandbox/test_hostile_quiz.py",
+    "tests/browser/test_lab_lessons.py",
+    "tests/hub/test_ngshare_class.py",
+    "tests/hub/test_class.py",
+    "tests/grading",
+    "tests/sandbox/test_parallel.py",
+    "tests/test_lessons.py",
+)
+
+
+def xdist_group(nodeid: str) -> str:
+    """The group of a test (by its node id): its module, or the folder or group it joins."""
+    module = nodeid.split("::", 1)[0]
+    if module in JOINS:
+        return JOINS[module]
+    return next((f for f in ONE_WORKER if module.startswith(f + "/")), module)
+
+
+def _rank(nodeid: str) -> int:
+    group = xdist_group(nodeid)
+    return LONG_FIRST.index(group) if group in LONG_FIRST else len(LONG_FIRST)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: the groups above, the long ones first (see the docstring)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CourseGroups(LoadScopeScheduling):
+        def __init__(self, config: pytest.Config, log: Any = None) -> None:
+            super().__init__(config, log)
+            config.option.loadscopereorder = False  # keep the order the workers collected
+
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
+
+    return CourseGroups(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -19,3 +77,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         nbval_cell = type(item).__name__ == "IPyNbCell"
         if nbval_cell or any(item.get_closest_marker(m) for m in HEAVY):
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):  # an xdist worker: the long groups first (a stable sort)
+        items.sort(key=lambda item: _rank(item.nodeid))

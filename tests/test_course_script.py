@@ -66,6 +66,15 @@ def test_unknown_extra_is_a_clear_error(capsys):
     assert {"grading", "site", "test"} <= set(PROJECT["optional-dependencies"])
 
 
+def test_test_runs_xdist_workers_unless_told_otherwise():
+    workers = ["-n", str(course.TEST_WORKERS), "--dist", "loadgroup"]
+    assert course.pytest_args([]) == workers
+    assert course.pytest_args(["-m", "not slow"]) == [*workers, "-m", "not slow"]
+    for own in (["-n", "0"], ["-n0"], ["--numprocesses=2"], ["-p", "no:xdist"]):
+        assert course.pytest_args(own) == own
+    assert "pytest-xdist" in names(PROJECT["optional-dependencies"]["test"])
+
+
 def test_lab_opens_the_contents_notebook():
     [url] = [f for f in course.LAB_FLAGS if f.startswith("--LabApp.default_url=")]
     assert url == "--LabApp.default_url=/lab/tree/notebooks/00_contents.ipynb"

@@ -7,6 +7,8 @@ and checks what each selection holds.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +48,51 @@ def test_an_unknown_marker_is_an_error(tmp_path: Path) -> None:
                           str(tmp_path / "test_typo.py")],
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode != 0 and "'slwo' not found in `markers`" in out.stdout + out.stderr
+
+
+def _top_conftest():
+    loader = importlib.machinery.SourceFileLoader("top_conftest", str(ROOT / "conftest.py"))
+    spec = importlib.util.spec_from_loader("top_conftest", loader)
+    top = importlib.util.module_from_spec(spec)
+    loader.exec_module(top)
+    return top
+
+
+def test_each_module_stays_on_one_xdist_worker_and_the_site_and_grading_folders_too() -> None:
+    group = _top_conftest().xdist_group
+    assert group("tests/hub/test_class.py::test_sqlite_class_grades") == "tests/hub/test_class.py"
+    assert group("tests/hub/test_ngshare_class.py::test_x") == "tests/hub/test_ngshare_class.py"
+    assert group("notebooks/04_softmax.ipynb::Cell 3") == "notebooks/04_softmax.ipynb"
+    assert group("course_lib/attention.py::course_lib.attention.softmax") \
+        == "course_lib/attention.py"
+    # one built site, one graded course: each folder on one worker
+    assert group("tests/site/test_site_lessons.py::test_a[01_overview.ipynb]") \
+        == group("tests/site/test_serve.py::test_b") == "tests/site"
+    assert group("tests/grading/test_report.py::test_c") \
+        == group("tests/grading/test_pipeline.py::test_d") == "tests/grading"
+    assert group("tests/sitemap/test_x.py::test_e") == "tests/sitemap/test_x.py"  # not a prefix
+    # checks what the site's session left behind: after it, on its worker
+    assert group("tests/test_no_loop_left_running.py::test_f") == "tests/site"
+
+
+def test_workers_get_the_groups_and_the_long_ones_first(tmp_path: Path) -> None:
+    """A real xdist run: which worker ran what, and in which order the groups started."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p",
+         "no:randomly", "tests/test_describe.py", "tests/test_order.py", "tests/test_lessons.py",
+         "-k", "not nbgrader_validate and not executed_top_to_bottom", "-m", "not slow"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stdout[-3000:]
+    ran = [ln.split()[0] + " " + ln.split("PASSED ")[1].split("::")[0]
+           for ln in out.stdout.splitlines() if ln.startswith("[gw") and "PASSED" in ln]
+    workers: dict[str, set[str]] = {}
+    for line in ran:
+        worker, module = line.split()
+        workers.setdefault(module, set()).add(worker)
+    assert set(workers) == {"tests/test_describe.py", "tests/test_order.py",
+                            "tests/test_lessons.py"}
+    assert all(len(w) == 1 for w in workers.values()), workers  # each module on one worker
+    # a LONG_FIRST group starts first: its worker ran nothing before it (in collection order
+    # it comes last, and one of the two workers would have run another module first)
+    [worker] = workers["tests/test_lessons.py"]
+    assert next(m for w, m in map(str.split, ran) if w == worker) == "tests/test_lessons.py"

@@ -4,7 +4,8 @@ Playwright's sync API counts its loop as running while it is open; a browser ope
 per session made every later ``asyncio.run`` fail, and the site tests' own Playwright with
 it ("using Playwright Sync API inside the asyncio loop"). pytest collects this file after
 the folders tests/browser/ ... tests/site/, whose session-scoped fixtures are still open
-here: one that keeps a Playwright open fails this test.
+here: one that keeps a Playwright open fails this test. On xdist workers it runs in the
+site's group, after the site's tests (conftest.py, ``JOINS``).
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ import json
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 from classroom import (
@@ -19,6 +21,7 @@ from classroom import (
     INBOUND_MODE,
     ClassRun,
     Hub,
+    ensure_env,
     grade_problems,
     permission_violations,
     postgres_bindir,
@@ -176,15 +179,28 @@ def _answer_source(path) -> str:
 
 
 @pytest.fixture(scope="module")
-def sqlite_class(class_ready) -> dict:
-    return _class_flow("sqlite", with_hub=shutil.which("configurable-http-proxy") is not None)
+def class_flows(class_ready) -> Iterator[dict[str, Future[dict]]]:
+    """Both classes, run side by side (each mostly waits on its users' commands and servers;
+    their users, folders, ports and databases are their own): the flows, by backend."""
+    ensure_env()  # built once, before the two flows want it
+    with ThreadPoolExecutor(2) as pool:
+        flows = {"sqlite": pool.submit(_class_flow, "sqlite", with_hub=shutil.which(
+            "configurable-http-proxy") is not None)}
+        if postgres_bindir() is not None:
+            flows["postgres"] = pool.submit(_class_flow, "postgres", with_hub=False)
+        yield flows
 
 
 @pytest.fixture(scope="module")
-def postgres_class(class_ready) -> dict:
-    if postgres_bindir() is None:
+def sqlite_class(class_flows: dict[str, Future[dict]]) -> dict:
+    return class_flows["sqlite"].result()
+
+
+@pytest.fixture(scope="module")
+def postgres_class(class_flows: dict[str, Future[dict]]) -> dict:
+    if "postgres" not in class_flows:
         pytest.skip("PostgreSQL is not installed: run scripts/install-system-packages.sh")
-    return _class_flow("postgres", with_hub=False)
+    return class_flows["postgres"].result()
 
 
 def _scores_by_kind(rec: dict) -> dict[str, list[dict[str, float]]]:

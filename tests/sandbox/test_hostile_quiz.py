@@ -8,8 +8,8 @@ are autograded three times, each in its own copy of quiz/:
   instructor's side, student code in the sandbox);
 * ``parallel``: ``python -m course_grading.parallel`` with the same configuration.
 
-The two graded runs happen under a pseudo-terminal, as an instructor runs them, so that
-what reaches the grader's terminal is seen too.
+All three run under a pseudo-terminal, as an instructor runs them, so that what reaches the
+grader's terminal is seen too.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,21 +131,23 @@ def _course(base: Path, name: str, config: str | None) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """The three gradings of one corpus, run side by side: each mostly waits (on time limits,
+    on sandboxed kernels starting), so together they take little more than the slowest."""
     base = tmp_path_factory.mktemp("hostile-quiz")
     nbgrader = [sys.executable, "-m", "nbgrader", "autograde", "checkpoint"]
-    out = {}
     plain = _course(base, "plain", PLAIN_CONFIG)
-    out["plain"] = Run(plain, *_in_terminal(nbgrader, plain))
     ours = _course(base, "ours", None)
-    out["ours"] = Run(ours, *_in_terminal(nbgrader, ours))
-    parallel = base / "parallel"
-    shutil.copytree(ours, parallel, ignore=shutil.ignore_patterns("autograded", "feedback"))
-    (parallel / "gradebook.db").unlink()
-    assert open_api(parallel).generate_assignment("checkpoint")["success"]
-    out["parallel"] = Run(parallel, *_in_terminal(
-        [sys.executable, "-m", "course_grading.parallel", "checkpoint", "--jobs", "2",
-         "--no-progress"], parallel))
-    return out
+    parallel = shutil.copytree(ours, base / "parallel")  # the same submissions, byte for byte
+    commands = {
+        "plain": (nbgrader, plain),
+        "ours": (nbgrader, ours),
+        "parallel": ([sys.executable, "-m", "course_grading.parallel", "checkpoint",
+                      "--jobs", "2", "--no-progress"], parallel),
+    }
+    with ThreadPoolExecutor(len(commands)) as pool:
+        started = {name: pool.submit(_in_terminal, cmd, course)
+                   for name, (cmd, course) in commands.items()}
+        return {name: Run(commands[name][1], *job.result()) for name, job in started.items()}
 
 
 GRADED_RUNS = ["ours", "parallel"]
