@@ -15,7 +15,8 @@ The steps, each checked:
    a second run imports what a kernel and the lessons import and compiles it: the site ships
    that bytecode (:mod:`course_site.bytecode`), so that browsers do not compile it again;
 5. ``jupyter lite build`` with only two JupyterLab extensions (the Pyodide kernel, the
-   widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``);
+   widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``), and
+   without the icon font's copies in formats no browser that runs JupyterLab fetches;
 6. the site replaces the output folder only when all went well.
 """
 
@@ -52,7 +53,15 @@ from .pyodide_dist import (
 )
 from .wheels import library_wheel, make_wheel, wheel_top_level
 
-__all__ = ["DEFAULT_OUTPUT", "ROOT", "BuildReport", "SiteBuildError", "build", "main"]
+__all__ = [
+    "DEFAULT_OUTPUT",
+    "LEGACY_FONT_FORMATS",
+    "ROOT",
+    "BuildReport",
+    "SiteBuildError",
+    "build",
+    "main",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
@@ -89,6 +98,12 @@ SETTINGS_OVERRIDES = {
     },
     "@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": ARROW_SHORTCUTS},
 }
+
+
+# Every browser that runs JupyterLab 4 reads woff2, which the icon font's CSS lists before
+# its copies for older browsers (woff, ttf) and Internet Explorer (eot) and old Safari (svg):
+# those are never fetched.
+LEGACY_FONT_FORMATS = (".woff", ".eot", ".ttf", ".svg")
 
 
 class SiteBuildError(RuntimeError):
@@ -419,6 +434,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             raise SiteBuildError(f"jupyter lite build failed ({done.returncode}):\n"
                                  f"{(done.stdout + done.stderr)[-4000:]}")
         first = sorted(lessons)[0]
+        for woff2 in (built / "build").glob("*.woff2"):
+            for suffix in LEGACY_FONT_FORMATS:
+                woff2.with_suffix(suffix).unlink(missing_ok=True)
         (built / ".nojekyll").touch()  # hosts that run Jekyll (GitHub Pages) keep every file
         # browsers ask for /favicon.ico before the app sets its own: no 404 in the console
         shutil.copyfile(built / "lab" / "favicon.ico", built / "favicon.ico")

@@ -46,11 +46,11 @@ STDLIB_ZIP = "python_stdlib.zip"
 # source Python compiled meanwhile or had compiled as it started. The last expression is the
 # result (JSON).
 _CODE = """
-import base64, builtins, importlib, io, json, pathlib, pkgutil, py_compile, site, sys
-import tempfile, zipfile
+import builtins, sys
 
-# the sources Python compiles from here on, imports that fail included (dateutil.tz.win)
-_compiled = set()
+# the modules Pyodide imported as it started, and the sources Python compiles from here on
+# (imports that fail included, such as dateutil.tz.win); this script's own tools come later
+_compiled = {{getattr(m, "__file__", None) or "" for m in list(sys.modules.values())}}
 _compile = builtins.compile
 def _watch(source, filename, mode, *args, **kwargs):
     if mode == "exec" and str(filename).endswith(".py"):
@@ -62,6 +62,7 @@ builtins.compile = _watch
 # sys.stdout/stderr: this script prints nothing)
 import piplite.piplite  # noqa: F401
 import pyodide_kernel  # noqa: F401
+import importlib, io, pkgutil
 for _name in {libraries!r}:
     _package = importlib.import_module(_name)
     for _info in pkgutil.walk_packages(getattr(_package, "__path__", []), _name + "."):
@@ -76,8 +77,7 @@ plt.close(_figure)
 builtins.compile = _compile
 sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 
-# ... and those compiled before (as Pyodide started)
-_compiled |= {{getattr(m, "__file__", None) or "" for m in list(sys.modules.values())}}
+import base64, json, pathlib, py_compile, site, tempfile, zipfile
 _site = pathlib.Path(site.getsitepackages()[0])
 _archive = next(p for p in sys.path if p.endswith(".zip"))
 _unchecked = py_compile.PycInvalidationMode.UNCHECKED_HASH
