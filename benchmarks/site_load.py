@@ -59,7 +59,9 @@ GOAL_WARM_FIRST_S = 10.0
 
 # Watch the first non-empty code cell's prompt (looked up afresh every 20 ms: JupyterLab may
 # redraw it): when Run All queues it ([*]) and when it gets its new number. The stored
-# notebook already shows numbers, so only a change counts. False for a notebook without code.
+# notebook already shows numbers, so only a change counts. False for a notebook without code,
+# null while its code cells are there but their text is not drawn yet (then a visit that
+# looked for it too soon took the page's time as the first output, or waited forever).
 WATCH_FIRST_JS = """() => {
   const firstPrompt = () => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
@@ -69,7 +71,9 @@ WATCH_FIRST_JS = """() => {
     });
     return code.length ? code[0].querySelector('.jp-InputArea-prompt') : null;
   };
-  if (!firstPrompt()) return false;
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  if (!panel.querySelector('.jp-CodeCell')) return false;
+  if (!firstPrompt()) return null;
   window.__first = {queued: null, done: null};
   const timer = setInterval(() => {
     const text = firstPrompt().innerText;
@@ -91,6 +95,30 @@ NONE_QUEUED_JS = """() => {
 def _press_run_all(page: Any) -> None:
     page.locator(".lm-MenuBar-item", has_text="Run").first.click()
     page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+
+
+def _watch_first(page: Any, timeout_s: float = 60.0) -> bool:
+    """Start watching the first code cell once its text shows (False: the lesson has none)."""
+    deadline = time.time() + timeout_s
+    while (found := page.evaluate(WATCH_FIRST_JS)) is None and time.time() < deadline:
+        time.sleep(0.05)
+    return bool(found)
+
+
+def _run_all_until_queued(page: Any, tries: int = 3) -> None:
+    """Run All, pressed again (as a student would) if the first cell shows no [*] after 20 s:
+    a press while JupyterLab still sets the notebook up can come to nothing."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(tries):
+        _press_run_all(page)
+        try:
+            page.wait_for_function("() => window.__first.queued !== null", polling=50,
+                                   timeout=20_000)
+            return
+        except PlaywrightTimeout:
+            print("  (Run All queued nothing after 20 s: pressed again)", flush=True)
+    raise RuntimeError(f"Run All queued nothing after {tries} presses")
 
 
 def visit(playwright: Any, profile: Path, url: str, wait_ready: bool) -> dict[str, float]:
@@ -117,8 +145,8 @@ def visit(playwright: Any, profile: Path, url: str, wait_ready: bool) -> dict[st
                 wait_kernel_idle(page, 300_000)
             ready = time.time()
             first = done = ready
-            if page.evaluate(WATCH_FIRST_JS):
-                _press_run_all(page)
+            if _watch_first(page):
+                _run_all_until_queued(page)
                 page.wait_for_function("() => window.__first.done !== null", polling=50)
                 first = page.evaluate("() => window.__first.done") / 1000
                 page.wait_for_function(NONE_QUEUED_JS, polling=50)

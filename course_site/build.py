@@ -392,7 +392,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
 
         log("pyodide: compiling what a kernel imports, under Node.js")
         try:
-            compiled = _run_in_pyodide(pyodide_dir, [normalize(p) for p in preload],
+            # the library too: a site whose lessons import none of it still ships it
+            compiled = _run_in_pyodide(pyodide_dir,
+                                       sorted({normalize(p) for p in preload} | {lib_name}),
                                        bytecode.compile_code([Path(library).name]))
             stdlib = pyodide_dir / bytecode.STDLIB_ZIP
             stdlib.write_bytes(bytecode.stdlib_with_bytecode(
