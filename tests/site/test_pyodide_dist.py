@@ -20,6 +20,7 @@ from course_site.pyodide_dist import (
     ExtraWheel,
     PyodideDistError,
     add_wheel,
+    append_wheel,
     assemble,
     dependency_closure,
     normalize,
@@ -133,6 +134,19 @@ def test_a_wheel_added_after_a_package_takes_its_place(tmp_path: Path) -> None:
     assert lock["scipy"]["depends"] == ["numpy-fix"], "who needed numpy now gets the fix too"
     with pytest.raises(PyodideDistError, match="'pandas' is not in the site's lock"):
         add_wheel(dest, ExtraWheel(fix), wraps="pandas")
+
+
+def test_a_wheel_appended_changes_no_other_package(tmp_path: Path) -> None:
+    dest = tmp_path / "site"
+    before = assemble(dest, _npm(tmp_path), ["pyodide.js"], _packages(tmp_path), PREFIX,
+                      ["scipy"])["packages"]
+    extra = make_wheel(tmp_path / "w", "bytes", "1", {"numpy/__pycache__/x.pyc": b"\0"})
+    lock = append_wheel(dest, ExtraWheel(extra, depends=[], imports=[]))["packages"]
+    assert {k: v for k, v in lock.items() if k != "bytes"} == before
+    assert lock["bytes"]["imports"] == [] and lock["bytes"]["depends"] == []
+    assert (dest / extra.name).read_bytes() == extra.read_bytes()
+    with pytest.raises(PyodideDistError, match="already has a package 'bytes'"):
+        append_wheel(dest, ExtraWheel(extra, depends=[], imports=[]))
 
 
 @pytest.mark.parametrize("kind", ["folder", "release tarball"])

@@ -16,7 +16,7 @@ import pytest
 from sitedriver import NOTEBOOKS, site_lessons
 
 from course_site import recipe
-from course_site.build import KERNEL_PLUGIN
+from course_site.build import KERNEL_PLUGIN, LEGACY_FONT_FORMATS
 from course_site.fetch import cached_npm, cached_wheel, default_cache
 from course_site.pyodide_dist import official_lock
 
@@ -115,3 +115,13 @@ def test_the_front_page_opens_the_first_lesson(site: Path) -> None:
     assert f"./lab/index.html?path={first}" in index
     assert 'id="jupyter-config-data"' in index  # the apps read their configuration here
     assert not list(site.rglob("*.map")), "source maps are left out of the site"
+
+
+def test_fonts_only_in_the_format_browsers_fetch(site: Path) -> None:
+    """The icon font's CSS lists woff2 first: its eot, ttf and svg copies are left out."""
+    fonts = sorted((site / "build").glob("*.woff2"))
+    assert fonts, "JupyterLab's icon fonts (woff2) are missing"
+    for woff2 in fonts:
+        left = [woff2.with_suffix(s).name for s in LEGACY_FONT_FORMATS
+                if woff2.with_suffix(s).exists()]
+        assert left == [], left
