@@ -7,7 +7,6 @@ and checks what each selection holds.
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import subprocess
 import sys
@@ -51,10 +50,10 @@ def test_an_unknown_marker_is_an_error(tmp_path: Path) -> None:
 
 
 def _top_conftest():
-    loader = importlib.machinery.SourceFileLoader("top_conftest", str(ROOT / "conftest.py"))
-    spec = importlib.util.spec_from_loader("top_conftest", loader)
+    """The checkout's top conftest.py as a module of its own (pytest has it as a plugin)."""
+    spec = importlib.util.spec_from_file_location("top_conftest", ROOT / "conftest.py")
     top = importlib.util.module_from_spec(spec)
-    loader.exec_module(top)
+    spec.loader.exec_module(top)
     return top
 
 
