@@ -55,6 +55,7 @@ def _rank(nodeid: str) -> int:
     return LONG_FIRST.index(group) if group in LONG_FIRST else len(LONG_FIRST)
 
 
+@pytest.hookimpl(optionalhook=True)  # without xdist (-p no:xdist) the hook is unknown
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup``: the groups above, the long ones first (see the docstring)."""
     if config.getvalue("dist") != "loadgroup":

@@ -49,6 +49,12 @@ def test_an_unknown_marker_is_an_error(tmp_path: Path) -> None:
     assert out.returncode != 0 and "'slwo' not found in `markers`" in out.stdout + out.stderr
 
 
+def test_the_suite_runs_without_xdist_too() -> None:
+    """``./course test -p no:xdist``: the scheduler hook must not break a run without xdist."""
+    names = collected("-p", "no:xdist", "tests/test_markers.py")
+    assert "tests/test_markers.py::test_the_suite_runs_without_xdist_too" in names
+
+
 def _top_conftest():
     """The checkout's top conftest.py as a module of its own (pytest has it as a plugin)."""
     spec = importlib.util.spec_from_file_location("top_conftest", ROOT / "conftest.py")
