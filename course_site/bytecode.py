@@ -140,16 +140,17 @@ def stdlib_with_bytecode(official: bytes, files: Mapping[str, bytes]) -> bytes:
     """
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(official)) as src, \
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as dst:
         names = set(src.namelist())
         bad = sorted(n for n in files
                      if not n.endswith(".pyc") or n in names or n[:-1] not in names)
         if bad:
             raise ValueError(f"'files' must be .pyc beside a .py of the zip (got {bad[:3]})")
         for info in src.infolist():
-            dst.writestr(info, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
+            dst.writestr(info, src.read(info), compress_type=zipfile.ZIP_DEFLATED,
+                         compresslevel=9)
         for name, data in sorted(files.items()):
             item = zipfile.ZipInfo(name, date_time=src.getinfo(name[:-1]).date_time)
             item.external_attr = 0o644 << 16
-            dst.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED)
+            dst.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     return out.getvalue()

@@ -11,7 +11,9 @@ with its dependencies, like any package of the distribution.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import io
 import json
 import re
 import tarfile
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .lessons import imports_in
 from .wheels import wheel_metadata, wheel_top_level
 
 __all__ = [
@@ -148,6 +151,65 @@ def _copy_verified(packages: _PackageFiles, entry: Mapping[str, Any], dest: Path
     (dest / entry["file_name"]).write_bytes(data)
 
 
+def _uses(wheel: bytes, names: Iterable[str]) -> dict[str, str]:
+    """Which of the modules ``names`` a wheel's Python files name: an import, or a string
+    equal to the name (``importlib.import_module("pytz")``). Maps each name found to the
+    first file that names it."""
+    names = set(names)
+    found: dict[str, str] = {}
+    with zipfile.ZipFile(io.BytesIO(wheel)) as archive:
+        for member in sorted(archive.namelist()):
+            if not member.endswith(".py"):
+                continue
+            source = archive.read(member).decode("utf-8", errors="replace")
+            try:
+                strings = {node.value for node in ast.walk(ast.parse(source))
+                           if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+            except SyntaxError as err:
+                raise PyodideDistError(f"{member} does not parse ({err}): cannot tell "
+                                       f"whether it imports {sorted(names)}") from err
+            hits = {n for n in names - found.keys()
+                    if n in imports_in(source) or any(s.split(".")[0] == n for s in strings)}
+            found.update(dict.fromkeys(hits, member))
+    return found
+
+
+def _without_unused(official: Mapping[str, Mapping[str, Any]],
+                    unused: Mapping[str, Sequence[str]]) -> dict[str, Mapping[str, Any]]:
+    """The official entries with the ``unused`` dependencies taken out of their depends."""
+    packages = dict(official)
+    for name, drop in unused.items():
+        name, drop = normalize(name), {normalize(d) for d in drop}
+        if name not in packages:
+            raise PyodideDistError(f"the recipe leaves out dependencies of {name!r}, which is "
+                                   "not in Pyodide's lock")
+        listed = {normalize(d) for d in packages[name]["depends"]}
+        if drop - listed:
+            raise PyodideDistError(f"the recipe leaves out {sorted(drop - listed)} from "
+                                   f"{name!r}, whose lock entry does not list them (it lists "
+                                   f"{sorted(listed)})")
+        packages[name] = {**packages[name], "depends": [
+            d for d in packages[name]["depends"] if normalize(d) not in drop]}
+    return packages
+
+
+def _check_unused(dest: Path, official: Mapping[str, Mapping[str, Any]],
+                  unused: Mapping[str, Sequence[str]], needed: set[str]) -> None:
+    """Fail if a package whose dependency the site leaves out imports it after all."""
+    for name, drop in unused.items():
+        name = normalize(name)
+        if name not in needed:
+            continue
+        modules = {m: normalize(d) for d in drop for m in official[normalize(d)]["imports"]}
+        found = _uses((dest / official[name]["file_name"]).read_bytes(), modules)
+        if found:
+            module, where = sorted(found.items())[0]
+            raise PyodideDistError(
+                f"the site leaves out {modules[module]!r} as a dependency that {name!r} never "
+                f"imports, but {where} names {module!r}: take it out of the recipe's unused "
+                "dependencies")
+
+
 def _extra_entry(extra: ExtraWheel, known: Mapping[str, Any]) -> dict[str, Any]:
     meta = wheel_metadata(extra.path)
     name, version = normalize(meta["Name"][0]), meta["Version"][0]
@@ -184,7 +246,8 @@ def _extra_entry(extra: ExtraWheel, known: Mapping[str, Any]) -> dict[str, Any]:
 
 def assemble(dest: Path, npm_tarball: Path, core_files: Sequence[str], packages_wheel: Path,
              packages_prefix: str, wanted: Iterable[str],
-             extras: Sequence[ExtraWheel] = ()) -> dict[str, Any]:
+             extras: Sequence[ExtraWheel] = (),
+             unused: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """Write the site's Pyodide into ``dest`` and return its lock.
 
     Parameters
@@ -202,12 +265,16 @@ def assemble(dest: Path, npm_tarball: Path, core_files: Sequence[str], packages_
         Lock package names the site needs; what they depend on comes too.
     extras
         Wheels to add (their dependencies must be among the lock's packages or each other).
+    unused
+        Package name to dependencies its lock entry lists but none of its modules imports:
+        they are left out of its ``depends`` (and out of the site, unless something else
+        needs them). Each such package's Python files are read to make sure.
 
     Raises
     ------
     PyodideDistError
-        If a needed file is missing, or any package file's sha256 differs from the official
-        lock's.
+        If a needed file is missing, any package file's sha256 differs from the official
+        lock's, or a package imports a dependency ``unused`` leaves out.
     """
     dest.mkdir(parents=True, exist_ok=True)
     lock = official_lock(npm_tarball)
@@ -217,7 +284,7 @@ def assemble(dest: Path, npm_tarball: Path, core_files: Sequence[str], packages_
             if member is None:
                 raise PyodideDistError(f"{npm_tarball} has no package/{name}")
             (dest / name).write_bytes(member.read())
-    official = lock["packages"]
+    official = _without_unused(lock["packages"], unused or {})
     extra_names = {normalize(wheel_metadata(e.path)["Name"][0]) for e in extras}
     known = {**official, **{n: {"depends": []} for n in extra_names}}
     entries = [_extra_entry(e, known) for e in extras]
@@ -229,6 +296,7 @@ def assemble(dest: Path, npm_tarball: Path, core_files: Sequence[str], packages_
             _copy_verified(packages, official[name], dest, Path(packages_wheel).name)
     finally:
         packages.close()
+    _check_unused(dest, lock["packages"], unused or {}, needed)
     for extra in extras:
         (dest / extra.path.name).write_bytes(extra.path.read_bytes())
     site_lock = {**lock, "packages": {name: official[name] for name in sorted(needed)}}

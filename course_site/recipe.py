@@ -99,6 +99,12 @@ KERNEL_STARTUP_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "com
 # them one by one from there; the site adds them to its Pyodide lock instead).
 KERNEL_EXTENSION_WHEELS = ("piplite", "ipykernel", "pyodide_kernel")
 
+# Dependencies that Pyodide's lock lists but that no module of the package imports: the site
+# leaves them out (the build reads every Python file of the package and stops if one names
+# them). matplotlib 3.8 dropped pytz (only two comments in dates.py still mention it); its
+# Pyodide recipe still lists it: 0.5 MB that no lesson would ever load.
+UNUSED_DEPENDENCIES = {"matplotlib": ("pytz",)}
+
 KERNEL_WHEELS = (
     PypiPin("ipywidgets", "8.1.7",
             "764f2602d25471c213919b8a1997df04bef869251db4ca8efba1b76b1bd9f7bb"),

@@ -58,12 +58,13 @@ def make_wheel(folder: Path, name: str, version: str, files: Mapping[str, bytes]
     entries[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{stem}-py3-none-any.whl"
+    # deflate's best compression: a few per cent smaller, as quick to unpack
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as whl:
         for arcname, data in entries.items():
             item = zipfile.ZipInfo(arcname, date_time=_EPOCH)
             item.compress_type = zipfile.ZIP_DEFLATED
             item.external_attr = 0o644 << 16
-            whl.writestr(item, data)
+            whl.writestr(item, data, compresslevel=9)
     return path
 
 

@@ -47,10 +47,10 @@ LOCK = {"info": {"version": "0.0.1"}, "packages": {
 }}
 
 
-def _npm(tmp: Path) -> Path:
+def _npm(tmp: Path, lock: dict[str, Any] = LOCK) -> Path:
     path = tmp / "pyodide.tgz"
     with tarfile.open(path, "w:gz") as tar:
-        for name, data in {"pyodide.js": b"js", "pyodide-lock.json": json.dumps(LOCK).encode()
+        for name, data in {"pyodide.js": b"js", "pyodide-lock.json": json.dumps(lock).encode()
                            }.items():
             info = tarfile.TarInfo(f"package/{name}")
             info.size = len(data)
@@ -167,3 +167,47 @@ def test_pyodides_own_release_can_replace_the_pinned_archive(tmp_path: Path, kin
     lock = assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"], source, PREFIX, ["scipy"])
     assert sorted(lock["packages"]) == ["numpy", "scipy"]
     assert (tmp_path / "site" / "scipy-1.0-x.whl").read_bytes() == b"scipy"
+
+
+def _with_dateutil(tmp: Path, source: str) -> tuple[Path, Path]:
+    """The stand-in Pyodide, its python-dateutil a real wheel whose one module is ``source``."""
+    wheel = make_wheel(tmp / "w", "python_dateutil", "2.9", {"dateutil/__init__.py":
+                                                             source.encode()})
+    files = {**FILES, "python_dateutil-2.9-x.whl": wheel.read_bytes()}
+    lock = json.loads(json.dumps(LOCK))
+    lock["packages"]["python-dateutil"]["sha256"] = hashlib.sha256(wheel.read_bytes()
+                                                                   ).hexdigest()
+    return _npm(tmp, lock), _packages(tmp, files)
+
+
+def test_an_unused_dependency_is_left_out(tmp_path: Path) -> None:
+    npm, packages = _with_dateutil(tmp_path, '"""Dates; six is mentioned, not imported."""\n'
+                                             "import datetime\n")
+    dest = tmp_path / "site"
+    lock = assemble(dest, npm, ["pyodide.js"], packages, PREFIX, ["python-dateutil"],
+                    unused={"python_dateutil": ["six"]})
+    assert sorted(lock["packages"]) == ["python-dateutil"]
+    assert lock["packages"]["python-dateutil"]["depends"] == []
+    assert not list(dest.glob("six-*")), "the unused dependency's wheel is not shipped"
+    kept = assemble(tmp_path / "other", npm, ["pyodide.js"], packages, PREFIX,
+                    ["python-dateutil"])
+    assert sorted(kept["packages"]) == ["python-dateutil", "six"], "without the recipe: kept"
+
+
+@pytest.mark.parametrize("source", ["import six\n", "from six.moves import range\n",
+                                    "import importlib\nimportlib.import_module('six')\n"])
+def test_a_dependency_left_out_but_imported_stops_the_build(tmp_path: Path, source: str) -> None:
+    npm, packages = _with_dateutil(tmp_path, source)
+    with pytest.raises(PyodideDistError, match=r"dateutil/__init__\.py names 'six'"):
+        assemble(tmp_path / "site", npm, ["pyodide.js"], packages, PREFIX,
+                 ["python-dateutil"], unused={"python-dateutil": ["six"]})
+
+
+def test_leaving_out_a_dependency_the_lock_does_not_list_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(PyodideDistError, match=r"leaves out \['numpy'\] from 'python-dateutil'"
+                       r", whose lock entry does not list them \(it lists \['six'\]\)"):
+        assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"], _packages(tmp_path),
+                 PREFIX, ["python-dateutil"], unused={"python-dateutil": ["numpy"]})
+    with pytest.raises(PyodideDistError, match="'pandas', which is not in Pyodide's lock"):
+        assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"], _packages(tmp_path),
+                 PREFIX, ["python-dateutil"], unused={"pandas": ["numpy"]})

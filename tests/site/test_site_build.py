@@ -18,6 +18,7 @@ from sitedriver import NOTEBOOKS, site_lessons
 from course_site import recipe
 from course_site.build import KERNEL_PLUGIN, LEGACY_FONT_FORMATS
 from course_site.fetch import cached_npm, cached_wheel, default_cache
+from course_site.icons import ENTRY, HEADER
 from course_site.pyodide_dist import official_lock
 
 pytestmark = [pytest.mark.site, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -125,3 +126,23 @@ def test_fonts_only_in_the_format_browsers_fetch(site: Path) -> None:
         left = [woff2.with_suffix(s).name for s in LEGACY_FONT_FORMATS
                 if woff2.with_suffix(s).exists()]
         assert left == [], left
+
+
+def test_the_tab_icon_holds_only_the_sizes_a_tab_shows(site: Path) -> None:
+    """One icon at / (browsers ask for it first) and at lab/, without JupyterLite's
+    96-256 pixel images (0.3 MB each copy)."""
+    root, lab = (site / "favicon.ico").read_bytes(), (site / "lab" / "favicon.ico").read_bytes()
+    assert root == lab
+    count = HEADER.unpack_from(root)[2]
+    sides = [ENTRY.unpack_from(root, HEADER.size + i * ENTRY.size)[0] or 256
+             for i in range(count)]
+    assert 16 in sides and 32 in sides and max(sides) <= 64, sides
+
+
+def test_a_dependency_nothing_imports_is_not_shipped(site: Path) -> None:
+    lock = json.loads((site / "static" / "pyodide" / "pyodide-lock.json").read_text())
+    for package, unused in recipe.UNUSED_DEPENDENCIES.items():
+        assert set(unused).isdisjoint(lock["packages"][package]["depends"])
+        for name in unused:
+            assert name not in lock["packages"], f"{name} is shipped though nothing needs it"
+            assert not list((site / "static" / "pyodide").glob(f"{name}-*")), name
