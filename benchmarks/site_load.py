@@ -185,9 +185,9 @@ def main() -> None:
             print(f"built the site in {report.seconds:.0f} s")
         size = _size_mb(site)
         pyodide = _size_mb(site / "static" / "pyodide")
-        print(f"site size: {size:.1f} MB (goal <= {GOAL_SIZE_MB:.0f} MB; "
+        print(f"site size: {size:.2f} MB (goal <= {GOAL_SIZE_MB:.0f} MB; "
               f"ratio {size / GOAL_SIZE_MB:.2f}); of which Pyodide and its packages "
-              f"{pyodide:.1f} MB, JupyterLab and the rest {size - pyodide:.1f} MB")
+              f"{pyodide:.2f} MB, JupyterLab and the rest {size - pyodide:.2f} MB")
         lessons = site_lessons()
         lesson = args.lesson or lessons[min(2, len(lessons) - 1)]
         if args.compare is not None:

@@ -218,7 +218,7 @@ class _Availability:
         return found
 
 
-def _run_in_pyodide(pyodide_dir: Path, packages: list[str], code: str) -> dict[str, Any]:
+def _run_in_pyodide(pyodide_dir: Path, packages: list[str], code: str) -> Any:
     script = pyodide_dir.parent / "site-check.py"
     script.write_text(code)
     try:
@@ -232,7 +232,7 @@ def _run_in_pyodide(pyodide_dir: Path, packages: list[str], code: str) -> dict[s
     if done.returncode:
         raise SiteBuildError("the site's Python failed under Node.js (exit "
                              f"{done.returncode}):\n{done.stderr[-4000:]}")
-    return dict(json.loads(done.stdout))
+    return json.loads(done.stdout)
 
 
 CHECK_CODE = """
@@ -256,6 +256,22 @@ json.dumps({{
     "python": sys.version.split()[0],
 }})
 """
+
+
+def _preload(site_lock: dict[str, Any], lesson_imports: set[str]) -> list[str]:
+    """What Pyodide loads in one batch as it starts: the kernel's own packages (else
+    installed one by one) and what the lessons import (course_lib, numpy, matplotlib)."""
+    by_import = import_names(site_lock["packages"])
+    return sorted({*recipe.KERNEL_STARTUP_PACKAGES,
+                   *(by_import[m] for m in lesson_imports if m in by_import)})
+
+
+def _in_turn(*scripts: str) -> str:
+    """Python that runs ``scripts`` one after the other in one interpreter, each in a
+    namespace of its own; each ends in an expression whose value is JSON. The value of the
+    whole is the JSON list of theirs (read by :func:`_run_in_pyodide` as a tuple)."""
+    return ("import json\nfrom pyodide.code import eval_code\n"
+            f"json.dumps([json.loads(eval_code(s, {{}})) for s in {list(scripts)!r}])\n")
 
 
 def _lite_config(extension: Path, widget_manager: Path) -> dict[str, Any]:
@@ -366,13 +382,21 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         try:
             extras = [ExtraWheel(w, skip=recipe.FRONTEND_ONLY) for w in kernel_wheels]
             extras.append(ExtraWheel(lib_wheel, depends=library_depends))
-            assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
-                     recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras,
-                     unused=recipe.UNUSED_DEPENDENCIES)
-            log("pyodide: importing the library under Node.js")
+            site_lock = assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
+                                 recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras,
+                                 unused=recipe.UNUSED_DEPENDENCIES)
             lib_name = normalize(Path(library).name)
-            checked = _run_in_pyodide(pyodide_dir, [lib_name],
-                                      CHECK_CODE.format(packages=[Path(library).name]))
+            log("pyodide: importing the library, then compiling what a kernel imports, "
+                "under Node.js")
+            # one run for both (Pyodide starts and loads its packages once): the kernel's
+            # start and the lessons' first figure, compiled (the compiling watched from the
+            # start: imports that fail count too), then every module of the library imported
+            # and the font list matplotlib wrote meanwhile read
+            loaded = {normalize(p) for p in _preload(site_lock, lesson_imports)} | {lib_name}
+            compiled, checked = _run_in_pyodide(
+                pyodide_dir, sorted(loaded),
+                _in_turn(bytecode.compile_code([Path(library).name]),
+                         CHECK_CODE.format(packages=[Path(library).name])))
             if not checked["fontlist_path"]:
                 raise SiteBuildError("Pyodide's matplotlib wrote no font list next to "
                                      "font_manager.py; without one every lesson would show "
@@ -386,18 +410,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             site_lock = add_wheel(pyodide_dir, ExtraWheel(font_wheel), wraps="matplotlib")
         except PyodideDistError as err:
             raise SiteBuildError(str(err)) from err
-        # Pyodide loads these in one batch as it starts: the kernel's own packages (else
-        # installed one by one) and what the lessons import (course_lib, numpy, matplotlib)
-        by_import = import_names(site_lock["packages"])
-        preload = sorted({*recipe.KERNEL_STARTUP_PACKAGES,
-                          *(by_import[m] for m in lesson_imports if m in by_import)})
-
-        log("pyodide: compiling what a kernel imports, under Node.js")
+        preload = _preload(site_lock, lesson_imports)
         try:
-            # the library too: a site whose lessons import none of it still ships it
-            compiled = _run_in_pyodide(pyodide_dir,
-                                       sorted({normalize(p) for p in preload} | {lib_name}),
-                                       bytecode.compile_code([Path(library).name]))
             stdlib = pyodide_dir / bytecode.STDLIB_ZIP
             stdlib.write_bytes(bytecode.stdlib_with_bytecode(
                 stdlib.read_bytes(), bytecode.decode(compiled["stdlib"])))
