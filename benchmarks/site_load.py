@@ -191,7 +191,7 @@ def main() -> None:
         lessons = site_lessons()
         lesson = args.lesson or lessons[min(2, len(lessons) - 1)]
         if args.compare is not None:
-            print(f"compared with {args.compare}: {_size_mb(args.compare):.1f} MB")
+            print(f"compared with {args.compare}: {_size_mb(args.compare):.2f} MB")
         sites = [site] if args.compare is None else [site, args.compare]
         with contextlib.ExitStack() as stack, sync_playwright() as playwright:
             servers = [stack.enter_context(SiteServer(s)) for s in sites]
