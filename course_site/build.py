@@ -269,7 +269,7 @@ def _preload(site_lock: dict[str, Any], lesson_imports: set[str]) -> list[str]:
 def _in_turn(*scripts: str) -> str:
     """Python that runs ``scripts`` one after the other in one interpreter, each in a
     namespace of its own; each ends in an expression whose value is JSON. The value of the
-    whole is the JSON list of theirs (read by :func:`_run_in_pyodide` as a tuple)."""
+    whole is the JSON list of theirs, in the same order."""
     return ("import json\nfrom pyodide.code import eval_code\n"
             f"json.dumps([json.loads(eval_code(s, {{}})) for s in {list(scripts)!r}])\n")
 

@@ -200,7 +200,8 @@ def _check_unused(dest: Path, official: Mapping[str, Mapping[str, Any]],
         name = normalize(name)
         if name not in needed:
             continue
-        modules = {m: normalize(d) for d in drop for m in official[normalize(d)]["imports"]}
+        modules = {m: normalize(d) for d in drop
+                   for m in official.get(normalize(d), {}).get("imports") or [d]}
         found = _uses((dest / official[name]["file_name"]).read_bytes(), modules)
         if found:
             module, where = sorted(found.items())[0]
