@@ -78,7 +78,13 @@ class Run:
         return sum(self.scores()[student].values())
 
     def autograded(self, student: str) -> Path:
-        return self.course / "autograded" / student / "checkpoint" / NOTEBOOK
+        path = self.course / "autograded" / student / "checkpoint" / NOTEBOOK
+        if not path.exists():  # say why: the grading's own lines about this student
+            lines = self.terminal.decode(errors="replace").splitlines()
+            said = [ln for ln in lines if student in ln or "ERROR" in ln or "imeout" in ln]
+            raise AssertionError(f"no autograded notebook for {student} in {self.course.name}; "
+                                 "what the grading said:\n" + "\n".join(said[-25:]))
+        return path
 
     def printed(self, student: str, grade_id: str = "attention_weights") -> str:
         nb = nbformat.read(self.autograded(student), as_version=4)
