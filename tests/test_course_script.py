@@ -70,7 +70,8 @@ def test_test_runs_xdist_workers_unless_told_otherwise():
     workers = ["-n", str(course.TEST_WORKERS), "--dist", "loadgroup"]
     assert course.pytest_args([]) == workers
     assert course.pytest_args(["-m", "not slow"]) == [*workers, "-m", "not slow"]
-    for own in (["-n", "0"], ["-n0"], ["--numprocesses=2"], ["-p", "no:xdist"]):
+    for own in (["-n", "0"], ["-n0"], ["--numprocesses=2"], ["-p", "no:xdist"],
+                ["-pno:xdist"]):
         assert course.pytest_args(own) == own
     assert "pytest-xdist" in names(PROJECT["optional-dependencies"]["test"])
 

@@ -68,14 +68,14 @@ def two_courses(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> tup
 def test_parallel_scores_equal_serial_nbgrader_autograde(two_courses) -> None:
     serial, parallel = two_courses
     # side by side, each in its own copy: both mostly wait on sandboxed kernels starting
-    engine = subprocess.Popen(
-        [sys.executable, "-m", "course_grading.parallel", ASSIGNMENT, "--jobs", "2"],
-        cwd=parallel, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        nbgrader(serial, "autograde", ASSIGNMENT, check=False)  # some kinds fail, on purpose
-        stdout, stderr = engine.communicate(timeout=900)
-    finally:
-        engine.kill()
+    with subprocess.Popen(
+            [sys.executable, "-m", "course_grading.parallel", ASSIGNMENT, "--jobs", "2"],
+            cwd=parallel, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as engine:
+        try:
+            nbgrader(serial, "autograde", ASSIGNMENT, check=False)  # some kinds fail on purpose
+            stdout, stderr = engine.communicate(timeout=900)
+        finally:
+            engine.kill()  # nothing left running if the serial grading or the wait failed
     proc = subprocess.CompletedProcess(engine.args, engine.returncode, stdout, stderr)
     assert proc.returncode in (0, 1), proc.stderr
     want, got = _all_scores(serial), _all_scores(parallel)

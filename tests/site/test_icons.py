@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 
 from course_site.icons import ENTRY, HEADER, IconError, small_icon
@@ -52,4 +50,7 @@ def test_what_is_not_an_icon_is_named(data: bytes, message: str) -> None:
 def test_an_icon_with_only_large_images_is_refused() -> None:
     with pytest.raises(IconError, match="no image of 64 pixels or less"):
         small_icon(_icon((128, b"big")))
-    assert struct.calcsize("<BBBBHHII") == ENTRY.size == 16
+
+def test_header_and_entries_have_the_formats_sizes() -> None:
+    """Microsoft's "Icons" documentation: a 6-byte ICONDIR, 16-byte ICONDIRENTRY records."""
+    assert (HEADER.size, ENTRY.size) == (6, 16)
