@@ -13,12 +13,17 @@ Needs root (see conftest.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 from classroom import ASSIGNMENT, COURSE_ID, ClassRun, Hub, grade_problems, postgres_bindir
@@ -102,10 +107,62 @@ def _refusals(run: ClassRun, rec: dict) -> None:
         rec["bad_token"] = str(err)
 
 
+@contextlib.contextmanager
+def _kept_down(hub: Hub, timeout: float = 30) -> Iterator[list[int]]:
+    """ngshare killed, and kept down until the block ends; yields the processes killed.
+
+    The hub notices a dead service when it next polls it (every 30 s, at any moment after
+    the kill) and starts it again at once: a test that needs it down must not depend on
+    that moment (one CI run saw ngshare back before the JupyterLab student's submission
+    that was meant to fail). So its port is taken as soon as the killed process lets go of
+    it, by a socket here that resets every connection: a restarted ngshare cannot listen,
+    exits, and is started again at the hub's next poll after the block.
+    """
+    port = int(hub.ngshare_service_url.rsplit(":", 1)[1])
+    killed: list[int] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        for pid in hub.ngshare_pids():  # the first time, ngshare; later, a quick restart
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            if pid not in killed:
+                killed.append(pid)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+            sock.listen(64)
+            break
+        except OSError as err:
+            sock.close()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"ngshare's port {port} was not free {timeout:.0f} s after "
+                                   f"killing {killed}: {err}") from err
+            time.sleep(0.01)
+    sock.settimeout(0.1)
+    done = threading.Event()
+
+    def reset_every_connection() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+    resetter = threading.Thread(target=reset_every_connection, daemon=True)
+    resetter.start()
+    try:
+        yield killed
+    finally:
+        done.set()
+        resetter.join()
+        sock.close()
+
+
 def _restart_fault(run: ClassRun, rec: dict, admin_token: str) -> None:
     """ngshare is killed while a crowd submits; the hub restarts it; failures retry."""
-    import threading
-
     crowd = add_crowd(run, 24, admin_token, prefix="r")
     url = run.hub.ngshare_url
     before = everyone_submits(crowd, url, crowd.names[:8])
@@ -115,15 +172,13 @@ def _restart_fault(run: ClassRun, rec: dict, admin_token: str) -> None:
         everyone_submits(crowd, url, crowd.names[8:16], workers=2)))
     worker.start()
     time.sleep(0.2)
-    pids = run.hub.ngshare_pids()
-    for pid in pids:
-        os.kill(pid, signal.SIGKILL)
-    rec["killed_pids"] = pids
-    worker.join()
-    # ... eight more submit while it is down, and a student presses Submit in JupyterLab.
-    after = everyone_submits(crowd, url, crowd.names[16:])
     h = run.hub_students[1]
-    rec["lab_submit_while_down"] = run.hub.lab_submit(run.hub_sessions[h.name], h)
+    with _kept_down(run.hub) as killed:
+        rec["killed_pids"] = killed
+        worker.join()
+        # ... eight more submit while it is down, and a student presses Submit in JupyterLab.
+        after = everyone_submits(crowd, url, crowd.names[16:])
+        rec["lab_submit_while_down"] = run.hub.lab_submit(run.hub_sessions[h.name], h)
     rec["restart_seconds"] = _wait_for(run.hub.ngshare_up, 120, "ngshare's restart by the hub")
     rec["lab_submit_after_restart"] = run.hub.lab_submit(run.hub_sessions[h.name], h)
     tries = before + during + after
@@ -286,6 +341,9 @@ def test_ngshare_restarted_mid_submissions_loses_nothing(ngshare_class):
     _, rec = ngshare_class
     assert rec["killed_pids"], "ngshare's process was found and killed"
     assert "Service ngshare exited" in rec["hub_log"]
+    print(f"ngshare killed ({rec['killed_pids']}), started by the hub "
+          f"{rec['hub_log'].count('Starting service')} times in all, back "
+          f"{rec['restart_seconds']:.1f} s after the downtime")
     down = rec["lab_submit_while_down"]
     assert down["success"] is False
     assert "was NOT stored" in down["value"], down["value"][-500:]
