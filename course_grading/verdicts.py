@@ -180,6 +180,16 @@ def _text_size(content: Mapping[str, Any]) -> int:
     return size
 
 
+def timeout_reason(err: CellTimeoutError, cell_limit: float, output_wait: float) -> str:
+    """Why nbclient's ``CellTimeoutError`` stopped a notebook: the cell's own time limit, or
+    the wait for the rest of its output after its reply (nbclient raises the same error for
+    both; its message names which before it quotes the cell, which the student wrote)."""
+    said = str(err).split("Here is a preview", 1)[0]
+    if "Timeout waiting for IOPub output" in said:
+        return f"its output did not all arrive within {output_wait:g} s of the cell's end"
+    return f"a cell ran past its {cell_limit:g} s limit and did not stop when interrupted"
+
+
 class DecideOnHost(SandboxedExecute):
     """nbgrader's ``Execute``, with every check decided outside the student's kernel.
 
@@ -379,9 +389,9 @@ class DecideOnHost(SandboxedExecute):
                         self._monitor.close(linger=0)
         except DeadKernelError:
             self._stopped = self._stopped or self._death_reason()
-        except CellTimeoutError:
-            self._stopped = self._stopped or (
-                f"a cell ran past its {self.timeout} s limit and did not stop when interrupted")
+        except CellTimeoutError as err:
+            self._stopped = self._stopped or timeout_reason(err, self.timeout,
+                                                            self.iopub_timeout)
         except (RuntimeError, OSError, TimeoutError) as exc:
             if not started:  # no sandbox, no kernel: nobody's answers were looked at, so
                 raise       # the autograde fails (ungraded), it does not score zeros

@@ -49,11 +49,12 @@ NOTEBOOK_BUDGET = 20
 
 #: Files each hostile student tries to create (the sandbox's scratch allows 10,000).
 INODE_ATTEMPT = 12_000
-#: Plain nbgrader's cell time limit in these tests. No attack runs forever, so it only has to
-#: let the slowest cells finish (creating those files; printing 50 MB: the whole submission
-#: took 12 s alone, 34-38 s beside six busy loops). 60 s held in every run but one full run,
-#: which lost plain nbgrader's notebook of the output flood for a reason the test did not
-#: keep (Run.autograded now prints what the grading said): a limit that cannot be the reason.
+#: Plain nbgrader's cell time limit in these tests, and its wait for a cell's output after the
+#: cell's reply. No attack runs forever, so they only have to let the slowest cells finish
+#: (creating those files; printing 50 MB: the whole submission took 12 s alone, 34-38 s
+#: beside six busy loops). Two full runs lost plain nbgrader's notebook of an output flood:
+#: the second said why (Run.autograded prints what the grading said): nbclient's default
+#: 4 s wait for the output ran out on a busy machine, and nbgrader dropped the notebook.
 PLAIN_CELL_TIMEOUT = 300
 
 ATTACKS: dict[str, dict[str, str]] = {

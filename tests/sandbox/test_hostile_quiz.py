@@ -49,6 +49,7 @@ PLAIN_CONFIG = f"""
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "attention-course"
 c.Execute.timeout = {PLAIN_CELL_TIMEOUT}
+c.Execute.iopub_timeout = {PLAIN_CELL_TIMEOUT}
 c.Execute.interrupt_on_timeout = True
 c.OverwriteCells.add_missing_cells = True
 """
