@@ -23,8 +23,11 @@ sees. :class:`DecideOnHost` replaces nbgrader's ``Execute`` preprocessor in
 
 It also bounds what a submission can cost: output kept per cell and per notebook, a kernel
 killed when it floods the grader with output, and the sandbox's wall-time budget per
-notebook. A check that could not run (the kernel died, was killed, or ran out of time)
-scores 0 with the reason in its verdict; the rest of the notebook is still graded.
+notebook. After a cell's reply the rest of its output is waited for up to 15 s (nbclient's
+own 4 s can run out on a busy machine, and the notebook would stop there, every later check
+0); a message dropped as too large ends that wait at once. A check that could not run (the
+kernel died, was killed, or ran out of time) scores 0 with the reason in its verdict; the
+rest of the notebook is still graded.
 
 Enable it in ``nbgrader_config.py`` with :func:`enable` (the checkpoint's
 ``quiz/nbgrader_config.py`` does).
@@ -33,6 +36,7 @@ Enable it in ``nbgrader_config.py`` with :func:`enable` (the checkpoint's
 from __future__ import annotations
 
 import ast
+import asyncio
 import importlib
 import time
 from collections.abc import Mapping
@@ -180,6 +184,20 @@ def _text_size(content: Mapping[str, Any]) -> int:
     return size
 
 
+def _alive_after(km: Any, seconds: float) -> bool:
+    """Whether ``km``'s sandbox process still runs after ``seconds`` (True at once when it
+    has none to ask about: not a sandbox)."""
+    alive = getattr(km, "process_alive", None)
+    if alive is None:
+        return True
+    deadline = time.monotonic() + seconds
+    while alive():
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def timeout_reason(err: CellTimeoutError, cell_limit: float, output_wait: float) -> str:
     """Why nbclient's ``CellTimeoutError`` stopped a notebook: the cell's own time limit, or
     the wait for the rest of its output after its reply (nbclient raises the same error for
@@ -209,6 +227,9 @@ class DecideOnHost(SandboxedExecute):
                               "kernel before it is killed as a flood.").tag(config=True)
     probe_timeout = Float(10.0, help="Seconds a probe may take (it calls student code)."
                           ).tag(config=True)
+    iopub_timeout = Int(15, help="Seconds to wait, after a cell's reply, for the rest of its "
+                        "output (nbclient's own 4 s can run out on a busy machine). A message "
+                        "dropped as too large ends the wait at once.").tag(config=True)
     spec_override = Unicode("", help="'module:NAME' of a QuizSpec for every assignment "
                             "(tests).").tag(config=True)
 
@@ -288,8 +309,37 @@ class DecideOnHost(SandboxedExecute):
         self._monitor = zmq.Context.shadow(socket.context.underlying).socket(zmq.PAIR)
         self._monitor.connect(address)
 
+    async def _async_poll_for_reply(self, msg_id: str, cell: NotebookNode, timeout: Any,
+                                    task_poll_output_msg: Any,
+                                    task_poll_kernel_alive: Any) -> Any:
+        """nbclient's wait for a cell's reply and then its output, the output watched."""
+        watched = asyncio.ensure_future(self._output_unless_refused(task_poll_output_msg))
+        return await super()._async_poll_for_reply(msg_id, cell, timeout, watched,
+                                                   task_poll_kernel_alive)
+
+    async def _output_unless_refused(self, output: Any) -> None:
+        """Wait for the cell's output (nbclient's task), or stop waiting as soon as the
+        output channel has dropped a message or the kernel was stopped: no more output
+        will come then, and the notebook's budget should not go on the wait."""
+        try:
+            while True:
+                done, _ = await asyncio.wait({output}, timeout=0.25)
+                if done:
+                    return output.result()
+                if self._output_refused():
+                    output.cancel()
+                    return None
+        except asyncio.CancelledError:  # nbclient gave up waiting (or the kernel died)
+            output.cancel()
+            raise
+
     def _output_refused(self) -> bool:
-        """True (and the kernel killed) when its output channel dropped a message."""
+        """True (and the kernel killed) when its output channel dropped a message.
+
+        The channel also disconnects when the kernel dies (the notebook's time budget, or
+        the student's code ending it): that is told apart by the sandbox's process, which
+        is gone then (or going: it is given half a second), and reported as a death.
+        """
         import zmq
 
         if getattr(self, "_monitor", None) is None or self._stopped:
@@ -299,6 +349,9 @@ class DecideOnHost(SandboxedExecute):
         except zmq.Again:
             return False
         km = self.km
+        if getattr(km, "killed_because", None) or not _alive_after(km, 0.5):
+            self._stopped = self._death_reason()
+            return True
         limit = getattr(km, "max_message_size", 0)
         self._stop(f"it sent an output message larger than the grader accepts "
                    f"({limit / 2**20:g} MB)" if limit else "its output could not be received")

@@ -47,6 +47,29 @@ HOOK_SLEEP = 2.5
 CELL_TIMEOUT = 4
 NOTEBOOK_BUDGET = 20
 
+#: A control with every answer right whose kernel signals the end of one cell's output this
+#: many seconds late, as a busy machine can: longer than nbclient's own wait (4 s), which
+#: stopped the notebook there, and shorter than the course's grader waits (15 s).
+LATE_OUTPUT = 7
+LATE_IDLE = f'''
+import time as _time
+
+_kernel = get_ipython().kernel
+_publish = _kernel._publish_status
+
+
+def _late_once(status, *args, **kwargs):
+    """This cell's end of output ("idle") comes {LATE_OUTPUT} s after its reply."""
+    if status == "idle" and _kernel._publish_status is _late_once:
+        _kernel._publish_status = _publish
+        _time.sleep({LATE_OUTPUT})
+    return _publish(status, *args, **kwargs)
+
+
+_kernel._publish_status = _late_once
+'''
+RIGHT_LATE_OUTPUT = "right_late_output"
+
 #: Files each hostile student tries to create (the sandbox's scratch allows 10,000).
 INODE_ATTEMPT = 12_000
 #: Plain nbgrader's cell time limit in these tests, and its wait for a cell's output after the
@@ -214,14 +237,16 @@ DEEP_JSON = "deep_json"
 
 
 def make_corpus(course: Path) -> list[str]:
-    """Write every attack, the two controls and the deep JSON file into ``submitted/``.
+    """Write every attack, the three controls and the deep JSON file into ``submitted/``.
 
     Returns the student names, in order.
     """
     released = nbformat.read(course / "release" / "checkpoint" / NOTEBOOK, as_version=4)
     facts = quiz_facts(nbformat.read(course / "source" / "checkpoint" / NOTEBOOK, 4))
     right = {**answers_for(facts, CORRECT_ANSWER), "written_scaling": WRITTEN_ANSWER}
-    students = {"right": right, "wrong": dict(WRONG)}
+    students = {"right": right, "wrong": dict(WRONG),
+                RIGHT_LATE_OUTPUT: {**right, "attention_weights":
+                                    LATE_IDLE + right["attention_weights"]}}
     for name, cells in ATTACKS.items():
         students[name] = {**WRONG, **cells}
     for name, answers in students.items():

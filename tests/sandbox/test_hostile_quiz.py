@@ -35,6 +35,7 @@ from hostile_quiz import (
     NOTEBOOK,
     NOTEBOOK_BUDGET,
     PLAIN_CELL_TIMEOUT,
+    RIGHT_LATE_OUTPUT,
     make_corpus,
 )
 
@@ -164,6 +165,17 @@ def test_the_controls_keep_their_grades_everywhere(runs):
     for name, run in runs.items():
         assert run.total("right") == FULL, name
         assert run.total("wrong") == 0.0, name
+
+
+def test_output_that_ends_late_is_waited_for(runs):
+    # the answers are right, and one cell's end of output comes LATE_OUTPUT s after its
+    # reply: nbclient's own 4 s wait gave up there and stopped the notebook (every later
+    # check 0); plain nbgrader waits PLAIN_CELL_TIMEOUT here
+    for name, run in runs.items():
+        assert run.total(RIGHT_LATE_OUTPUT) == FULL, (name, run.scores()[RIGHT_LATE_OUTPUT])
+    for name in GRADED_RUNS:
+        nb = nbformat.read(runs[name].autograded(RIGHT_LATE_OUTPUT), as_version=4)
+        assert "stopped" not in nb.metadata["course"], nb.metadata["course"]
 
 
 @pytest.mark.parametrize("attack", ["hook_ast", "hook_input", "hook_first_result",
