@@ -49,7 +49,9 @@ NOTEBOOK_BUDGET = 20
 
 #: A control with every answer right whose kernel signals the end of one cell's output this
 #: many seconds late, as a busy machine can: longer than nbclient's own wait (4 s), which
-#: stopped the notebook there, and shorter than the course's grader waits (15 s).
+#: stopped the notebook there, and shorter than the course's grader waits (15 s). It patches
+#: ipykernel's private _publish_status; the test checks, in nbclient's timing record of
+#: plain nbgrader's run, that the end of output did come late.
 LATE_OUTPUT = 7
 LATE_IDLE = f'''
 import time as _time

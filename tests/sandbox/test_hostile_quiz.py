@@ -23,6 +23,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -32,6 +33,7 @@ from hostile_quiz import (
     CELL_TIMEOUT,
     DEEP_JSON,
     INODE_ATTEMPT,
+    LATE_OUTPUT,
     NOTEBOOK,
     NOTEBOOK_BUDGET,
     PLAIN_CELL_TIMEOUT,
@@ -171,6 +173,12 @@ def test_output_that_ends_late_is_waited_for(runs):
     # the answers are right, and one cell's end of output comes LATE_OUTPUT s after its
     # reply: nbclient's own 4 s wait gave up there and stopped the notebook (every later
     # check 0); plain nbgrader waits PLAIN_CELL_TIMEOUT here
+    late = [c for c in nbformat.read(runs["plain"].autograded(RIGHT_LATE_OUTPUT), 4).cells
+            if "_late_once" in c.source]
+    timing = late[0].metadata["execution"]  # nbclient's own record (plain nbgrader keeps it)
+    gap = (datetime.fromisoformat(timing["iopub.status.idle"])
+           - datetime.fromisoformat(timing["shell.execute_reply"])).total_seconds()
+    assert gap >= LATE_OUTPUT - 0.5, f"the output did not end late (ipykernel changed?): {gap}"
     for name, run in runs.items():
         assert run.total(RIGHT_LATE_OUTPUT) == FULL, (name, run.scores()[RIGHT_LATE_OUTPUT])
     for name in GRADED_RUNS:

@@ -203,6 +203,23 @@ def test_a_dependency_left_out_but_imported_stops_the_build(tmp_path: Path, sour
                  ["python-dateutil"], unused={"python-dateutil": ["six"]})
 
 
+@pytest.mark.parametrize("source", ["import six\n", "import datetime\n"])
+def test_a_dependency_the_lock_lists_but_does_not_hold_is_looked_for_by_name(
+        tmp_path: Path, source: str) -> None:
+    npm, packages = _with_dateutil(tmp_path, source)
+    with tarfile.open(npm) as tar:
+        lock = json.load(tar.extractfile("package/pyodide-lock.json"))
+    del lock["packages"]["six"]  # named in python-dateutil's depends, no entry of its own
+    npm = _npm(tmp_path, lock)
+    args = (npm, ["pyodide.js"], packages, PREFIX, ["python-dateutil"])
+    if source.startswith("import six"):
+        with pytest.raises(PyodideDistError, match=r"dateutil/__init__\.py names 'six'"):
+            assemble(tmp_path / "site", *args, unused={"python-dateutil": ["six"]})
+    else:
+        lock = assemble(tmp_path / "site", *args, unused={"python-dateutil": ["six"]})
+        assert lock["packages"]["python-dateutil"]["depends"] == []
+
+
 def test_leaving_out_a_dependency_the_lock_does_not_list_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PyodideDistError, match=r"leaves out \['numpy'\] from 'python-dateutil'"
                        r", whose lock entry does not list them \(it lists \['six'\]\)"):
