@@ -17,7 +17,9 @@ The steps, each checked:
 5. ``jupyter lite build`` with only two JupyterLab extensions (the Pyodide kernel, the
    widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``), and
    without the icon font's copies in formats no browser that runs JupyterLab fetches;
-6. the site replaces the output folder only when all went well.
+6. the lesson's page starts the kernel's Pyodide as it opens, while JupyterLab loads
+   (:mod:`course_site.early_kernel`);
+7. the site replaces the output folder only when all went well.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import bytecode, recipe
+from . import bytecode, early_kernel, recipe
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache
 from .icons import IconError, small_icon
 from .lessons import LessonNeeds, copy_lessons, imports_in
@@ -466,6 +468,10 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             where.write_bytes(icon)
         index = built / "index.html"
         index.write_text(_open_first_lesson(index.read_text(), first))
+        try:
+            early_kernel.install(built, preload)
+        except (OSError, early_kernel.EarlyKernelError) as err:
+            raise SiteBuildError(f"starting the kernel as the page opens: {err}") from err
         packages = sorted(site_lock["packages"])
         (built / "course-site.json").write_text(
             json.dumps({"lessons": lessons, "packages": packages}, indent=1))
