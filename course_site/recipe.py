@@ -117,7 +117,6 @@ class WheelTrim:
     package: str
     drop: tuple[str, ...]
     folders: tuple[str, ...] = ()
-    why: str = ""
 
 
 # Official wheels the site serves smaller (pyodide_dist.trim_wheel, after checking the
@@ -132,8 +131,7 @@ TRIMMED_WHEELS = (
     WheelTrim("jedi",
               drop=(_TYPESHED + "stdlib/2/", _TYPESHED + "third_party/",
                     "jedi/third_party/django-stubs/"),
-              folders=(_TYPESHED + "third_party/2and3/", _TYPESHED + "third_party/3/"),
-              why="stubs for Python 2, third-party libraries and Django"),
+              folders=(_TYPESHED + "third_party/2and3/", _TYPESHED + "third_party/3/")),
 )
 
 KERNEL_WHEELS = (
