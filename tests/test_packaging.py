@@ -97,7 +97,8 @@ INSTRUCTOR_MODULES = [
 
 @pytest.mark.slow
 def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
-    """setuptools' bare `packages = [...]` once left course_lib's subpackages out."""
+    """setuptools' bare `packages = [...]` once left course_lib's subpackages out; the
+    package data (the model's weights, the formgrader's and the site's scripts) comes too."""
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                     "--quiet", "-w", str(wheels), str(ROOT)], check=True, timeout=600)
@@ -114,6 +115,10 @@ def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
         "assert real_model.load_model_attention().heads == 12  # package data (lesson 11)\n"
         "from course_grading import formgrader_csp\n"
         "static = sorted(os.listdir(formgrader_csp.STATIC_DIR))\n"
+        "from course_site import early_kernel  # its scripts are package data too\n"
+        "assert 'numpy' in early_kernel.worker_script('352.x.js', ['numpy'])\n"
+        "assert '352.x.js' in early_kernel.page_script('352.x.js')\n"
+        "assert (early_kernel.HERE / 'pyodide_run.mjs').is_file()\n"
         "print(course_lib.__file__, course_grading.__file__, static)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
