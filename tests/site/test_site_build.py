@@ -80,10 +80,11 @@ def test_every_pyodide_file_is_in_the_site_lock_with_its_hash(site: Path) -> Non
 def test_official_packages_are_the_official_files(site: Path) -> None:
     """Every package the site shares with Pyodide's distribution has the official hash, but
     those it trims (recipe.TRIMMED_WHEELS): each file of theirs is the official wheel's, byte
-    for byte (the RECORD less the dropped files' lines), bar the empty folders it keeps."""
+    for byte (the RECORD less the dropped files' lines), bar the empty folders it keeps; and
+    those it empties (recipe.EMPTY_PACKAGES: next test)."""
     official = official_lock(cached_npm(recipe.PYODIDE_NPM, default_cache()))["packages"]
     site_lock = json.loads((site / "static" / "pyodide" / "pyodide-lock.json").read_text())
-    shared = set(site_lock["packages"]) & set(official)
+    shared = set(site_lock["packages"]) & set(official) - set(recipe.EMPTY_PACKAGES)
     assert {"numpy", "matplotlib", "ipython"} <= shared
     trims = {trim.package: trim for trim in recipe.TRIMMED_WHEELS}
     for name in shared - set(trims):
@@ -107,6 +108,39 @@ def test_official_packages_are_the_official_files(site: Path) -> None:
                     == ours.read(member).decode().splitlines()
             else:
                 assert ours.read(member) == theirs.read(member), member
+
+
+SSL_CHECK = """
+import json
+try:
+    import ssl
+    found = "imported " + ssl.__file__
+except ModuleNotFoundError as err:
+    found = str(err)
+import asyncio, hashlib, http.client, urllib.request  # each uses ssl or OpenSSL if it can
+json.dumps({"ssl": found, "https": hasattr(http.client, "HTTPSConnection"),
+            "sha256": hashlib.sha256(b"").hexdigest()[:12]})
+"""
+
+
+def test_empty_packages_stand_in_for_what_a_browser_tab_cannot_use(site: Path) -> None:
+    """recipe.EMPTY_PACKAGES: the kernel finds each among those Pyodide loads as it starts
+    (so it installs nothing itself), and its wheel holds no module; OpenSSL is not served.
+    In the site's Pyodide `import ssl` fails as in a Python built without OpenSSL (not with
+    Pyodide's hint to install it), and the modules that use ssl if they can still import."""
+    folder = site / "static" / "pyodide"
+    packages = json.loads((folder / "pyodide-lock.json").read_text())["packages"]
+    preload = _config(site)["litePluginSettings"][KERNEL_PLUGIN]["loadPyodideOptions"][
+        "packages"]
+    assert recipe.EMPTY_PACKAGES
+    for name in recipe.EMPTY_PACKAGES:
+        assert name in preload and name in recipe.KERNEL_STARTUP_PACKAGES
+        assert packages[name]["imports"] == [] and packages[name]["depends"] == []
+        names = zipfile.ZipFile(folder / packages[name]["file_name"]).namelist()
+        assert names and all(".dist-info/" in n for n in names), names
+    assert "openssl" not in packages and not list(folder.glob("openssl*"))
+    found = _run_in_pyodide(folder, list(recipe.EMPTY_PACKAGES), SSL_CHECK)
+    assert found == {"ssl": "No module named 'ssl'", "https": False, "sha256": "e3b0c44298fc"}
 
 
 def test_the_site_has_the_students_library_and_not_the_instructors(site: Path) -> None:
