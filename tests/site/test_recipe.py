@@ -39,6 +39,15 @@ def test_lessons_that_cannot_run_in_the_browser_say_why() -> None:
     assert available.package_of("numpy") == "numpy" and available.package_of("json") is None
 
 
+def test_a_lesson_importing_what_the_site_empties_says_why() -> None:
+    """recipe.EMPTY_PACKAGES: ssl is in the standard library, but the site's is empty."""
+    available = _Availability({}, shipped=set())
+    assert "ssl" in recipe.EMPTY_PACKAGES and available.has("ssl")
+    assert available.problems(LessonNeeds(frozenset({"ssl"}), ())) == [
+        "`import ssl`: the kernel cannot open network connections (the site leaves OpenSSL "
+        "out)."]
+
+
 def test_the_front_page_opens_the_first_lesson_and_keeps_its_configuration() -> None:
     page = ('<script id="jupyter-config-data" type="application/json">{}</script>\n'
             '<script type="module">await import("./config-utils.js");</script>')
