@@ -22,7 +22,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,10 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: localports
+
+from localports import free_port
 
 __all__ = [
     "ARTIFACTS",
@@ -147,12 +150,6 @@ def venv_env() -> dict[str, str]:
     return env
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class LabServer:
     """A JupyterLab server on 127.0.0.1 with a token, a free port and throw-away state.
 
@@ -196,48 +193,45 @@ class LabServer:
             JUPYTER_PLATFORM_DIRS="1",
             PYTHONUNBUFFERED="1",
         )
-        for attempt in range(3):
-            self.port = free_port()
-            cmd = [
-                sys.executable, "-m", "jupyterlab",
-                "--no-browser",
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.port_retries=0",
-                f"--IdentityProvider.token={self.token}",
-                f"--ServerApp.root_dir={self.root_dir}",
-                f"--LabApp.user_settings_dir={settings}",
-                f"--LabApp.workspaces_dir={self.scratch / 'workspaces'}",
-                "--LabApp.news_url=None",
-                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                "--ServerApp.open_browser=False",
-                *self.extra_args,
-            ]
-            if os.geteuid() == 0:
-                cmd.append("--allow-root")
-            log = self.log_path.open("ab")
-            self.proc = subprocess.Popen(
-                cmd, cwd=self.root_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-            log.close()
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    self.api("GET", "api/status")
-                    return self
-                except (OSError, urllib.error.URLError):
-                    time.sleep(0.3)
-            if self.proc.poll() is None:  # still running but never answered
-                self._kill_server()
-                raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s.\n"
-                                   + self.log_tail())
-            if attempt == 2 or b"already in use" not in self.log_path.read_bytes():
-                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}.\n"
-                                   + self.log_tail())
-        raise AssertionError("unreachable")
+        self.port = free_port()
+        cmd = [
+            sys.executable, "-m", "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root_dir}",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={self.scratch / 'workspaces'}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--ServerApp.open_browser=False",
+            *self.extra_args,
+        ]
+        if os.geteuid() == 0:
+            cmd.append("--allow-root")
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            cmd, cwd=self.root_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            try:
+                self.api("GET", "api/status")
+                return self
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.3)
+        if self.proc.poll() is None:  # still running but never answered
+            self._kill_server()
+            raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s.\n"
+                               + self.log_tail())
+        raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}.\n"
+                           + self.log_tail())
 
     def stop(self) -> None:
         """Shut the server down (API, then its PID) and check its kernels are gone.

@@ -22,7 +22,6 @@ import pwd
 import re
 import secrets
 import shutil
-import socket
 import stat
 import subprocess
 import sys
@@ -34,6 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: localports
+
+from localports import free_port, free_ports
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -175,23 +178,6 @@ class Person:
     uid: int = 0
     kind: str = ""  # the answer this student gives (students only)
     work: Path = Path()  # where they run nbgrader: ~/work on the CLI, ~ in JupyterLab
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
-
-
-def free_ports(n: int) -> list[int]:
-    """``n`` different free ports on 127.0.0.1 (held together while chosen, so that the
-    system cannot hand out one of them twice)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def _run(argv: Sequence[str], **kw) -> subprocess.CompletedProcess:

@@ -1,0 +1,44 @@
+"""tests/localports.py: ports for the test servers, out of the way of ephemeral ones."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import localports  # noqa: E402
+
+
+def test_ports_lie_outside_the_ephemeral_range_and_are_not_handed_out_twice() -> None:
+    low, high = localports._ephemeral()
+    given = [port for _ in range(5) for port in localports.free_ports(3)]
+    assert len(set(given)) == len(given)
+    assert all(not low <= port <= high and port >= localports.LOWEST for port in given)
+
+
+def test_each_worker_has_a_band_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    bands = {}
+    for worker in ("gw0", "gw1", "gw2"):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        bands[worker] = localports.free_port() // localports.BAND
+    assert len(set(bands.values())) == 3, bands
+
+
+def test_a_port_in_use_is_skipped() -> None:
+    port = localports.free_port()
+    following = port + 1  # the next one the band would give
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", following))
+        held.listen()
+        assert localports.free_port() not in (port, following)
+
+
+def test_without_room_outside_the_ephemeral_range_the_system_chooses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(localports, "_ephemeral", lambda: (1024, 65535))
+    a, b = localports.free_ports(2)
+    assert a != b and 1024 <= a <= 65535
