@@ -265,6 +265,15 @@ json.dumps({{
 """
 
 
+def _empty_package_needed(site_lock: dict[str, Any], name: str) -> str:
+    """Why the site cannot serve an empty ``name``: Pyodide's is in its lock (brought by the
+    packages that depend on it)."""
+    needs = sorted(p for p, entry in site_lock["packages"].items() if name in entry["depends"])
+    return (f"recipe.EMPTY_PACKAGES has the site serve an empty {name!r}, but the site's "
+            f"packages {needs or '(none named)'} depend on Pyodide's {name!r}: take {name!r} "
+            "out of EMPTY_PACKAGES, or leave out what needs it")
+
+
 def _preload(site_lock: dict[str, Any], lesson_imports: set[str]) -> list[str]:
     """What Pyodide loads in one batch as it starts: the kernel's own packages (else
     installed one by one) and what the lessons import (course_lib, numpy, matplotlib)."""
@@ -396,6 +405,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             for trim in recipe.TRIMMED_WHEELS:
                 site_lock = trim_wheel(pyodide_dir, trim.package, trim.drop, trim.folders)
             for name in recipe.EMPTY_PACKAGES:
+                if name in site_lock["packages"]:
+                    raise SiteBuildError(_empty_package_needed(site_lock, name))
                 empty = make_wheel(staging / "wheels", name, EMPTY_PACKAGE_VERSION, {})
                 site_lock = append_wheel(pyodide_dir, ExtraWheel(empty, depends=[], imports=[]))
             lib_name = normalize(Path(library).name)

@@ -7,6 +7,7 @@ lessons, and the browser context with the outside-request guard (tests/site/netg
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import urllib.parse
@@ -18,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 from labdriver import CHROMIUM, CHROMIUM_ARGS, REPO, wait_kernel_idle
 from netguard import SITE_BROWSER_ARGS
 
+from course_site.build import KERNEL_PLUGIN
+
 __all__ = [
     "ARTIFACTS",
     "NOTEBOOKS",
@@ -25,7 +28,9 @@ __all__ = [
     "launch_site_browser",
     "lesson_url",
     "open_lesson",
+    "site_config",
     "site_lessons",
+    "site_preload",
 ]
 
 NOTEBOOKS = REPO / "notebooks"
@@ -43,6 +48,17 @@ def site_lessons() -> list[str]:
     """Every notebook the site serves, as its path in the site (what course_site copies)."""
     return sorted(p.relative_to(NOTEBOOKS).as_posix() for p in NOTEBOOKS.rglob("*.ipynb")
                   if ".ipynb_checkpoints" not in p.parts)
+
+
+def site_config(site: Path) -> dict[str, Any]:
+    """The configuration a built ``site`` gives its apps (``jupyter-lite.json``)."""
+    return json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
+
+
+def site_preload(site: Path) -> list[str]:
+    """The packages a built ``site``'s kernel has Pyodide load as it starts."""
+    return list(site_config(site)["litePluginSettings"][KERNEL_PLUGIN]["loadPyodideOptions"][
+        "packages"])
 
 
 def launch_site_browser(playwright: Any) -> Any:

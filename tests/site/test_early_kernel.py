@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitedriver import console_problems, open_lesson, site_lessons
+from sitedriver import console_problems, open_lesson, site_lessons, site_preload
 
 from course_site.early_kernel import (
     APP_PAGE,
@@ -139,10 +139,8 @@ def test_the_built_site_starts_the_kernel_it_configures(site_build: tuple[Path, 
     """In the session's site: the worker preloads what jupyter-lite.json tells the kernel
     to, and hands over to the extension's own worker."""
     site = site_build[0]
-    config = json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
-    settings = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
     worker = (site / KERNEL_EXTENSION_STATIC / EARLY_WORKER).read_text()
-    assert _string(worker, "PACKAGES") == settings["loadPyodideOptions"]["packages"]
+    assert _string(worker, "PACKAGES") == site_preload(site)
     chunk = kernel_worker_chunk(site / KERNEL_EXTENSION_STATIC)
     assert f'importScripts("./{chunk}");' in worker
     assert (site / APP_PAGE).read_text().count(f'/{EARLY_WORKER}"') == 1

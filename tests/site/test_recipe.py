@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 from course_site import recipe
-from course_site.build import _Availability, _open_first_lesson
+from course_site.build import _Availability, _empty_package_needed, _open_first_lesson
 from course_site.lessons import LessonNeeds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +46,15 @@ def test_a_lesson_importing_what_the_site_empties_says_why() -> None:
     assert available.problems(LessonNeeds(frozenset({"ssl"}), ())) == [
         "`import ssl`: the kernel cannot open network connections (the site leaves OpenSSL "
         "out)."]
+
+
+def test_a_package_needing_what_the_site_empties_is_named() -> None:
+    """If a package the site needs came to depend on Pyodide's ssl, the build names it."""
+    lock = {"packages": {"ssl": {"depends": ["openssl"]}, "openssl": {"depends": []},
+                         "urllib3": {"depends": ["ssl"]}, "numpy": {"depends": []}}}
+    message = _empty_package_needed(lock, "ssl")
+    assert "['urllib3'] depend on Pyodide's 'ssl'" in message
+    assert "EMPTY_PACKAGES" in message
 
 
 def test_the_front_page_opens_the_first_lesson_and_keeps_its_configuration() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitedriver import NOTEBOOKS, site_lessons
+from sitedriver import NOTEBOOKS, site_config, site_lessons, site_preload
 
 from course_site import recipe
 from course_site.build import KERNEL_PLUGIN, LEGACY_FONT_FORMATS, _run_in_pyodide
@@ -30,12 +30,8 @@ def site(site_build: tuple[Path, Any]) -> Path:
     return site_build[0]
 
 
-def _config(site: Path) -> dict[str, Any]:
-    return json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
-
-
 def test_kernel_loads_pyodide_from_the_site_and_never_from_pypi(site: Path) -> None:
-    settings = _config(site)["litePluginSettings"][KERNEL_PLUGIN]
+    settings = site_config(site)["litePluginSettings"][KERNEL_PLUGIN]
     assert settings["pyodideUrl"] == "./static/pyodide/pyodide.js"
     assert (site / settings["pyodideUrl"]).is_file()
     assert settings["disablePyPIFallback"] is True
@@ -52,7 +48,7 @@ def test_no_configuration_file_names_an_outside_address(site: Path) -> None:
 
 
 def test_only_the_kernel_and_widget_extensions(site: Path) -> None:
-    names = sorted(ext["name"] for ext in _config(site)["federated_extensions"])
+    names = sorted(ext["name"] for ext in site_config(site)["federated_extensions"])
     assert names == ["@jupyter-widgets/jupyterlab-manager",
                      "@jupyterlite/pyodide-kernel-extension"]
     served = (site / "extensions" / "@jupyter-widgets" / "jupyterlab-manager" / "package.json")
@@ -130,8 +126,7 @@ def test_empty_packages_stand_in_for_what_a_browser_tab_cannot_use(site: Path) -
     Pyodide's hint to install it), and the modules that use ssl if they can still import."""
     folder = site / "static" / "pyodide"
     packages = json.loads((folder / "pyodide-lock.json").read_text())["packages"]
-    preload = _config(site)["litePluginSettings"][KERNEL_PLUGIN]["loadPyodideOptions"][
-        "packages"]
+    preload = site_preload(site)
     assert recipe.EMPTY_PACKAGES
     for name in recipe.EMPTY_PACKAGES:
         assert name in preload and name in recipe.KERNEL_STARTUP_PACKAGES

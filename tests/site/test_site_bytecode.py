@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sitedriver import site_preload
 
 from course_site import bytecode, recipe
-from course_site.build import KERNEL_PLUGIN, _run_in_pyodide
+from course_site.build import _run_in_pyodide
 from course_site.fetch import cached_npm, default_cache
 
 pytestmark = [pytest.mark.site, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -77,15 +78,10 @@ def site(site_build: tuple[Path, Any]) -> Path:
     return site_build[0]
 
 
-def _preload(site: Path) -> list[str]:
-    config = json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
-    return list(config["litePluginSettings"][KERNEL_PLUGIN]["loadPyodideOptions"]["packages"])
-
-
 def test_the_kernel_and_its_packages_load_in_one_batch(site: Path) -> None:
     """The kernel's worker installs nothing itself when every name it looks for is preloaded
     (else it loads micropip, installs piplite, then ipykernel and pyodide_kernel one by one)."""
-    preload = _preload(site)
+    preload = site_preload(site)
     assert set(recipe.KERNEL_STARTUP_PACKAGES) <= set(preload)
     assert bytecode.WHEEL_NAME in preload
     lock = json.loads((site / "static" / "pyodide" / "pyodide-lock.json").read_text())
@@ -95,7 +91,7 @@ def test_the_kernel_and_its_packages_load_in_one_batch(site: Path) -> None:
 
 def test_a_kernel_starts_and_a_lesson_imports_without_compiling_python(site: Path) -> None:
     result = _run_in_pyodide(site / "static" / "pyodide",
-                             [name.replace("_", "-") for name in _preload(site)], CHECK)
+                             [name.replace("_", "-") for name in site_preload(site)], CHECK)
     assert result["compiled"] == [], "compiled from source, no bytecode shipped for it"
     assert result["wrong"] == []
     assert result["checked"] > 500
