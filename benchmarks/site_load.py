@@ -5,7 +5,10 @@ Run:  .venv/bin/python benchmarks/site_load.py [--site _site] [--repeat 3] [--le
 
 Builds the site (course_site, into a temporary folder) unless ``--site`` names a built one,
 serves it on 127.0.0.1 and opens lessons in Debian's Chromium (headless, a profile folder of
-its own, every request of the pages not for 127.0.0.1 blocked and counted). Per visit:
+its own, every request not for 127.0.0.1 sent to a proxy that refuses it and counts it: the
+browser's own services ask Google's servers too, so the hosts are printed). No request is
+intercepted: Playwright's interception (a route) turns the browser's cache off, and with it
+V8's cache of compiled WebAssembly and scripts, which a student's browser keeps. Per visit:
 
 * ``first output``: from opening the lesson's address to the first code cell's result (its
   new execution number), with Run > Run All Cells pressed as soon as the notebook shows, as
@@ -34,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -129,12 +133,13 @@ def visit(playwright: Any, profile: Path, url: str, wait_ready: bool) -> dict[st
     student waits for). Times in seconds from opening the address.
     """
     with OutsideGuard() as guard:
+        # Chromium sends everything not for 127.0.0.1 (loopback never goes to a proxy) to
+        # the guard's proxy, the browser's own services included: no route (see above)
+        proxy = guard.context_options()["proxy"]["server"]
         context = playwright.chromium.launch_persistent_context(
             str(profile), executable_path=str(CHROMIUM), headless=True,
-            args=[*CHROMIUM_ARGS, *SITE_BROWSER_ARGS], viewport={"width": 1400, "height": 1000})
-        # the route only: a persistent profile is the browser's default context, whose own
-        # services (component updates, time) would go through a context proxy too
-        guard.attach(context)
+            args=[*CHROMIUM_ARGS, *SITE_BROWSER_ARGS, f"--proxy-server={proxy}"],
+            viewport={"width": 1400, "height": 1000})
         try:
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(300_000)
@@ -154,9 +159,18 @@ def visit(playwright: Any, profile: Path, url: str, wait_ready: bool) -> dict[st
             done = time.time()
         finally:
             context.close()
-        blocked = len(guard.take())
+        blocked = guard.take()
     return {"ready": ready - start, "first": first - start, "run_all": done - ready,
             "blocked": blocked}
+
+
+def _blocked_summary(blocked: list[str]) -> str:
+    """How many requests the proxy refused, and the hosts they were for."""
+    targets = [a.split()[-1] for a in blocked]  # "CONNECT host:443", "GET http://host/..."
+    hosts = sorted({urllib.parse.urlsplit(t if "://" in t else "//" + t).hostname or t
+                    for t in targets})
+    return (f"requests not for 127.0.0.1 (refused): {len(blocked)}"
+            + (f", for {', '.join(hosts)}" if hosts else ""))
 
 
 def _size_mb(folder: Path) -> float:
@@ -214,9 +228,9 @@ def main() -> None:
                       f"{cold_first:.1f} s, warm {warm_first:.1f} s (warm/cold "
                       f"{warm_first / cold_first:.2f}); goal warm < {GOAL_WARM_FIRST_S:.0f} s: "
                       f"ratio {warm_first / GOAL_WARM_FIRST_S:.2f}")
-            blocked = sum(r["blocked"] for k in cold for r in cold[k] + warm[k])
+            blocked = [a for k in cold for r in cold[k] + warm[k] for a in r["blocked"]]
             if args.compare is not None:
-                print(f"\nrequests not for 127.0.0.1 (blocked): {blocked}")
+                print("\n" + _blocked_summary(blocked))
                 return
             print("\nevery lesson, a warm visit each, Run All once the kernel is idle (s):")
             print(f"{'lesson':36} {'ready':>6} {'run all':>8}")
@@ -226,7 +240,7 @@ def main() -> None:
                 r = visit(playwright, profile, lesson_url(server.url, name), wait_ready=True)
                 blocked += r["blocked"]
                 print(f"{name:36} {r['ready']:6.1f} {r['run_all']:8.1f}", flush=True)
-        print(f"\nrequests not for 127.0.0.1 (blocked): {blocked}")
+        print("\n" + _blocked_summary(blocked))
 
 
 if __name__ == "__main__":

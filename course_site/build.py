@@ -20,7 +20,8 @@ The steps, each checked:
    widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``), and
    without the icon font's copies in formats no browser that runs JupyterLab fetches;
 6. the lesson's page starts the kernel's Pyodide as it opens, while JupyterLab loads
-   (:mod:`course_site.early_kernel`);
+   (:mod:`course_site.early_kernel`), and the site's own files no longer pass through
+   JupyterLite's service worker (:mod:`course_site.service_worker`);
 7. the site replaces the output folder only when all went well.
 """
 
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import bytecode, early_kernel, recipe
+from . import bytecode, early_kernel, recipe, service_worker
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache
 from .icons import IconError, small_icon
 from .lessons import LessonNeeds, copy_lessons, imports_in
@@ -494,6 +495,10 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             early_kernel.install(built, preload)
         except (OSError, early_kernel.EarlyKernelError) as err:
             raise SiteBuildError(f"starting the kernel as the page opens: {err}") from err
+        try:
+            service_worker.install(built)
+        except (OSError, service_worker.ServiceWorkerError) as err:
+            raise SiteBuildError(f"the site's service worker: {err}") from err
         packages = sorted(site_lock["packages"])
         (built / "course-site.json").write_text(
             json.dumps({"lessons": lessons, "packages": packages}, indent=1))

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import localports  # noqa: E402
+import localports
 
 
 def test_ports_lie_outside_the_ephemeral_range_and_are_not_handed_out_twice() -> None:

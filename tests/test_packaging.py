@@ -119,6 +119,8 @@ def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
         "assert 'numpy' in early_kernel.worker_script('352.x.js', ['numpy'])\n"
         "assert '352.x.js' in early_kernel.page_script('352.x.js')\n"
         "assert (early_kernel.HERE / 'pyodide_run.mjs').is_file()\n"
+        "from course_site import service_worker  # reads its script as it loads\n"
+        "assert 'stopImmediatePropagation' in service_worker.PRELUDE\n"
         "print(course_lib.__file__, course_grading.__file__, static)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}

@@ -1,0 +1,85 @@
+"""course_site.service_worker: the site's own files bypass JupyterLite's service worker,
+which still serves the kernel's reads of the drive."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sitedriver import open_lesson, site_lessons
+
+from course_site.serve import SiteServer
+from course_site.service_worker import PRELUDE, SERVICE_WORKER, ServiceWorkerError, install
+
+# The pieces of JupyterLite's worker the prelude relies on, in a stand-in for it.
+WORKER = ('"use strict";const x=1;function onActivate(e){const t=new URL(location.href)'
+          '.searchParams;enableCache="true"===t.get("enableCache")}function shouldDrop(e,t)'
+          '{return t.pathname.includes("/api/")}self.addEventListener("fetch",onFetch);')
+
+
+def _site(tmp_path: Path, worker: str | None = WORKER, **config: Any) -> Path:
+    if worker is not None:
+        (tmp_path / SERVICE_WORKER).write_text(worker)
+    (tmp_path / "jupyter-lite.json").write_text(json.dumps({"jupyter-config-data": config}))
+    return tmp_path
+
+
+def test_the_prelude_comes_first_after_the_strict_directive(tmp_path: Path) -> None:
+    install(_site(tmp_path))
+    text = (tmp_path / SERVICE_WORKER).read_text()
+    assert text.startswith('"use strict";\n' + PRELUDE)
+    assert text.endswith(WORKER.removeprefix('"use strict";'))
+    assert "stopImmediatePropagation" in PRELUDE
+
+
+@pytest.mark.parametrize(("worker", "config", "expected"), [
+    (None, {}, "expected JupyterLite's service worker"),
+    (WORKER.replace('"fetch",onFetch', '"fetch",other'), {}, "not made as expected"),
+    (WORKER, {"enableServiceWorkerCache": "true"}, "cache on"),
+])
+def test_a_worker_not_as_expected_stops_the_build(tmp_path: Path, worker: str | None,
+                                                  config: dict[str, str], expected: str
+                                                  ) -> None:
+    site = _site(tmp_path, worker, **config)
+    with pytest.raises(ServiceWorkerError, match=expected):
+        install(site)
+    if worker is not None:
+        assert (site / SERVICE_WORKER).read_text() == worker, "left as it was"
+
+
+def test_the_prelude_goes_in_once(tmp_path: Path) -> None:
+    install(_site(tmp_path))
+    with pytest.raises(ServiceWorkerError, match="already"):
+        install(tmp_path)
+
+
+@pytest.mark.browser
+@pytest.mark.site
+@pytest.mark.timeout(600)
+def test_files_bypass_the_service_worker_and_the_kernel_still_reads_the_drive(
+        site_page: Any, site_server: SiteServer) -> None:
+    """A second visit (the worker controls the page from the start): no file of the site
+    comes through the worker, and the kernel lists the lessons through it (/api/drive)."""
+    page = site_page.page
+    lesson = site_lessons()[2]
+    open_lesson(page, site_server.url, lesson, timeout_ms=240_000)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    served: list[tuple[str, bool]] = []
+    page.on("response", lambda r: served.append((r.url, r.from_service_worker)))
+    open_lesson(page, site_server.url, lesson, timeout_ms=240_000)
+    assert page.evaluate("() => navigator.serviceWorker.controller !== null")
+    assert len(served) > 50, f"only {len(served)} responses seen"
+    through = [url for url, by_worker in served
+               if by_worker and "/api/drive" not in url and "/api/stdin/" not in url]
+    assert through == [], f"{len(through)} files came through the service worker: {through[:5]}"
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    cell = panel.locator(".jp-CodeCell").first
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text("import os\nprint(sorted(os.listdir()))")
+    page.keyboard.press("Shift+Enter")
+    cell.locator(".jp-OutputArea-output", has_text=lesson).wait_for(timeout=120_000)
+    site_page.assert_offline()
