@@ -45,7 +45,9 @@ Design notes
 * Figures are built with :class:`matplotlib.figure.Figure` directly, never through
   :mod:`matplotlib.pyplot`: nothing is registered with pyplot, so the inline backend never
   shows a figure a second time, and no figure has to be closed by hand.
-* Importing this module changes no global state (no ``rcParams``, no seeds).
+* Importing this module changes no global state (no ``rcParams``, no seeds), and does not
+  import matplotlib: the first figure does (:func:`_figure`), so a lesson's setup cell
+  stays quick (tested for every lesson's setup cell).
 * Why the description and not the image carries the meaning in tests: strict nbval (0.11)
   compares every output mimetype except ``image/png``, ``image/jpeg``, widget views and
   metadata. The displayed HTML embeds the image (an ``<img>`` needs it inline to carry
@@ -67,13 +69,9 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import matplotlib as mpl
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
-from matplotlib.ticker import NullLocator
 from numpy.typing import ArrayLike, NDArray
 
 from .describe import (
@@ -104,6 +102,9 @@ from .style import (
 )
 from .style import text_colour as _text_colour
 
+if TYPE_CHECKING:  # matplotlib is imported when the first figure is drawn (_figure)
+    from matplotlib.figure import Figure
+
 __all__ = [
     "NBVAL_SANITIZE",
     "DescribedFigure",
@@ -133,6 +134,19 @@ replace: data:image/\\1;base64,FIGURE
 # --------------------------------------------------------------------------------------
 # the returned object
 # --------------------------------------------------------------------------------------
+
+
+def _figure(figsize: tuple[float, float]) -> Figure:
+    """A new figure, laid out by matplotlib's constrained layout.
+
+    matplotlib is imported here, when a lesson draws its first figure, not when the lesson's
+    setup cell imports this module: that import (its figure and artist classes) is most of
+    the setup cell's time, in the browser above all, and the lesson's first cells need none
+    of it.
+    """
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained")
 
 
 @dataclass(eq=False)
@@ -176,6 +190,8 @@ class DescribedFigure:
         cached = self.__dict__.get("_svg")
         if cached is None:
             buf = io.BytesIO()
+            import matplotlib as mpl
+
             with mpl.rc_context(_SVG_RC):
                 self.figure.savefig(buf, format="svg", bbox_inches="tight", facecolor=PAPER,
                                     metadata={"Date": None, "Creator": None})
@@ -351,13 +367,16 @@ def attention_heatmap(
 
     if ax is None:
         side = min(0.62 * max(n_q, n_k) + 1.6, 9.0)
-        fig = Figure(figsize=(side + 0.9, side), layout="constrained")
+        fig = _figure((side + 0.9, side))
         ax = fig.add_subplot()
     else:
         fig = ax.figure
     shown = np.ma.masked_invalid(np.where(m, v, np.nan) if m is not None else v)
     vmin, vmax = value_range if value_range is not None else heatmap_range(shown.filled(
         np.nan), kind)
+    import matplotlib as mpl
+    from matplotlib.patches import Rectangle
+
     cmap = mpl.colormaps[CMAP].with_extremes(bad=MASKED)
     image = ax.imshow(shown, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
     if m is not None and not m.all():
@@ -433,7 +452,7 @@ def score_bars(
     """
     r = _as_row("scores_row", scores_row)
     labels = _labels("tokens", tokens, r.size)
-    fig = Figure(figsize=(max(3.5, 0.7 * r.size + 1.5), 3.0), layout="constrained")
+    fig = _figure((max(3.5, 0.7 * r.size + 1.5), 3.0))
     _bars(fig.add_subplot(), r, labels, BLUE, decimals, "score",
           title or (f"scores of {query}'s query" if query else "scores"))
     return DescribedFigure(
@@ -458,7 +477,7 @@ def weight_bars(
     """
     r = _as_row("weights_row", weights_row)
     labels = _labels("tokens", tokens, r.size)
-    fig = Figure(figsize=(max(3.5, 0.7 * r.size + 1.5), 3.0), layout="constrained")
+    fig = _figure((max(3.5, 0.7 * r.size + 1.5), 3.0))
     ax = fig.add_subplot()
     _bars(ax, r, labels, ORANGE, decimals, "weight",
           title or (f"{query}'s attention weights" if query else "attention weights"))
@@ -493,7 +512,7 @@ def budget_bars(
     r = _as_row("scores_row", scores_row)
     labels = _labels("tokens", tokens, r.size)
     w = softmax(r, temperature=temperature)
-    fig = Figure(figsize=(2 * max(3.2, 0.6 * r.size + 1.2), 3.0), layout="constrained")
+    fig = _figure((2 * max(3.2, 0.6 * r.size + 1.2), 3.0))
     ax1, ax2 = fig.subplots(1, 2)
     _bars(ax1, r, labels, BLUE, decimals, "score", "scores")
     t = f"{temperature:g}"
@@ -539,7 +558,7 @@ def dot_product_histograms(
         seed = int(rng.integers(2**32))
     raw = scaling_stats(d_k, scale=False, n_queries=n_queries, n_keys=n_keys, seed=seed)
     ok = scaling_stats(d_k, scale=True, n_queries=n_queries, n_keys=n_keys, seed=seed)
-    fig = Figure(figsize=(8.0, 3.0), layout="constrained")
+    fig = _figure((8.0, 3.0))
     axes = fig.subplots(1, 2, sharex=True)
     root = np.sqrt(d_k)
     for ax, st, colour, name in (
@@ -592,7 +611,9 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
             f"'unscaled' (got {type(sweep).__name__})"
         ) from None
     d_ks = [s.d_k for s in ok]
-    fig = Figure(figsize=(10.0, 3.0), layout="constrained")
+    from matplotlib import ticker
+
+    fig = _figure((10.0, 3.0))
     axes = fig.subplots(1, 3)
     rows = (
         ("median max weight", "median_max_weight", "{:.2f}", False),
@@ -611,7 +632,7 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
         ax.set_xscale("log", base=2)
         # ticks where the data is (2, 8, 32, ...), not at matplotlib's own powers of 2
         ax.set_xticks(d_ks, [str(d) for d in d_ks])
-        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_minor_locator(ticker.NullLocator())
         if log:
             ax.set_yscale("log")
         ax.set_xlabel("d_k")
@@ -679,7 +700,7 @@ def blend_triangle(
         )
     labels = _labels("tokens", tokens, w.size)
     out = w @ v
-    fig = Figure(figsize=(4.6, 4.2), layout="constrained")
+    fig = _figure((4.6, 4.2))
     ax = fig.add_subplot()
     hull = convex_hull(v)
     if len(hull) >= 3:
@@ -753,7 +774,7 @@ def causal_mask_pair(
     after = attention_weights(Q, K, mask=m, scale=scale)
     labels = _labels("tokens", tokens, n)
     side = min(0.62 * n + 1.6, 7.0)
-    fig = Figure(figsize=(2 * side + 1.8, side), layout="constrained")
+    fig = _figure((2 * side + 1.8, side))
     ax1, ax2 = fig.subplots(1, 2)
     shared = heatmap_range(np.concatenate([before, after]), "weights")
     d1 = attention_heatmap(before, labels, ax=ax1, title="before: no mask", decimals=decimals,

@@ -54,7 +54,6 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import matplotlib as mpl
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -98,7 +97,9 @@ RING = "box-shadow:inset 0 0 0 2px #fff,inset 0 0 0 4px #000"
 
 def _rgb(colour: str | Sequence[float]) -> NDArray[np.float64]:
     if isinstance(colour, str):
-        return np.asarray(mpl.colors.to_rgb(colour), dtype=np.float64)
+        from matplotlib.colors import to_rgb  # matplotlib when first needed, see plots._figure
+
+        return np.asarray(to_rgb(colour), dtype=np.float64)
     return np.asarray(colour, dtype=np.float64)[..., :3]
 
 
@@ -160,7 +161,9 @@ def cell_colours(
     v = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=vmin, posinf=vmax,
                       neginf=vmin)
     t = np.clip((v - vmin) / ((vmax - vmin) or 1.0), 0.0, 1.0)
-    rgba = mpl.colormaps[CMAP](t)
+    from matplotlib import colormaps  # matplotlib when first needed, see plots._figure
+
+    rgba = colormaps[CMAP](t)
     rgb8 = np.round(rgba[..., :3] * 255).astype(np.int64)
     code = (rgb8[..., 0] << 16) | (rgb8[..., 1] << 8) | rgb8[..., 2]
     return code, _black_wins(luminance(rgba))

@@ -7,6 +7,7 @@ import html
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -14,6 +15,8 @@ import pytest
 
 from course_lib import AttentionInputError, attention_weights, causal_mask, plots, the_cat_sat
 from course_lib.plots import DescribedFigure, attention_heatmap
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SEED_DESCRIPTION = (
     "A 3 by 3 heatmap of attention weights. Rows are the querying tokens the, cat, sat; "
@@ -329,3 +332,20 @@ def test_causal_mask_pair_before_and_after():
     assert "cat attends 0.33, 0.67, sat masked" in d
     with pytest.raises(AttentionInputError, match="needs one sequence"):
         plots.causal_mask_pair(np.ones((2, 2)), np.ones((3, 2)))
+
+
+def test_no_lesson_setup_cell_imports_matplotlib() -> None:
+    """matplotlib comes with a lesson's first figure (plots._figure), not with its setup cell
+    (the first code cell, which a student waits for before anything shows)."""
+    import json
+
+    setups = []
+    for lesson in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        code = [c for c in json.loads(lesson.read_text())["cells"] if c["cell_type"] == "code"]
+        if code:
+            setups.append("".join(code[0]["source"]))
+    probe = "\n".join([*setups, "import sys",
+                       "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"])
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=300).stdout
+    assert len(setups) > 10 and out.strip() == "[]", out
