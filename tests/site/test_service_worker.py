@@ -75,10 +75,19 @@ def test_files_bypass_the_service_worker_and_the_kernel_still_reads_the_drive(
     through = [url for url, by_worker in served
                if by_worker and "/api/drive" not in url and "/api/stdin/" not in url]
     assert through == [], f"{len(through)} files came through the service worker: {through[:5]}"
-    # JupyterLite mounts the drive in a kernel only if its service worker manager is
-    # registered when the kernel is made; on a busy machine the kernel can come first (then
-    # its files are not the drive's: a race of JupyterLite's own, seen in this test). A
-    # restarted kernel is made long after: it must read the drive through the worker.
+    # JupyterLite mounts the drive in a kernel only if its service worker manager holds a
+    # registration when the kernel is made; on a busy machine the kernel can come first (its
+    # files are then not the drive's: a race of JupyterLite's own, seen in this test, even
+    # for a kernel restarted seconds later). The manager pings the worker 20 s after it
+    # holds the registration: a kernel restarted after that ping must read the drive.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_event("request", lambda r: r.url.endswith(
+            "/api/service-worker-heartbeat"), timeout=120_000)
+    except PlaywrightTimeout:
+        raise AssertionError("JupyterLite's service worker manager sent no heartbeat within "
+                             "120 s: it holds no registration") from None
     page.locator(".lm-MenuBar-item", has_text="Kernel").first.click()
     page.locator(".lm-Menu-item[data-command='kernelmenu:restart']").click()
     page.locator(".jp-Dialog .jp-mod-accept").click()
