@@ -363,11 +363,39 @@ PROMPTS_JS = """() => {
 def open_notebook(page: Any, server: LabServer, relpath: str, workspace: str,
                   timeout_ms: float = 90_000) -> None:
     """Open ``relpath`` in a fresh workspace and wait until its kernel is idle."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.goto(server.url(f"lab/workspaces/{workspace}/tree/{relpath}?reset"),
               timeout=timeout_ms)
-    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell",
-                           timeout=timeout_ms)
-    wait_kernel_idle(page, timeout_ms)
+    try:
+        page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell",
+                               timeout=timeout_ms)
+        wait_kernel_idle(page, timeout_ms)
+    except PlaywrightTimeout as exc:
+        raise AssertionError(f"{relpath}: no notebook with an idle kernel within "
+                             f"{timeout_ms / 1000:.0f} s ({exc})\n"
+                             + page_state(page, server)) from None
+
+
+PAGE_STATE_JS = """() => ({
+  status: (document.querySelector('#jp-main-statusbar') || {}).innerText || '(no status bar)',
+  dialogs: [...document.querySelectorAll('.jp-Dialog')].map(d => d.innerText),
+  cells: document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell').length,
+})"""
+
+
+def page_state(page: Any, server: LabServer) -> str:
+    """What the page and the server show, for the message of a wait that timed out."""
+    try:
+        state = page.evaluate(PAGE_STATE_JS)
+    except Exception as exc:  # a message, whatever state the page is in
+        state = f"(page unreadable: {exc})"
+    try:
+        kernels = [(k.get("name"), k.get("execution_state"), k.get("connections"))
+                   for k in server.api("GET", "api/kernels") or []]
+    except (OSError, urllib.error.URLError) as exc:
+        kernels = f"(server did not answer: {exc})"
+    return f"page: {state}\nserver's kernels: {kernels}\n{server.log_tail()}"
 
 
 def wait_kernel_idle(page: Any, timeout_ms: float = 90_000) -> None:

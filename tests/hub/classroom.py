@@ -824,12 +824,25 @@ class Hub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, 9)
                 self.proc.wait(timeout=10)
-        # Anything left in the hub's process group (the proxy) goes too.
+        # Anything left in the hub's process group goes too.
         try:
             os.killpg(self.proc.pid, 15)
         except ProcessLookupError:
             pass
         self.proc = None
+        self._stop_orphaned_proxy()
+
+    def _stop_orphaned_proxy(self) -> None:
+        """The proxy runs in a session of its own (JupyterHub starts it so): a hub that died
+        while starting (a port taken, say) leaves it running, with its pid file behind."""
+        pid_file = self.state / "jupyterhub-proxy.pid"
+        try:
+            pid = int(pid_file.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            return  # no pid file (the hub stopped its proxy) or no such process
+        if b"configurable-http-proxy" in cmdline:
+            os.kill(pid, 15)
 
     # ---- a student's browser, with requests ------------------------------------------
 
