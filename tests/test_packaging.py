@@ -95,6 +95,16 @@ INSTRUCTOR_MODULES = [
 ]
 
 
+def test_the_grading_tools_build_no_iri_parser_when_they_start():
+    """With the grading extra, jsonschema (so nbformat, nbgrader, every Jupyter server)
+    takes rfc3987 and never imports rfc3987_syntax, whose parsers cost ~1.5 s per process."""
+    code = ("import sys, nbformat, jsonschema; "
+            "print(sorted(m for m in sys.modules if m.startswith('rfc3987')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "['rfc3987']", out.stdout + out.stderr
+
+
 @pytest.mark.slow
 def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
     """setuptools' bare `packages = [...]` once left course_lib's subpackages out; the

@@ -101,9 +101,12 @@ def ensure_env(log=print) -> Path:
             return env
         log(f"building the multi-user environment {env} (first run on this machine)")
         shutil.rmtree(env, ignore_errors=True)
-        subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(env)], check=True)
+        # no pip of its own: this environment's (current) pip installs into it, skipping
+        # ensurepip's bootstrap and the old pip's resolver (39 s against 62 s here)
+        subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(env)], check=True)
         subprocess.run(
-            [str(env / "bin/python"), "-m", "pip", "install", "--quiet", *reqs],
+            [sys.executable, "-m", "pip", "--python", str(env / "bin/python"), "install",
+             "--quiet", *reqs],
             check=True,
         )
         subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
