@@ -49,7 +49,7 @@ def test_test_extra_brings_grading_and_the_test_tools():
     assert {"nbgrader", "pytest", "nbval", "playwright"} <= names(reqs)
     assert not any("attention-term-by-term" in r for r in reqs), "self-reference expanded"
     assert names(course.requirements(["grading"])) == names(PROJECT["dependencies"]) | {
-        "nbgrader"}
+        "nbgrader", "rfc3987"}
 
 
 def test_an_extra_counts_the_extras_it_brings():
@@ -74,6 +74,13 @@ def test_test_runs_xdist_workers_unless_told_otherwise():
                 ["-pno:xdist"]):
         assert course.pytest_args(own) == own
     assert "pytest-xdist" in names(PROJECT["optional-dependencies"]["test"])
+
+
+def test_pip_compiles_bytecode_only_where_python_may_not_write_it(monkeypatch):
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    assert "--no-compile" in course.pip_quiet()  # Python writes it on first import
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "--no-compile" not in course.pip_quiet()  # pip writes it, once
 
 
 def test_lab_opens_the_contents_notebook():
@@ -117,7 +124,9 @@ BANNER = re.compile(r"BuildBackendWarning|Editable installation|^\s*!!\s*$|\*{20
 def test_a_fresh_student_environment(tmp_path):
     """`./course setup` on a fresh folder: lessons' packages only, no banner, < 350 MB."""
     venv = tmp_path / "venv"
+    # a student's shell: Python writes bytecode as it imports (the size limit is theirs)
     env = dict(os.environ, COURSE_VENV=str(venv))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run([sys.executable, str(ROOT / "course"), "setup"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=540)
     output = done.stdout + done.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,9 +18,20 @@ from classroom import Hub
 
 
 def _process(argv0: str) -> subprocess.Popen[bytes]:
-    # a sleep that calls itself argv0, in a session of its own as JupyterHub's proxy is
-    return subprocess.Popen(["bash", "-c", f'exec -a "{argv0}" sleep 60'],
+    """A sleep that calls itself argv0, in a session of its own as JupyterHub's proxy is.
+
+    Returned once it runs as argv0: a signal that reaches the shell before its ``exec``
+    can be lost (seen under xdist), and a real orphaned proxy has long been running.
+    """
+    proc = subprocess.Popen(["bash", "-c", f'exec -a "{argv0}" sleep 60'],
                             start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(argv0.encode()):
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"the stand-in never ran as {argv0!r}")
+        time.sleep(0.02)
+    return proc
 
 
 def _stopped(proc: subprocess.Popen[bytes]) -> bool:
