@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 
 from .attention import attention
 from .errors import AttentionInputError
-from .plots import DescribedFigure
+from .plots import DescribedFigure, _figure
 from .style import BLUE, ORANGE
 
 __all__ = [
@@ -391,9 +391,8 @@ def cost_figure(m: CostMeasurement, *, min_n: int = 256) -> DescribedFigure:
             f"m must be a CostMeasurement from measure_attention() (got {type(m).__name__})"
         )
     t_slope, b_slope = m.time_slope(min_n), m.memory_slope()
-    from matplotlib.figure import Figure  # matplotlib only when a figure is drawn
 
-    fig = Figure(figsize=(9.0, 3.2), layout="constrained")
+    fig = _figure((9.0, 3.2))  # matplotlib only when a figure is drawn
     ax_t, ax_b = fig.subplots(1, 2)
     keep = [i for i, n in enumerate(m.sizes) if n >= min_n] or list(range(len(m.sizes)))
     if len(keep) < 2:

@@ -345,15 +345,13 @@ def head_maps(
     >>> head_maps(w, ex.tokens).caption
     'Two heads, two patterns: in head 0 sat → cat; in head 1 every token looks most at the.'
     """
-    from matplotlib.figure import Figure
-
-    from .plots import DescribedFigure, attention_heatmap
+    from .plots import DescribedFigure, _figure, attention_heatmap
 
     description = describe_heads(weights, tokens, decimals)
     w = np.asarray(weights, dtype=np.float64)
     h, n, _ = w.shape
     side = min(0.62 * n + 1.6, 6.0)
-    fig = Figure(figsize=(h * side + 0.9 * h, side), layout="constrained")
+    fig = _figure((h * side + 0.9 * h, side))
     axes = np.atleast_1d(fig.subplots(1, h))
     for i, ax in enumerate(axes):
         attention_heatmap(w[i], list(tokens), ax=ax, title=f"head {i}", decimals=decimals,

@@ -300,9 +300,7 @@ def tied_and_separate_keys(example: EmbeddedExample | None = None) -> DescribedF
     1.00, 2.00, 1.00. ... The table is not symmetric: the's query · cat's key = 1.00, but
     cat's query · the's key = 0.00; ...
     """
-    from matplotlib.figure import Figure
-
-    from .plots import DescribedFigure, attention_heatmap
+    from .plots import DescribedFigure, _figure, attention_heatmap
     from .style import heatmap_range
 
     ex = embedded_example() if example is None else example
@@ -310,7 +308,7 @@ def tied_and_separate_keys(example: EmbeddedExample | None = None) -> DescribedF
     tied, separate = scores(Q, Q), scores(Q, K)
     n = len(ex.tokens)
     side = min(0.62 * n + 1.6, 7.0)
-    fig = Figure(figsize=(2 * side + 1.8, side), layout="constrained")
+    fig = _figure((2 * side + 1.8, side))
     ax1, ax2 = fig.subplots(1, 2)
     shared = heatmap_range(np.concatenate([tied, separate]), "scores")
     d1 = attention_heatmap(tied, ex.tokens, ax=ax1, kind="scores", value_range=shared,
