@@ -46,6 +46,7 @@ __all__ = [
     "LabServer",
     "check_widgets_respond",
     "clipped_labels",
+    "close_documents",
     "controls_disagree",
     "copy_tree",
     "cramped_prose",
@@ -55,6 +56,7 @@ __all__ = [
     "low_contrast_text",
     "missing_requirements",
     "move_widget",
+    "open_in_app",
     "open_notebook",
     "output_signature",
     "page_problems",
@@ -377,6 +379,80 @@ def open_notebook(page: Any, server: LabServer, relpath: str, workspace: str,
                              + page_state(page, server)) from None
 
 
+OPEN_IN_APP_JS = """async (path) => {
+  const app = window.jupyterapp;
+  const widget = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  app.shell.activateById(widget.id);
+}"""
+
+# The open notebook is ``path``, shown, and its kernel connected and idle.
+READY_IN_APP_JS = """(path) => {
+  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(
+    w => w.context && w.context.path === path);
+  const session = widget && widget.sessionContext && widget.sessionContext.session;
+  const kernel = session && session.kernel;
+  return !!(widget && widget.isVisible && kernel && kernel.status === 'idle'
+            && kernel.connectionStatus === 'connected');
+}"""
+
+
+def open_in_app(page: Any, server: LabServer | None, relpath: str,
+                timeout_ms: float = 90_000) -> None:
+    """Open ``relpath`` in the JupyterLab already on ``page``, as File > Open does, and wait
+    until its kernel is idle; every document open before is closed first, unsaved, and its
+    kernel shut down (``close_documents``).
+
+    One page for many notebooks: a JupyterLab page load costs seconds of the browser's CPU
+    per notebook (on 2 cores, as much as running a lesson), where opening a document in the
+    loaded app costs a fraction. Needs the app exposed (``course_lab`` starts it so), and
+    the page on JupyterLab (``open_notebook`` or a ``lab`` URL) before the first call.
+    ``server``: the Jupyter server, for the message if the kernel never idles (None for the
+    offline site, whose kernels run in the page).
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    if not page.evaluate("() => !!window.jupyterapp"):
+        raise AssertionError(f"{relpath}: the page holds no JupyterLab app (page {page.url}); "
+                             "open a lab URL first, on a server started with "
+                             "--LabApp.expose_app_in_browser=True")
+    dialogs = page.locator(".jp-Dialog")
+    if dialogs.count():
+        raise AssertionError(f"{relpath}: a dialog covers the app before opening it: "
+                             f"{dialogs.first.inner_text()!r}")
+    try:
+        page.evaluate(CLOSE_DOCUMENTS_JS)
+        page.evaluate(OPEN_IN_APP_JS, relpath)
+        page.wait_for_function(READY_IN_APP_JS, arg=relpath, timeout=timeout_ms)
+        page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell",
+                               timeout=timeout_ms)
+        wait_kernel_idle(page, timeout_ms)
+    except PlaywrightTimeout as exc:
+        raise AssertionError(f"{relpath}: no notebook with an idle kernel within "
+                             f"{timeout_ms / 1000:.0f} s ({exc})\n"
+                             + page_state(page, server)) from None
+
+
+# The kernel is shut down, not the session: JupyterLite 0.6.4 throws "Session <id> not
+# found" (an uncaught error in the console) when a session is shut down, File > Close and
+# Shut Down Notebook included. A session left without its kernel is dropped by the next list.
+CLOSE_DOCUMENTS_JS = """async () => {
+  const app = window.jupyterapp;
+  const kernels = [];
+  for (const widget of Array.from(app.shell.widgets('main'))) {
+    const session = widget.sessionContext && widget.sessionContext.session;
+    if (session && session.kernel) kernels.push(session.kernel.id);
+    widget.dispose();
+  }
+  for (const id of kernels) await app.serviceManager.kernels.shutdown(id);
+}"""
+
+
+def close_documents(page: Any) -> None:
+    """Close every open document of the page's JupyterLab, unsaved (throw-away copies), and
+    shut its kernel down."""
+    page.evaluate(CLOSE_DOCUMENTS_JS)
+
+
 PAGE_STATE_JS = """() => ({
   status: (document.querySelector('#jp-main-statusbar') || {}).innerText || '(no status bar)',
   dialogs: [...document.querySelectorAll('.jp-Dialog')].map(d => d.innerText),
@@ -384,12 +460,15 @@ PAGE_STATE_JS = """() => ({
 })"""
 
 
-def page_state(page: Any, server: LabServer) -> str:
-    """What the page and the server show, for the message of a wait that timed out."""
+def page_state(page: Any, server: LabServer | None) -> str:
+    """What the page and the server show, for the message of a wait that timed out (the
+    page only for ``server=None``: a static site's kernels live in the page)."""
     try:
         state = page.evaluate(PAGE_STATE_JS)
     except Exception as exc:  # a message, whatever state the page is in
         state = f"(page unreadable: {exc})"
+    if server is None:
+        return f"page: {state}"
     try:
         kernels = [(k.get("name"), k.get("execution_state"), k.get("connections"))
                    for k in server.api("GET", "api/kernels") or []]

@@ -1,7 +1,8 @@
 """Every lesson notebook, in JupyterLab in Chromium, as a student meets it, in both themes.
 
-Per notebook (on a throw-away copy): open it, Run > Run All Cells, wait for the kernel to go
-idle, and assert
+Per notebook (a throw-away copy, opened in the module's one JupyterLab page after the one
+before is closed, as a student goes from lesson to lesson): open it, Run > Run All Cells,
+wait for the kernel to go idle, and assert
 
 * no error or stderr output, no widget that failed to render; the self-study quiz starts
   unanswered ("not answered yet", no letter pressed);
@@ -24,6 +25,7 @@ Screenshots: test-artifacts/browser/<notebook>-<theme>.png (the top of the lesso
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +36,12 @@ from labdriver import (
     LabServer,
     check_widgets_respond,
     clipped_labels,
+    close_documents,
     controls_disagree,
     cramped_prose,
     lesson_notebooks,
     low_contrast_text,
-    open_notebook,
+    open_in_app,
     page_problems,
     pictures_disagree_with_code,
     run_all_cells,
@@ -47,6 +50,32 @@ from labdriver import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def app_page(chromium: Any, course_lab: LabServer) -> Iterator[Any]:
+    """One JupyterLab page for the whole module: each test opens its notebook in it.
+
+    A page load costs seconds of Chromium's CPU, as much as running a lesson: the notebooks
+    are opened in the loaded app instead (``open_in_app``), each one after the previous one
+    is closed and its kernel shut down, as a student goes from lesson to lesson.
+    """
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(course_lab.url("lab/workspaces/lessons?reset"), timeout=90_000)
+    page.wait_for_function("() => !!window.jupyterapp", timeout=90_000)
+    page.evaluate("() => window.jupyterapp.restored.then(() => true)")
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def lab_page(app_page: Any, fresh_kernels: LabServer) -> Iterator[Any]:
+    """The module's page (not a fresh one, as elsewhere); afterwards its documents are closed,
+    then their kernels shut."""
+    yield app_page
+    close_documents(app_page)
 
 
 WIDGET_CODE = re.compile(r"\bwidgets\.|\bipywidgets\b|\binteract(ive)?\b")
@@ -104,7 +133,7 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
                                artifacts: Path) -> None:
     relpath = notebook.relative_to(REPO).as_posix()
     lab_page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
-    open_notebook(lab_page, fresh_kernels, relpath, f"lesson-{notebook.stem}")
+    open_in_app(lab_page, fresh_kernels, relpath)
     widgets = shows_widgets(notebook)
     names = explorer_names(notebook)
     try:
@@ -164,7 +193,7 @@ def open_written(page: Any, server: LabServer, nb: nbformat.NotebookNode, name: 
     target = server.root_dir / relpath
     target.parent.mkdir(exist_ok=True)
     nbformat.write(nb, target)
-    open_notebook(page, server, relpath, name)
+    open_in_app(page, server, relpath)
     run_all_cells(page)
 
 

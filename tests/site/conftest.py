@@ -12,6 +12,7 @@ message; under CI (``CI=true``) that is an error instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitedriver import ARTIFACTS, console_problems, launch_site_browser
+from sitedriver import ARTIFACTS, console_problems, expose_the_app, launch_site_browser
 
 from course_site import recipe
 from course_site.build import BuildReport, build
@@ -109,18 +110,22 @@ class SitePage:
         assert attempts == [], ("the site tried to reach outside 127.0.0.1 (blocked):\n"
                                 + "\n".join(attempts))
         problems = console_problems(self.console)
+        self.console.clear()  # a page shared by several tests: each checks its own messages
         assert problems == [], "the browser console shows:\n" + "\n".join(problems)
 
 
-@pytest.fixture
-def site_page(site_browser: Any) -> Iterator[SitePage]:
-    """A new context (empty cache and storage, 1400×1000) whose outside requests are caught."""
+@contextlib.contextmanager
+def _guarded_page(browser: Any, expose_app: bool = False) -> Iterator[SitePage]:
+    """A new context (empty cache and storage, 1400×1000) whose outside requests are caught;
+    with ``expose_app``, the site's JupyterLab is reachable as ``window.jupyterapp``."""
     from netguard import OutsideGuard
 
     with OutsideGuard() as guard:
-        context = site_browser.new_context(viewport={"width": 1400, "height": 1000},
-                                           **guard.context_options())
+        context = browser.new_context(viewport={"width": 1400, "height": 1000},
+                                      **guard.context_options())
         guard.attach(context)
+        if expose_app:
+            expose_the_app(context)
         page = context.new_page()
         page.set_default_timeout(60_000)
         console: list[str] = []
@@ -132,3 +137,18 @@ def site_page(site_browser: Any) -> Iterator[SitePage]:
         late = guard.take()
     if late:
         pytest.fail("outside requests after the test's own check:\n" + "\n".join(late))
+
+
+@pytest.fixture
+def site_page(site_browser: Any) -> Iterator[SitePage]:
+    """A new context (empty cache and storage, 1400×1000) whose outside requests are caught."""
+    with _guarded_page(site_browser) as page:
+        yield page
+
+
+@pytest.fixture(scope="module")
+def shared_site_page(site_browser: Any) -> Iterator[SitePage]:
+    """One guarded context and page for a whole module, the app exposed (``open_in_app``):
+    a student going from lesson to lesson in one tab, and a page load saved per lesson."""
+    with _guarded_page(site_browser, expose_app=True) as page:
+        yield page

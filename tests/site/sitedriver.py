@@ -25,6 +25,7 @@ __all__ = [
     "ARTIFACTS",
     "NOTEBOOKS",
     "console_problems",
+    "expose_the_app",
     "launch_site_browser",
     "lesson_url",
     "open_lesson",
@@ -77,6 +78,25 @@ def open_lesson(page: Any, site_url: str, lesson: str, timeout_ms: float = 180_0
     page.goto(lesson_url(site_url, lesson), timeout=timeout_ms)
     page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=timeout_ms)
     wait_kernel_idle(page, timeout_ms)
+
+
+def expose_the_app(context: Any) -> None:
+    """Have the site's JupyterLab set ``window.jupyterapp`` in ``context``'s pages, as
+    ``--LabApp.expose_app_in_browser`` does for a server (``labdriver.open_in_app`` needs it).
+
+    The site's ``jupyter-lite.json`` files, as the page fetches them, get
+    ``exposeAppInBrowser``; the built files are not changed. Registered after the context's
+    outside-request guard, this route sees those requests first (Playwright tries the newest
+    route first), and only 127.0.0.1 is asked for them.
+    """
+    def add_option(route: Any) -> None:
+        response = route.fetch()
+        config = response.json()
+        config.setdefault("jupyter-config-data", {})["exposeAppInBrowser"] = "true"
+        route.fulfill(response=response, json=config)
+
+    context.route(re.compile(r"^http://127\.0\.0\.1:\d+/(.*/)?jupyter-lite\.json(\?.*)?$"),
+                  add_option)
 
 
 def console_problems(messages: list[str]) -> list[str]:

@@ -1,9 +1,13 @@
 """Every lesson of the offline site, in Chromium, with nothing reachable but 127.0.0.1.
 
-Per lesson: open it in a fresh browser context (empty cache), Run > Run All Cells, no error
-or stderr output, no widget that failed to render, no console message that says the site is
-assembled wrong; then one control of each kind in every cell that shows controls is moved and
-what the page shows must change (tests/browser/labdriver.py does both, as for JupyterLab).
+Per lesson, in one browser context and page (its cache empty at first) for the module, as a
+student going from lesson to lesson in one tab: open it (the first by its address, as a link
+to the site does; each next one in the loaded app, after the one before is closed and its
+kernel shut down), Run > Run All Cells, no error or stderr output, no widget that failed to
+render, no console message that says the site is assembled wrong; then one control of each
+kind in every cell that shows controls is moved and what the page shows must change
+(tests/browser/labdriver.py does both, as for JupyterLab). The cold first visit of a lesson
+by its address, the kernel started as the page opens, is tested in test_early_kernel.py.
 A lesson the build marked as not fully runnable in the browser must show that note instead.
 Every request not for 127.0.0.1 is blocked, and one attempted fails the test. A screenshot per
 lesson goes to test-artifacts/site/<lesson>.png.
@@ -18,6 +22,7 @@ from typing import Any
 import pytest
 from labdriver import (
     check_widgets_respond,
+    open_in_app,
     page_problems,
     run_all_cells,
     save_screenshot,
@@ -34,13 +39,23 @@ def _shot_name(lesson: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", lesson.removesuffix(".ipynb"))
 
 
+def open_next(page: Any, site_url: str, lesson: str) -> None:
+    """Open ``lesson``: by its address in a page not on the site yet, else in the app."""
+    if not page.url.startswith(site_url):
+        open_lesson(page, site_url, lesson)
+        assert page.evaluate("() => !!window.jupyterapp"), "the app was not exposed"
+    else:
+        open_in_app(page, None, lesson, timeout_ms=180_000)
+
+
 @pytest.mark.parametrize("lesson", site_lessons())
-def test_lesson_runs_offline_in_the_browser(lesson: str, site_page: Any,
+def test_lesson_runs_offline_in_the_browser(lesson: str, shared_site_page: Any,
                                             site_server: SiteServer, site_build: Any,
                                             artifacts: Path) -> None:
+    site_page = shared_site_page
     page = site_page.page
     problems = site_build[1].lessons[lesson]
-    open_lesson(page, site_server.url, lesson)
+    open_next(page, site_server.url, lesson)
     try:
         if problems:
             note = page.locator(".jp-MarkdownCell", has_text="cannot run completely").first
