@@ -259,3 +259,27 @@ def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
     low = low_contrast_text(lab_page)[1]
     set_theme(lab_page, "light")
     assert len(low) == 2 and '"0.50"' in low[0] and '"Not quite."' in low[1], low
+
+
+def test_opening_in_the_app_reports_what_stops_it(lab_page: Any, fresh_kernels: LabServer
+                                                  ) -> None:
+    """``open_in_app`` fails with what the page shows: a notebook whose kernel the server
+    lacks never idles (its "Select Kernel" dialog named), and while a dialog covers the app
+    nothing more is opened (the dialog's text named)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    nb.metadata["kernelspec"] = {"name": "no-such-kernel", "display_name": "No such kernel",
+                                 "language": "python"}
+    nbformat.write(nb, fresh_kernels.root_dir / "selftest" / "no_kernel_in_app.ipynb")
+    try:
+        with pytest.raises(AssertionError) as failure:
+            open_in_app(lab_page, fresh_kernels, "selftest/no_kernel_in_app.ipynb",
+                        timeout_ms=15_000)
+        message = str(failure.value)
+        assert "no_kernel_in_app.ipynb: no notebook with an idle kernel within 15 s" in message
+        assert "Select Kernel" in message and "server's kernels: []" in message, message
+        with pytest.raises(AssertionError, match=r"04_softmax.ipynb: a dialog covers the app "
+                                                 r"before opening it: '.*Select Kernel"):
+            open_in_app(lab_page, fresh_kernels, "notebooks/04_softmax.ipynb")
+    finally:
+        lab_page.keyboard.press("Escape")  # the dialog, as a student would dismiss it
+        lab_page.locator(".jp-Dialog").wait_for(state="detached", timeout=10_000)
