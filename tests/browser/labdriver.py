@@ -27,7 +27,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -365,11 +365,18 @@ PROMPTS_JS = """() => {
 def open_notebook(page: Any, server: LabServer, relpath: str, workspace: str,
                   timeout_ms: float = 90_000) -> None:
     """Open ``relpath`` in a fresh workspace and wait until its kernel is idle."""
+    _open_and_wait(page, server, relpath, timeout_ms, lambda: page.goto(
+        server.url(f"lab/workspaces/{workspace}/tree/{relpath}?reset"), timeout=timeout_ms))
+
+
+def _open_and_wait(page: Any, server: LabServer | None, relpath: str, timeout_ms: float,
+                   opens: Callable[[], object]) -> None:
+    """Call ``opens``, then wait for the notebook's cells and its idle kernel; a timeout
+    fails naming what the page (and the server) show."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    page.goto(server.url(f"lab/workspaces/{workspace}/tree/{relpath}?reset"),
-              timeout=timeout_ms)
     try:
+        opens()
         page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell",
                                timeout=timeout_ms)
         wait_kernel_idle(page, timeout_ms)
@@ -409,8 +416,6 @@ def open_in_app(page: Any, server: LabServer | None, relpath: str,
     ``server``: the Jupyter server, for the message if the kernel never idles (None for the
     offline site, whose kernels run in the page).
     """
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     if not page.evaluate("() => !!window.jupyterapp"):
         raise AssertionError(f"{relpath}: the page holds no JupyterLab app (page {page.url}); "
                              "open a lab URL first, on a server started with "
@@ -419,17 +424,13 @@ def open_in_app(page: Any, server: LabServer | None, relpath: str,
     if dialogs.count():
         raise AssertionError(f"{relpath}: a dialog covers the app before opening it: "
                              f"{dialogs.first.inner_text()!r}")
-    try:
+
+    def opens() -> None:
         page.evaluate(CLOSE_DOCUMENTS_JS)
         page.evaluate(OPEN_IN_APP_JS, relpath)
         page.wait_for_function(READY_IN_APP_JS, arg=relpath, timeout=timeout_ms)
-        page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell",
-                               timeout=timeout_ms)
-        wait_kernel_idle(page, timeout_ms)
-    except PlaywrightTimeout as exc:
-        raise AssertionError(f"{relpath}: no notebook with an idle kernel within "
-                             f"{timeout_ms / 1000:.0f} s ({exc})\n"
-                             + page_state(page, server)) from None
+
+    _open_and_wait(page, server, relpath, timeout_ms, opens)
 
 
 # The kernel is shut down, not the session: JupyterLite 0.6.4 throws "Session <id> not
