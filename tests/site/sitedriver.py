@@ -87,11 +87,18 @@ def expose_the_app(context: Any) -> None:
     The site's ``jupyter-lite.json`` files, as the page fetches them, get
     ``exposeAppInBrowser``; the built files are not changed. Registered after the context's
     outside-request guard, this route sees those requests first (Playwright tries the newest
-    route first), and only 127.0.0.1 is asked for them.
+    route first), and only 127.0.0.1 is asked for them. A response that is not a JSON object
+    (a 404, say) goes to the page as it came.
     """
     def add_option(route: Any) -> None:
         response = route.fetch()
-        config = response.json()
+        try:
+            config = response.json() if response.ok else None
+        except ValueError:
+            config = None
+        if not isinstance(config, dict):
+            route.fulfill(response=response)
+            return
         config.setdefault("jupyter-config-data", {})["exposeAppInBrowser"] = "true"
         route.fulfill(response=response, json=config)
 

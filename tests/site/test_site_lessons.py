@@ -27,7 +27,7 @@ from labdriver import (
     run_all_cells,
     save_screenshot,
 )
-from sitedriver import NOTEBOOKS, open_lesson, site_lessons
+from sitedriver import NOTEBOOKS, expose_the_app, open_lesson, site_lessons
 from test_lab_lessons import shows_widgets
 
 from course_site.serve import SiteServer
@@ -83,3 +83,19 @@ def test_every_lesson_is_in_the_site(site_build: Any) -> None:
     assert sorted(site_build[1].lessons) == site_lessons()
     unnoted = [lesson for lesson, problems in site_build[1].lessons.items() if not problems]
     assert unnoted, "every lesson is marked as not runnable in the browser"
+
+
+def test_exposing_the_app_changes_only_the_configuration(site_browser: Any,
+                                                         site_server: SiteServer) -> None:
+    """The route behind ``shared_site_page`` adds ``exposeAppInBrowser`` to the site's
+    configuration as served, and passes what is not a configuration (a 404) as it came."""
+    context = site_browser.new_context()
+    try:
+        expose_the_app(context)
+        page = context.new_page()
+        served = page.goto(f"{site_server.url}jupyter-lite.json")
+        assert served.ok and served.json()["jupyter-config-data"]["exposeAppInBrowser"] == "true"
+        missing = page.goto(f"{site_server.url}no-such-folder/jupyter-lite.json")
+        assert missing.status == 404
+    finally:
+        context.close()
