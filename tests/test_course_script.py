@@ -83,6 +83,22 @@ def test_pip_compiles_bytecode_only_where_python_may_not_write_it(monkeypatch):
     assert "--no-compile" not in course.pip_quiet()  # pip writes it, once
 
 
+def test_the_suite_may_write_bytecode_whatever_the_shell_says(monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("COURSE_PROBE", "kept")
+    env = course.test_env()
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["COURSE_PROBE"] == "kept"
+    assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"  # this shell's own stays as it was
+    calls = []
+    monkeypatch.setattr(course, "setup", lambda extras: None)
+    monkeypatch.setattr(course, "run", lambda cmd, env=None: calls.append((cmd, env)))
+    course.test(["-m", "not slow"])
+    [(ruff_cmd, ruff_env), (pytest_cmd, pytest_env)] = calls
+    assert ruff_cmd[1:] == ["check", "."] and ruff_env is None
+    assert pytest_cmd[1:3] == ["-m", "pytest"]
+    assert pytest_env == env  # the suite runs with it, ruff as the shell says
+
+
 def test_lab_opens_the_contents_notebook():
     [url] = [f for f in course.LAB_FLAGS if f.startswith("--LabApp.default_url=")]
     assert url == "--LabApp.default_url=/lab/tree/notebooks/00_contents.ipynb"

@@ -1,13 +1,14 @@
 """`-m "not slow"` is the quick loop: no kernel, browser, site, sandbox or hub in it.
 
 conftest.py (at the top of the checkout) marks every strict-nbval lesson cell and every
-test marked browser, site, sandbox or hub as slow too; this collects the suite both ways
-and checks what each selection holds.
+test marked browser, site, sandbox or hub as slow too; this collects the suite once, with
+`-m "not slow"`, and checks what it keeps and what it leaves out.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,18 +18,41 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def collected(*args: str) -> list[str]:
+def collected(*args: str, env: dict[str, str] | None = None) -> list[str]:
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *args],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+                         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+                         env=env)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return [ln for ln in out.stdout.splitlines() if "::" in ln]
 
 
+# A plugin for the collecting pytest: it writes the node ids that `-m` leaves out to a file.
+DESELECTED_PLUGIN = """import os
+
+
+def pytest_deselected(items):
+    with open(os.environ["DESELECTED_TO"], "a") as out:
+        out.writelines(item.nodeid + "\\n" for item in items)
+"""
+
+
+def selected_and_deselected(marker_expression: str, tmp_path: Path) -> tuple[list[str], list[str]]:
+    """One collection of the suite: what ``-m marker_expression`` keeps and what it leaves out."""
+    (tmp_path / "report_deselected.py").write_text(DESELECTED_PLUGIN)
+    out = tmp_path / "deselected.txt"
+    out.touch()
+    env = dict(os.environ, DESELECTED_TO=str(out),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path),
+                                                        os.environ.get("PYTHONPATH")])))
+    kept = collected("-m", marker_expression, "-p", "report_deselected", env=env)
+    return kept, out.read_text().splitlines()
+
+
 @pytest.mark.slow
-def test_not_slow_leaves_out_kernels_browsers_sites_sandboxes_and_hubs() -> None:
-    quick = collected("-m", "not slow")
-    heavy = collected("-m", "slow")
+def test_not_slow_leaves_out_kernels_browsers_sites_sandboxes_and_hubs(tmp_path: Path) -> None:
+    quick, heavy = selected_and_deselected("not slow", tmp_path)
     assert quick and heavy
+    assert not set(quick) & set(heavy)
     assert not any(n.startswith("notebooks/") for n in quick), "a lesson kernel in the quick loop"
     leaks = [n for n in quick if n.startswith(("tests/browser/test_lab_lessons",
                                                "tests/browser/test_lab_quiz",
@@ -37,6 +61,7 @@ def test_not_slow_leaves_out_kernels_browsers_sites_sandboxes_and_hubs() -> None
     assert leaks == []
     assert any(n.startswith("notebooks/") for n in heavy)
     assert any(n.startswith("tests/browser/test_lab_lessons.py") for n in heavy)
+    assert "tests/test_markers.py::test_an_unknown_marker_is_an_error" in quick
 
 
 def test_an_unknown_marker_is_an_error(tmp_path: Path) -> None:
