@@ -15,7 +15,9 @@ The steps, each checked:
    broken site fails here, not in a student's browser) and writes Matplotlib's font list,
    which the site ships so that no lesson shows "Matplotlib is building the font cache";
    a second run imports what a kernel and the lessons import and compiles it: the site ships
-   that bytecode (:mod:`course_site.bytecode`), so that browsers do not compile it again;
+   that bytecode (:mod:`course_site.bytecode`), so that browsers do not compile it again
+   (one run for both; its result is kept in the cache by all it read, so a rebuild with the
+   same library and lessons' imports reuses it: :mod:`course_site.run_cache`);
 5. ``jupyter lite build`` with only two JupyterLab extensions (the Pyodide kernel, the
    widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``), and
    without the icon font's copies in formats no browser that runs JupyterLab fetches;
@@ -58,6 +60,7 @@ from .pyodide_dist import (
     official_lock,
     trim_wheel,
 )
+from .run_cache import cached_run
 from .wheels import library_wheel, make_wheel, wheel_top_level
 
 __all__ = [
@@ -67,6 +70,7 @@ __all__ = [
     "BuildReport",
     "SiteBuildError",
     "build",
+    "in_file_order",
     "main",
 ]
 
@@ -133,12 +137,16 @@ class BuildReport:
         The site's size on disk.
     seconds : float
         How long the build took.
+    pyodide_run_reused : bool
+        Whether the run under Node.js (step 4) was read from the cache, not run
+        (:mod:`course_site.run_cache`).
     """
 
     lessons: dict[str, list[str]]
     packages: list[str]
     size_bytes: int
     seconds: float
+    pyodide_run_reused: bool = False
 
 
 def _require_tools() -> Path:
@@ -264,6 +272,20 @@ json.dumps({{
     "python": sys.version.split()[0],
 }})
 """
+
+
+def in_file_order(fontlist: str) -> str:
+    """Matplotlib's font list (JSON) with its fonts sorted, so that a build is reproducible.
+
+    Matplotlib lists the fonts it found in the order of a Python set, which changes with each
+    process (string hashing): two builds of the same inputs shipped the same fonts in a
+    different order, so different bytes, and where two fonts match a lookup equally well
+    matplotlib takes the first of the list: sorted, every build picks the same one.
+    """
+    data = json.loads(fontlist)
+    for key in ("ttflist", "afmlist"):
+        data[key] = sorted(data[key], key=lambda entry: json.dumps(entry, sort_keys=True))
+    return json.dumps(data, indent=2)
 
 
 def _empty_package_needed(site_lock: dict[str, Any], name: str) -> str:
@@ -418,17 +440,19 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             # start: imports that fail count too), then every module of the library imported
             # and the font list matplotlib wrote meanwhile read
             loaded = {normalize(p) for p in _preload(site_lock, lesson_imports)} | {lib_name}
-            compiled, checked = _run_in_pyodide(
-                pyodide_dir, sorted(loaded),
+            (compiled, checked), reused = cached_run(
+                cache, pyodide_dir, sorted(loaded),
                 _in_turn(bytecode.compile_code([Path(library).name]),
-                         CHECK_CODE.format(packages=[Path(library).name])))
+                         CHECK_CODE.format(packages=[Path(library).name])),
+                _run_in_pyodide, log)
             if not checked["fontlist_path"]:
                 raise SiteBuildError("Pyodide's matplotlib wrote no font list next to "
                                      "font_manager.py; without one every lesson would show "
                                      "'Matplotlib is building the font cache'")
             font_wheel = make_wheel(staging / "wheels", FONT_LIST_WHEEL,
                                     lock["packages"]["matplotlib"]["version"],
-                                    {checked["fontlist_path"]: checked["fontlist"].encode()})
+                                    {checked["fontlist_path"]:
+                                     in_file_order(checked["fontlist"]).encode()})
             # Pyodide's matplotlib 3.8.4 wheel carries a font list written by a newer
             # matplotlib (version 390, it reads 330): it would rebuild it in every new kernel,
             # printing "Matplotlib is building the font cache" under the first figure.
@@ -503,7 +527,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         (built / "course-site.json").write_text(
             json.dumps({"lessons": lessons, "packages": packages}, indent=1))
         report = BuildReport(lessons=lessons, packages=packages, size_bytes=_size(built),
-                             seconds=time.monotonic() - started)
+                             seconds=time.monotonic() - started, pyodide_run_reused=reused)
         old = staging / "previous"
         if output.exists():
             os.replace(output, old)

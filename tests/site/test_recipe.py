@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
 
 from course_site import recipe
-from course_site.build import _Availability, _empty_package_needed, _open_first_lesson
+from course_site.build import (
+    _Availability,
+    _empty_package_needed,
+    _open_first_lesson,
+    in_file_order,
+)
 from course_site.lessons import LessonNeeds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,3 +70,16 @@ def test_the_front_page_opens_the_first_lesson_and_keeps_its_configuration() -> 
     assert 'window.location.replace("./lab/index.html?path=00%20contents.ipynb")' in out
     assert out.index("location.replace") < out.index('<script type="module">')
     assert 'id="jupyter-config-data"' in out
+
+
+def test_the_font_list_ships_in_one_order_whatever_order_matplotlib_wrote() -> None:
+    fonts = [{"fname": f"fonts/ttf/{n}.ttf", "name": n, "style": "normal", "weight": 400,
+              "__class__": "FontEntry"} for n in ("DejaVuSans", "STIXGeneral", "cmr10")]
+    afm = [{"fname": "fonts/afm/a.afm", "name": "A", "__class__": "FontEntry"},
+           {"fname": "fonts/afm/b.afm", "name": "B", "__class__": "FontEntry"}]
+    head = {"_version": 330, "default_size": None, "defaultFamily": {"ttf": "DejaVu Sans"}}
+    one = json.dumps({**head, "afmlist": afm, "ttflist": fonts}, indent=2)
+    other = json.dumps({**head, "afmlist": afm[::-1], "ttflist": [fonts[2], fonts[0], fonts[1]]},
+                       indent=2)
+    assert in_file_order(one) == in_file_order(other)
+    assert json.loads(in_file_order(other)) == {**head, "afmlist": afm, "ttflist": fonts}

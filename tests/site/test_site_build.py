@@ -17,7 +17,12 @@ import pytest
 from sitedriver import NOTEBOOKS, site_config, site_lessons, site_preload
 
 from course_site import recipe
-from course_site.build import KERNEL_PLUGIN, LEGACY_FONT_FORMATS, _run_in_pyodide
+from course_site.build import (
+    KERNEL_PLUGIN,
+    LEGACY_FONT_FORMATS,
+    _run_in_pyodide,
+    in_file_order,
+)
 from course_site.fetch import cached_npm, cached_wheel, default_cache
 from course_site.icons import ENTRY, HEADER
 from course_site.pyodide_dist import official_lock
@@ -159,6 +164,15 @@ def test_every_lesson_is_served_unchanged_unless_noted(site: Path, site_build: A
             assert served["cells"][1:] == original["cells"]
         else:
             assert served == original, f"{lesson} differs from notebooks/{lesson}"
+
+
+def test_the_font_list_is_shipped_in_file_order(site: Path) -> None:
+    [wheel] = (site / "static" / "pyodide").glob("matplotlib_fontlist-*.whl")
+    with zipfile.ZipFile(wheel) as whl:
+        [name] = [n for n in whl.namelist() if n.endswith("fontlist.json")]
+        fontlist = whl.read(name).decode()
+    assert in_file_order(fontlist) == fontlist
+    assert len(json.loads(fontlist)["ttflist"]) > 10
 
 
 def test_the_front_page_opens_the_first_lesson(site: Path) -> None:

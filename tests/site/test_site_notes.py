@@ -1,8 +1,10 @@
 """What the site shows where the browser falls short, and what it keeps from JupyterLab.
 
 - A lesson that cannot run fully in a browser (here one that imports ``subprocess`` and runs
-  a shell command) opens with a note that says so and why: a second, small site is built
-  from a folder holding that lesson only.
+  a shell command) opens with a note that says so and why: a second site is built from the
+  course's lessons plus that one. Its lessons import what the course's do, so its run under
+  Node.js is the session site's, reused from the build's cache (course_site.run_cache): the
+  files that run made must be the same, byte for byte.
 - The arrow keys still move between cells (the site gives them to widgets only when a
   widget has the focus; the lessons' test moves sliders with them).
 """
@@ -10,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ import pytest
 from labdriver import save_screenshot
 from sitedriver import NOTEBOOKS, open_lesson, site_lessons
 
-from course_site.build import build
+from course_site.build import BuildReport, build
 from course_site.serve import SiteServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.site, pytest.mark.timeout(600)]
@@ -27,11 +30,16 @@ ACTIVE_INDEX_JS = """() => [...document.querySelectorAll(
   c => c.classList.contains('jp-mod-active'))"""
 
 
+# What the build's run under Node.js writes into the site's Pyodide folder.
+FROM_THE_RUN = ("python_stdlib.zip", "pyodide_bytecode-*.whl", "matplotlib_fontlist-*.whl")
+
+
 @pytest.mark.slow
 def test_a_lesson_the_browser_cannot_run_says_so(site_page: Any, tmp_path: Path,
-                                                 artifacts: Path) -> None:
+                                                 artifacts: Path,
+                                                 site_build: tuple[Path, BuildReport]) -> None:
     lessons = tmp_path / "notebooks"
-    lessons.mkdir()
+    shutil.copytree(NOTEBOOKS, lessons, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     # as the course's lessons: the site's kernel is chosen by the language (python)
     metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                "language": "python"}, "language_info": {"name": "python"}}
@@ -46,6 +54,12 @@ def test_a_lesson_the_browser_cannot_run_says_so(site_page: Any, tmp_path: Path,
         "`import subprocess`: a browser tab cannot start other programs.",
         "`!ls`: shell and package-manager commands do not run in the browser.",
     ]
+    assert report.pyodide_run_reused, "the same inputs as the session's site: not run again"
+    session_site = site_build[0] / "static" / "pyodide"
+    for pattern in FROM_THE_RUN:
+        [mine] = (tmp_path / "site" / "static" / "pyodide").glob(pattern)
+        [theirs] = session_site.glob(pattern)
+        assert mine.read_bytes() == theirs.read_bytes(), pattern
     with SiteServer(tmp_path / "site") as server:
         open_lesson(site_page.page, server.url, "01_shell.ipynb")
         first = site_page.page.locator(".jp-NotebookPanel .jp-Cell").first
