@@ -284,7 +284,8 @@ def in_file_order(fontlist: str) -> str:
     """
     data = json.loads(fontlist)
     for key in ("ttflist", "afmlist"):
-        data[key] = sorted(data[key], key=lambda entry: json.dumps(entry, sort_keys=True))
+        if isinstance(data.get(key), list):
+            data[key] = sorted(data[key], key=lambda entry: json.dumps(entry, sort_keys=True))
     return json.dumps(data, indent=2)
 
 

@@ -83,3 +83,6 @@ def test_the_font_list_ships_in_one_order_whatever_order_matplotlib_wrote() -> N
                        indent=2)
     assert in_file_order(one) == in_file_order(other)
     assert json.loads(in_file_order(other)) == {**head, "afmlist": afm, "ttflist": fonts}
+    # a list without fonts of one kind (or a future layout) is shipped as it came
+    assert json.loads(in_file_order(json.dumps({**head, "ttflist": fonts}))) == {
+        **head, "ttflist": fonts}
