@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .fetch import file_sha256
+
 __all__ = ["RUNNER", "cached_run", "run_key"]
 
 RUNNER = Path(__file__).with_name("pyodide_run.mjs")
@@ -56,8 +58,7 @@ def run_key(pyodide_dir: Path, packages: list[str], code: str,
     part("packages", json.dumps(packages).encode())
     part("code", code.encode())
     for path in sorted(p for p in Path(pyodide_dir).rglob("*") if p.is_file()):
-        part("file " + path.relative_to(pyodide_dir).as_posix(),
-             hashlib.sha256(path.read_bytes()).digest())
+        part("file " + path.relative_to(pyodide_dir).as_posix(), file_sha256(path).encode())
     return digest.hexdigest()
 
 
