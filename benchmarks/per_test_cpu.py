@@ -112,7 +112,10 @@ _STARTS: dict[str, float] = {}  # node id -> when its setup began
 
 def pytest_configure(config) -> None:
     global _SAMPLER
-    if os.environ.get(OUT_ENV) and _SAMPLER is None:
+    # xdist's controller runs no test: only its workers (or a pytest without -n) sample
+    controller = bool(getattr(config.option, "numprocesses", 0)) and not hasattr(
+        config, "workerinput")
+    if os.environ.get(OUT_ENV) and _SAMPLER is None and not controller:
         _SAMPLER = TreeSampler(float(os.environ.get("PER_TEST_CPU_INTERVAL", "0.5")))
         _SAMPLER.start()
 
