@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
-
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "per_test_cpu.py"
+from benchmark_scripts import load_benchmark
 
 TESTS = '''
 import subprocess
@@ -26,22 +23,16 @@ def test_waits():
 '''
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("per_test_cpu", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
+@pytest.mark.slow  # a pytest of its own and seconds of CPU: not for the quick loop
 @pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's /proc")
 def test_a_busy_child_counts_to_its_test_and_waiting_does_not(tmp_path, capsys):
     (tmp_path / "test_cpu_pair.py").write_text(TESTS)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     out = tmp_path / "cpu.tsv"
-    code = _module().main(["--out", str(out), "--", "-q", "-p", "no:xdist", "-p",
-                           "no:cacheprovider", "-c", str(tmp_path / "pytest.ini"),
-                           "--rootdir", str(tmp_path), str(tmp_path / "test_cpu_pair.py")])
+    code = load_benchmark("per_test_cpu").main([
+        "--out", str(out), "--", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+        "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path),
+        str(tmp_path / "test_cpu_pair.py")])
     assert code == 0
     rows = {line.split("\t")[0].split("::")[1]: [float(v) for v in line.split("\t")[1:]]
             for line in out.read_text().splitlines()}

@@ -2,33 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
-
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "report_time.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("report_time", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from benchmark_scripts import load_benchmark
 
 
 def test_arguments_are_checked(capsys):
     with pytest.raises(SystemExit):
-        _module().main(["-n", "0"])
+        load_benchmark("report_time").main(["-n", "0"])
     assert "-n and --repeats must be at least 1 (got 0, 5)" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_prints_medians_and_ratios(capsys):
-    assert _module().main(["-n", "2", "--repeats", "1"]) == 0
+    assert load_benchmark("report_time").main(["-n", "2", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("class of 2 submissions (NbGraderAPI, one process); medians of 1 runs")
     for label in ("autograde (one run)", "grade table", "class report"):
