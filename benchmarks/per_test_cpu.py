@@ -41,8 +41,9 @@ def _processes() -> dict[int, tuple[int, int]]:
         if not name.isdigit():
             continue
         try:
-            fields = open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
+            with open(f"/proc/{name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone since the listing
             continue
         found[int(name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
     return found
@@ -68,7 +69,7 @@ class TreeSampler:
         self.current: str | None = None
         self.ticks: collections.Counter[str] = collections.Counter()
         self._last: dict[int, int] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -97,8 +98,9 @@ class TreeSampler:
 
     def switch(self, name: str | None) -> None:
         """Sample (closing the last test's account), then count towards ``name``."""
-        self.sample()
-        self.current = name
+        with self._lock:  # no sample of the thread's between the two
+            self.sample()
+            self.current = name
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
