@@ -48,6 +48,7 @@ __all__ = [
     "clipped_labels",
     "close_documents",
     "controls_disagree",
+    "controls_settle",
     "copy_tree",
     "cramped_prose",
     "free_port",
@@ -1057,6 +1058,24 @@ def controls_disagree(page: Any, names: Sequence[str]) -> list[str]:
         if shown != held:
             lines.append(f"{name}: the page shows {shown}, the kernel holds {held}")
     return lines
+
+
+def controls_settle(page: Any, names: Sequence[str], timeout_s: float = 15.0) -> list[str]:
+    """``controls_disagree`` once page and kernel agree, or what still differs at the deadline.
+
+    After a control moves, the kernel can be idle and still behind the page for a moment:
+    ipywidgets' model sends one change at a time, keeps any later one (a slider moved two
+    steps) in a buffer while the first is pending, and sends it only when the kernel reports
+    idle for the first. A single read taken in that gap sees the first step (CI saw "the page
+    shows 3, the kernel holds 4" after a slider went 5 -> 4 -> 3). So the check is repeated
+    until both sides agree; a disagreement that outlasts ``timeout_s`` is a real one.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = controls_disagree(page, names)
+        if not lines or time.monotonic() > deadline:
+            return lines
+        page.wait_for_timeout(200)
 
 
 # nbgrader's toolbar button (a jp-button web component, labelled "Validate").

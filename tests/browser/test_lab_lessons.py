@@ -38,6 +38,7 @@ from labdriver import (
     clipped_labels,
     close_documents,
     controls_disagree,
+    controls_settle,
     cramped_prose,
     lesson_notebooks,
     low_contrast_text,
@@ -167,9 +168,10 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
             assert lab_page.locator(".jp-NotebookPanel .jupyter-widgets").count() == 0
             return
 
-        # move the slider, read the state: after every move, page and kernel agree
+        # move the slider, read the state: after every move, page and kernel agree (once
+        # the widget messages of the move have reached the kernel: see controls_settle)
         def agree(page: Any, move: str) -> None:
-            assert controls_disagree(page, names) == [], f"after {move}"
+            assert controls_settle(page, names) == [], f"after {move}"
 
         moves = check_widgets_respond(lab_page, after_move=agree)
         print(f"{relpath}:", *moves, sep="\n  ")
@@ -240,6 +242,8 @@ def test_a_slider_the_kernel_does_not_follow_is_caught(lab_page: Any, fresh_kern
     [line] = controls_disagree(lab_page, ["budget"])
     assert line.startswith("budget: the page shows ['10.00', '1.00', '10.00'], the kernel "
                            "holds ['10.00', '1.00', '-10.00']"), line
+    # waiting for the two sides to settle does not wait a lasting disagreement away
+    assert controls_settle(lab_page, ["budget"], timeout_s=1.0) == [line]
 
 
 def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
