@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hub"))
 
 from classroom import ASSIGNMENT, COURSE_ID, ClassRun, Hub
 from ngshare_load import add_crowd, collected_digest, everyone_submits
+from proc_cpu import HZ, stat_of
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -55,14 +56,12 @@ def processes(hub: Hub) -> dict[str, list[int]]:
 
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU time of ``pids`` so far (Linux /proc)."""
-    import os
-
-    tick = os.sysconf("SC_CLK_TCK")
     total = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / tick
+        if (stat := stat_of(pid)) is None:
+            raise ProcessLookupError(f"process {pid} ended before its CPU time was read")
+        total += stat[1]
+    return total / HZ
 
 
 def main(argv: list[str] | None = None) -> int:

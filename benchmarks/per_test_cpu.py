@@ -29,24 +29,10 @@ import threading
 import time
 from pathlib import Path
 
-HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+from proc_cpu import HZ, all_processes
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT_ENV = "PER_TEST_CPU_OUT"
-
-
-def _processes() -> dict[int, tuple[int, int]]:
-    """Every process: pid -> (parent pid, own user + system ticks)."""
-    found = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:  # gone since the listing
-            continue
-        found[int(name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
-    return found
 
 
 def _tree(root: int, procs: dict[int, tuple[int, int]]) -> list[int]:
@@ -82,7 +68,7 @@ class TreeSampler:
         self._thread.join()
 
     def sample(self, baseline: bool = False) -> None:
-        procs = _processes()
+        procs = all_processes()
         with self._lock:
             seen = {}
             for pid in _tree(os.getpid(), procs):
@@ -134,7 +120,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_runtest_logfinish(nodeid, location):
-    if _SAMPLER is None or nodeid not in _STARTS:  # xdist's controller only hears of it
+    if _SAMPLER is None:
         return
     _SAMPLER.switch(None)
     with open(os.environ[OUT_ENV], "a", encoding="utf-8") as out:

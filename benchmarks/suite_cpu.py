@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-HZ = os.sysconf("SC_CLK_TCK")
+from proc_cpu import HZ, all_processes
 
 
 def kind_of(pid: int) -> str | None:
@@ -66,15 +66,7 @@ class Sampler:
         self._last: dict[int, tuple[str, int]] = {}  # pid: kind, its time at the last sample
 
     def sample(self, baseline: bool = False) -> None:
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            pid = int(name)
-            try:
-                fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            own = int(fields[11]) + int(fields[12])
+        for pid, (_, own) in all_processes().items():
             if pid not in self._last:
                 kind = kind_of(pid)
                 if kind is None:

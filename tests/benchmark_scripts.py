@@ -11,7 +11,13 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def load_benchmark(name: str) -> ModuleType:
-    """benchmarks/<name>.py as the module ``name`` (registered in sys.modules)."""
+    """benchmarks/<name>.py as the module ``name`` (registered in sys.modules).
+
+    As when the script runs, its folder is on ``sys.path``, for the modules it shares with
+    the other scripts there (``proc_cpu``).
+    """
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.append(str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while defining

@@ -25,12 +25,15 @@ def test_waits():
 
 @pytest.mark.slow  # a pytest of its own and seconds of CPU: not for the quick loop
 @pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's /proc")
-def test_a_busy_child_counts_to_its_test_and_waiting_does_not(tmp_path, capsys):
+# in one pytest, and in an xdist worker (as the README runs it), where the controller, whose
+# tree holds the worker, must not count the tests a second time
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "1"]], ids=["alone", "xdist"])
+def test_a_busy_child_counts_to_its_test_and_waiting_does_not(workers, tmp_path, capsys):
     (tmp_path / "test_cpu_pair.py").write_text(TESTS)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     out = tmp_path / "cpu.tsv"
     code = load_benchmark("per_test_cpu").main([
-        "--out", str(out), "--", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+        "--out", str(out), "--", "-q", *workers, "-p", "no:cacheprovider",
         "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path),
         str(tmp_path / "test_cpu_pair.py")])
     assert code == 0
