@@ -18,6 +18,7 @@ from .attention import (
 )
 from .errors import AttentionInputError
 from .examples import WorkedExample, the_cat_sat
+from .tiled import tiled_attention
 
 __all__ = [
     "AttentionInputError",
@@ -32,4 +33,5 @@ __all__ = [
     "softmax",
     "softmax_jacobian",
     "the_cat_sat",
+    "tiled_attention",
 ]
