@@ -18,10 +18,12 @@ from .attention import (
 )
 from .errors import AttentionInputError
 from .examples import WorkedExample, the_cat_sat
+from .kv_cache import KVCache
 from .tiled import tiled_attention
 
 __all__ = [
     "AttentionInputError",
+    "KVCache",
     "WorkedExample",
     "attention",
     "attention_weights",

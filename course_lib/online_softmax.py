@@ -109,7 +109,11 @@ def online_softmax_start(n_q: int, d_v: int, batch_shape: tuple[int, ...] = ()
 
 def _step(running_max: FloatArray, running_sum: FloatArray, partial_output: FloatArray,
           block_scores: FloatArray, block_values: FloatArray) -> OnlineSoftmaxState:
-    """The update on checked arrays; ``block_scores`` is ours and is overwritten."""
+    """The update on checked arrays of our own: the scores and the state are overwritten.
+
+    ``running_sum`` and ``partial_output`` must already have the state's full (broadcast)
+    shape; they are rescaled and added to in place, so a tile costs no extra copies.
+    """
     new_max = np.maximum(running_max, block_scores.max(axis=-1))
     # a row that has seen only hidden keys keeps m' = -inf; shifting it by 0 instead
     # gives exp(-inf) = 0 for its correction and its block, never -inf - (-inf) = NaN
@@ -120,9 +124,11 @@ def _step(running_max: FloatArray, running_sum: FloatArray, partial_output: Floa
     else:  # the state has batch dimensions the scores broadcast to
         block_scores = block_scores - shift[..., None]
     p = np.exp(block_scores, out=block_scores)
-    new_sum = correction * running_sum + p.sum(axis=-1)
-    new_output = correction[..., None] * partial_output + np.matmul(p, block_values)
-    return OnlineSoftmaxState(new_max, new_sum, new_output)
+    running_sum *= correction
+    running_sum += p.sum(axis=-1)
+    partial_output *= correction[..., None]
+    partial_output += np.matmul(p, block_values)
+    return OnlineSoftmaxState(new_max, running_sum, partial_output)
 
 
 def online_softmax_step(
@@ -209,7 +215,11 @@ def online_softmax_step(
                 f"block_values {v.shape} (got shape {arr.shape})"
             )
     _check_batch(("block_scores", "block_values", "partial_output"), (s, v, o))
-    return _step(m, total, o, np.array(s, dtype=np.float64), v)
+    shape = np.broadcast_shapes(m.shape, total.shape, o.shape[:-1], s.shape[:-1],
+                                (*v.shape[:-2], n_q))
+    # copies of our own, in the state's full shape: the caller's arrays are never written
+    return _step(m, np.array(np.broadcast_to(total, shape)),
+                 np.array(np.broadcast_to(o, (*shape, d_v))), np.array(s), v)
 
 
 def online_softmax_finish(state: OnlineSoftmaxState) -> FloatArray:

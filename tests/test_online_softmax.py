@@ -59,11 +59,20 @@ def test_a_growing_max_rescales_sum_and_output():
 
 
 def test_step_does_not_write_to_its_inputs():
-    state = online_softmax_start(2, 1)
+    state = online_softmax_step(*online_softmax_start(2, 1), [[0.5], [4.0]], [[3.0]])
     s, v = np.array([[1.0, 2.0], [3.0, -np.inf]]), np.array([[1.0], [2.0]])
-    before = s.copy()
-    online_softmax_step(*state, s, v)
-    np.testing.assert_array_equal(s, before)
+    inputs = (*state, s, v)
+    before = [a.copy() for a in inputs]
+    online_softmax_step(*inputs)
+    for a, b in zip(inputs, before, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_batch_dimensions_of_the_values_broadcast_into_the_state():
+    """One row of scores, two heads of values: the state takes the heads' shape."""
+    v = np.array([[[1.0], [2.0]], [[3.0], [5.0]]])  # (2 heads, 2 keys, 1)
+    state = online_softmax_step(*online_softmax_start(1, 1), [[0.0, 0.0]], v)
+    np.testing.assert_allclose(online_softmax_finish(state), [[[1.5]], [[4.0]]])
 
 
 def test_a_row_with_only_hidden_keys_so_far_keeps_its_start_state():
