@@ -127,7 +127,7 @@ def tiled_attention(
                 else:  # the mask has batch dimensions that Q and K broadcast to
                     tile = np.where(visible, tile, -np.inf)
             state = _step(*state, tile, v[..., k0:k1, :])
-        out[..., q0:q1, :] = state.partial_output / state.running_sum[..., None]
+        np.divide(state.partial_output, state.running_sum[..., None], out=out[..., q0:q1, :])
     return out
 
 
