@@ -65,8 +65,8 @@ class KVCache:
     def __repr__(self) -> str:
         if self._k is None or self._v is None:
             return "KVCache(empty)"
-        return (f"KVCache({self._n} tokens, keys {self.keys.shape}, values "
-                f"{self.values.shape})")
+        tokens = f"{self._n} token{'s' * (self._n != 1)}"
+        return f"KVCache({tokens}, keys {self.keys.shape}, values {self.values.shape})"
 
     @property
     def keys(self) -> FloatArray:
@@ -105,7 +105,7 @@ class KVCache:
         >>> cache = KVCache()
         >>> cache.append([1.0, 0.0], [5.0])
         >>> cache
-        KVCache(1 tokens, keys (1, 2), values (1, 1))
+        KVCache(1 token, keys (1, 2), values (1, 1))
         """
         key = _as_float_array("k", k, min_ndim=1, layout="(..., d_k)")
         value = _as_float_array("v", v, min_ndim=1, layout="(..., d_v)")
