@@ -30,7 +30,7 @@ from .attention import _check_mask, _check_q_k_v
 from .errors import AttentionInputError
 from .online_softmax import _check_block, _step, online_softmax_start
 
-__all__ = ["tiled_attention"]
+__all__ = ["computed_tiles", "tiled_attention"]
 
 FloatArray = NDArray[np.float64]
 
@@ -95,15 +95,9 @@ def tiled_attention(
     """
     q, k, v = _check_q_k_v(Q, K, V)
     bq, bk = _check_block("block_q", block_q), _check_block("block_k", block_k)
-    if not isinstance(causal, bool | np.bool_):
-        raise AttentionInputError(f"causal must be True or False (got {causal!r})")
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    if causal and n_q != n_k:
-        raise AttentionInputError(
-            f"causal=True needs as many queries as keys, the causal_mask(n) of the course "
-            f"(got n_q={n_q}, n_k={n_k}); pass a boolean mask of shape (n_q, n_k) instead"
-        )
+    _check_causal(causal, n_q, n_k)
     m = None
     if mask is not None:
         m = np.broadcast_to(_check_mask(mask, (*batch, n_q, n_k)), (*batch, n_q, n_k))
@@ -130,6 +124,74 @@ def tiled_attention(
             state = _step(*state, tile, v[..., k0:k1, :])
         np.divide(state.partial_output, state.running_sum[..., None], out=out[..., q0:q1, :])
     return out
+
+
+def computed_tiles(
+    n_q: int,
+    n_k: int,
+    *,
+    block_q: int = 64,
+    block_k: int = 64,
+    mask: ArrayLike | None = None,
+    causal: bool = False,
+) -> NDArray[np.bool_]:
+    """Which tiles :func:`tiled_attention` computes (``True``) and which it skips.
+
+    The same test that :func:`tiled_attention` applies to each tile: a tile is skipped when
+    the mask (or ``causal``) hides all of its entries from every query, in every batch.
+
+    Parameters
+    ----------
+    n_q, n_k : int
+        Numbers of queries and keys.
+    block_q, block_k : int, default 64
+    mask : array_like of bool, optional
+        Broadcastable to ``(..., n_q, n_k)``, as for :func:`tiled_attention`.
+    causal : bool, default False
+
+    Returns
+    -------
+    ndarray of bool, shape (ceil(n_q / block_q), ceil(n_k / block_k))
+
+    Raises
+    ------
+    AttentionInputError
+        As :func:`tiled_attention` for the sizes, blocks and mask.
+
+    Examples
+    --------
+    >>> grid = computed_tiles(256, 256, block_q=64, block_k=64, causal=True)
+    >>> grid.astype(int)
+    array([[1, 0, 0, 0],
+           [1, 1, 0, 0],
+           [1, 1, 1, 0],
+           [1, 1, 1, 1]])
+    >>> f"{int(grid.sum())} of {grid.size} tiles computed"
+    '10 of 16 tiles computed'
+    """
+    for name, value in (("n_q", n_q), ("n_k", n_k)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise AttentionInputError(f"{name} must be a positive integer (got {value!r})")
+    bq, bk = _check_block("block_q", block_q), _check_block("block_k", block_k)
+    _check_causal(causal, int(n_q), int(n_k))
+    m = None
+    if mask is not None:
+        m = np.asarray(mask)
+        shape = (*np.broadcast_shapes(m.shape[:-2]), int(n_q), int(n_k))
+        m = np.broadcast_to(_check_mask(m, shape), shape)
+    q_starts, k_starts = range(0, int(n_q), bq), range(0, int(n_k), bk)
+    return np.array([[_visible_tile(m, causal, q0, min(q0 + bq, n_q), k0, min(k0 + bk, n_k))
+                      is not False for k0 in k_starts] for q0 in q_starts], dtype=bool)
+
+
+def _check_causal(causal: bool, n_q: int, n_k: int) -> None:
+    if not isinstance(causal, bool | np.bool_):
+        raise AttentionInputError(f"causal must be True or False (got {causal!r})")
+    if causal and n_q != n_k:
+        raise AttentionInputError(
+            f"causal=True needs as many queries as keys, the causal_mask(n) of the course "
+            f"(got n_q={n_q}, n_k={n_k}); pass a boolean mask of shape (n_q, n_k) instead"
+        )
 
 
 def _check_causal_with_mask(m: NDArray[np.bool_] | None, batch: tuple[int, ...],

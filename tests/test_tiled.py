@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from course_lib import AttentionInputError, attention, causal_mask
 from course_lib import tiled as tiled_module
-from course_lib.tiled import tiled_attention
+from course_lib.tiled import computed_tiles, tiled_attention
 
 
 @st.composite
@@ -87,7 +87,7 @@ def test_causal_and_a_mask_combine():
 
 
 @pytest.fixture
-def computed_tiles(monkeypatch):
+def counted_tiles(monkeypatch):
     """Record (q rows, k columns) of every tile that tiled_attention takes into a state."""
     seen = []
     real_step = tiled_module._step
@@ -119,8 +119,8 @@ def _tiles(n_q, n_k, bq, bk, visible):
 
 
 @pytest.mark.parametrize(("n", "bq", "bk"), [(10, 3, 4), (64, 16, 16), (100, 64, 64), (7, 1, 1)])
-def test_causal_skips_the_tiles_above_the_diagonal(computed_tiles, n, bq, bk):
-    seen, products = computed_tiles
+def test_causal_skips_the_tiles_above_the_diagonal(counted_tiles, n, bq, bk):
+    seen, products = counted_tiles
     rng = np.random.default_rng(0)
     Q, K, V = (rng.normal(size=(n, 4)) for _ in range(3))
     for kwargs in ({"causal": True}, {"mask": causal_mask(n)}):
@@ -130,6 +130,8 @@ def test_causal_skips_the_tiles_above_the_diagonal(computed_tiles, n, bq, bk):
         expected = _tiles(n, n, bq, bk, causal_mask(n))
         all_tiles = -(-n // bq) * -(-n // bk)
         assert len(seen) == len(products) == len(expected)
+        grid = computed_tiles(n, n, block_q=bq, block_k=bk, **kwargs)
+        assert grid.size == all_tiles and int(grid.sum()) == len(expected)
         if n > max(bq, bk):
             assert len(expected) < all_tiles  # some were skipped
     seen.clear()
@@ -137,8 +139,8 @@ def test_causal_skips_the_tiles_above_the_diagonal(computed_tiles, n, bq, bk):
     assert len(seen) == -(-n // bq) * -(-n // bk)  # no mask: every tile
 
 
-def test_a_padding_mask_skips_the_padded_tiles(computed_tiles):
-    seen, _ = computed_tiles
+def test_a_padding_mask_skips_the_padded_tiles(counted_tiles):
+    seen, _ = counted_tiles
     rng = np.random.default_rng(1)
     Q, K, V = (rng.normal(size=(2, 12, 3)) for _ in range(3))
     mask = np.ones((2, 12, 12), dtype=bool)
@@ -150,6 +152,24 @@ def test_a_padding_mask_skips_the_padded_tiles(computed_tiles):
     mask[0, 0, 9] = True  # one visible entry in the block: it must be computed again
     tiled_attention(Q, K, V, block_q=4, block_k=4, mask=mask)
     assert len(seen) == 3 * 2 + 1
+    np.testing.assert_array_equal(computed_tiles(12, 12, block_q=4, block_k=4, mask=mask),
+                                  [[True, True, True], [True, True, False],
+                                   [True, True, False]])
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: computed_tiles(0, 4), "n_q must be a positive integer"),
+        (lambda: computed_tiles(4, 4, block_k=0), "block_k must be a positive integer"),
+        (lambda: computed_tiles(3, 4, causal=True), "n_q=3, n_k=4"),
+        (lambda: computed_tiles(2, 2, mask=np.ones((2, 2))), "mask must be a boolean array"),
+        (lambda: computed_tiles(2, 2, mask=np.ones((3, 2), dtype=bool)), "does not broadcast"),
+    ],
+)
+def test_computed_tiles_checks_its_arguments(call, message):
+    with pytest.raises(AttentionInputError, match=message):
+        call()
 
 
 # ------------------------------------------------------------------------------- input checks
