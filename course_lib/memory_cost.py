@@ -19,7 +19,9 @@ version's peak is :math:`8 n d_v` bytes of output plus a few tiles, a constant t
 flattens the slope at small ``n`` (the fit gets closer to 1 as ``n`` grows, or as the
 blocks shrink). Time is measured with tracemalloc off, in interleaved rounds (each round
 calls every method once, so a busy moment lands on all of them alike); each size keeps the
-median. Slopes come from :func:`course_lib.cost.loglog_slope` on these numbers.
+median. Slopes come from :func:`course_lib.cost.loglog_slope` on these numbers;
+:func:`comparison_figure` plots both panels log-log with a description of every number.
+``benchmarks/tiled_memory.py`` prints both comparisons.
 """
 
 from __future__ import annotations
@@ -34,14 +36,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import attention, causal_mask
-from .cost import _check_sizes, _format_seconds, format_bytes, loglog_slope
+from .cost import _check_sizes, _fit_line, _format_seconds, format_bytes, loglog_slope
 from .errors import AttentionInputError
 from .kv_cache import KVCache
+from .plots import DescribedFigure, _figure
+from .style import BLUE, ORANGE
 from .tiled import tiled_attention
 
 __all__ = [
     "SIZES",
     "CostComparison",
+    "comparison_figure",
     "measure_kv_cache_cost",
     "measure_tiled_cost",
     "median_seconds",
@@ -392,3 +397,78 @@ def measure_kv_cache_cost(
                           (tuple(peaks[0]), tuple(peaks[1])),
                           (tuple(times[0]), tuple(times[1])), repeats,
                           "one new token at position n")
+
+
+def comparison_figure(c: CostComparison) -> DescribedFigure:
+    """Two log-log plots against ``n``: peak memory and time, both methods in each.
+
+    Each panel shows the measured points of both methods and their fitted power laws
+    (dashed), with the slopes in the legend. The description lists every number.
+
+    Parameters
+    ----------
+    c : CostComparison
+        From :func:`measure_tiled_cost` or :func:`measure_kv_cache_cost`.
+
+    Returns
+    -------
+    DescribedFigure
+
+    Raises
+    ------
+    AttentionInputError
+        If ``c`` is not a :class:`CostComparison`.
+
+    Examples
+    --------
+    >>> c = CostComparison(("attention", "tiled"), (256, 512), 64,
+    ...                    ((524288, 2097152), (131072, 262144)),
+    ...                    ((1e-3, 4e-3), (2e-3, 8e-3)), 5)
+    >>> print(comparison_figure(c))  # doctest: +NORMALIZE_WHITESPACE
+    Two log-log plots against the number of tokens n = 256, 512 (d = 64). Left, peak
+    memory of one call: attention 512 KiB, 2 MiB (slope 2.00); tiled 128 KiB, 256 KiB
+    (slope 1.00). Right, median time of one call: attention 1 ms, 4 ms (slope 2.00); tiled
+    2 ms, 8 ms (slope 2.00).
+    """
+    if not isinstance(c, CostComparison):
+        raise AttentionInputError(
+            f"c must be a CostComparison from measure_tiled_cost() or "
+            f"measure_kv_cache_cost() (got {type(c).__name__})"
+        )
+    memory, seconds = c.memory_slopes(), c.time_slopes()
+    fig = _figure((9.0, 3.2))  # matplotlib only when a figure is drawn
+    ax_m, ax_t = fig.subplots(1, 2)
+    for ax, values, slopes, ylabel, title in (
+        (ax_m, c.peak_bytes, memory, "bytes at the peak", "peak memory"),
+        (ax_t, c.seconds, seconds, "seconds per call", "time"),
+    ):
+        for name, ys, slope, colour, marker in zip(c.names, values, slopes, (BLUE, ORANGE),
+                                                   ("o", "s"), strict=True):
+            ax.plot(c.sizes, ys, marker, color=colour, label=f"{name}, slope {slope:.2f}")
+            ax.plot(c.sizes, _fit_line(c.sizes, ys, slope), "--", color=colour)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(list(c.sizes), [str(n) for n in c.sizes])
+        ax.minorticks_off()
+        ax.set_xlabel("tokens n")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=11)
+        ax.legend(frameon=False, fontsize=9)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+
+    def series(values: tuple[tuple[float, ...], ...], slopes: tuple[float, float],
+               fmt: Callable[[float], str]) -> str:
+        return "; ".join(f"{name} {', '.join(fmt(v) for v in ys)} (slope {slope:.2f})"
+                         for name, ys, slope in zip(c.names, values, slopes, strict=True))
+
+    description = (
+        f"Two log-log plots against the number of tokens n = "
+        f"{', '.join(str(n) for n in c.sizes)} (d = {c.d}). Left, peak memory of one call: "
+        f"{series(c.peak_bytes, memory, format_bytes)}. Right, median time of one call: "
+        f"{series(c.seconds, seconds, _format_seconds)}."
+    )
+    a, b = c.names
+    caption = (f"Peak memory grows with slope {memory[0]:.2f} for {a} and {memory[1]:.2f} "
+               f"for {b}; time with slope {seconds[0]:.2f} and {seconds[1]:.2f}.")
+    return DescribedFigure(fig, description, caption)
