@@ -103,7 +103,7 @@ def tiled_attention(
         m = np.broadcast_to(_check_mask(mask, (*batch, n_q, n_k)), (*batch, n_q, n_k))
     if causal:
         _check_causal_with_mask(m, batch, n_q)
-    inv_sqrt_dk = 1.0 / math.sqrt(q.shape[-1])
+    sqrt_dk = math.sqrt(q.shape[-1])
     out = np.empty((*batch, n_q, d_v))
     for q0 in range(0, n_q, bq):
         q1 = min(q0 + bq, n_q)
@@ -115,7 +115,7 @@ def tiled_attention(
             if visible is False:
                 continue  # hidden from every query of the block: not computed at all
             tile = np.matmul(q_block, np.swapaxes(k[..., k0:k1, :], -1, -2))
-            tile *= inv_sqrt_dk
+            tile /= sqrt_dk  # as attention does: the same scores, to the last bit
             if visible is not True:
                 if np.broadcast_shapes(tile.shape, visible.shape) == tile.shape:
                     np.copyto(tile, -np.inf, where=~visible)
