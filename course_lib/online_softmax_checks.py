@@ -120,16 +120,16 @@ def _variant(*, rescale_sum: bool = True, rescale_output: bool = True,
 _MISTAKES: tuple[tuple[str, Callable[..., tuple], str], ...] = (
     ("neither_rescaled", _variant(rescale_sum=False, rescale_output=False),
      "when the maximum grew, neither the running sum nor the partial output was rescaled: "
-     "both were summed with the old maximum subtracted, so both need the correction "
-     "e^(m - m') before the block's terms are added."),
+     "both were summed with the old maximum subtracted, so both need a correction for "
+     "the new maximum before the block's terms are added."),
     ("sum_not_rescaled", _variant(rescale_sum=False),
      "your partial output is right, but when the maximum grew the running sum was not "
      "rescaled: its old terms were exponentiated against the old maximum, so they need the "
-     "same correction e^(m - m') as the partial output."),
+     "same correction as the partial output."),
     ("output_not_rescaled", _variant(rescale_output=False),
      "your running sum is right, but when the maximum grew the partial output was not "
      "rescaled: its old terms were exponentiated against the old maximum, so they need the "
-     "same correction e^(m - m') as the running sum."),
+     "same correction as the running sum."),
     ("block_max_not_running", _variant(shift="block"),
      "you kept the block's own maximum as the new running maximum: in row 1 this block's "
      "largest score is below the maximum seen before, and the running maximum is the "
@@ -139,8 +139,8 @@ _MISTAKES: tuple[tuple[str, Callable[..., tuple], str], ...] = (
      "maximum: every term of the sum and the partial output must be shifted by the same "
      "number, the new running maximum, or the rows mix two different scales."),
     ("correction_inverted", _variant(inverted=True),
-     "the correction is upside down: when the maximum grows from m to m', terms that had m "
-     "subtracted must shrink, by e^(m - m'), a number below 1."),
+     "the correction is upside down: when the maximum grows, terms that had the old, "
+     "smaller maximum subtracted must shrink, so the correction is a number below 1."),
     ("no_max_shift", _variant(shift="none"),
      "the block's scores were exponentiated without subtracting the running maximum, so "
      "they are on a different scale from the running sum (and overflow on large scores)."),
