@@ -351,10 +351,10 @@ def _scale_mistakes(
          "the scores were not divided by sqrt(d_k); without it, long vectors make softmax "
          "saturate (lesson 03)."),
         ("dk_wrong_axis", lambda: then(s / np.sqrt(Q.shape[0])),
-         f"you divided by sqrt({Q.shape[0]}), the number of queries, but d_k is the length "
+         f"you divided by sqrt({Q.shape[0]}), the number of queries, but d_k is the dimension "
          f"of each query vector ({d_k} here)."),
         ("dk_wrong_axis", lambda: then(s / np.sqrt(K.shape[0])),
-         f"you divided by sqrt({K.shape[0]}), the number of keys, but d_k is the length "
+         f"you divided by sqrt({K.shape[0]}), the number of keys, but d_k is the dimension "
          f"of each key vector ({d_k} here)."),
         ("divided_by_dk", lambda: then(s / d_k),
          f"you divided by d_k = {d_k} itself; the equation divides by its square root."),
@@ -450,7 +450,7 @@ def check_shapes(attention_shapes: Callable[[int, int, int, int], Any]) -> Check
 def check_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
     """Check a student's ``scores(Q, K)``, the raw scores QK^T.
 
-    Probes with 2 queries and 4 keys of length 3, so a missing transpose of ``K`` cannot
+    Probes with 2 queries and 4 keys of dimension 3, so a missing transpose of ``K`` cannot
     hide behind a square matrix.
 
     Examples
@@ -478,7 +478,7 @@ def _qk_call(fn: Callable[..., Any], args: Sequence[tuple[str, Any]], what: str)
     return _call(fn, args, what, _transpose_hint, "not_transposing_k")
 
 
-_transpose_hint = (" Each score dots a row of Q with a row of K, both of length d_k, but a "
+_transpose_hint = (" Each score dots a row of Q with a row of K, both of dimension d_k, but a "
                    "matrix product pairs the rows of its left factor with the columns of its "
                    "right one.")
 
@@ -585,7 +585,7 @@ def _blend_mistakes(w: FloatArray, V: FloatArray) -> list[tuple[str, Callable[[]
 def check_blend(fn: Callable[[Any, Any], Any]) -> CheckResult:
     """Check a student's ``blend(weights, V)``: each output row is a weighted average of V.
 
-    Probes with 2 queries, 4 keys and values of length 5, so ``V @ weights`` or
+    Probes with 2 queries, 4 keys and values of dimension 5, so ``V @ weights`` or
     ``weights.T @ V`` cannot be computed and a wrong order shows.
 
     Examples
@@ -767,10 +767,10 @@ def _heads_mistakes(
          "the scores were not divided by sqrt(d_k); the model divides by sqrt(32), and "
          "without it its heads would be much more peaked than they are (lesson 03)."),
         ("dk_wrong_axis", lambda: softmax(s / np.sqrt(h)),
-         f"you divided by sqrt({h}), the number of heads, but d_k is the length of each "
+         f"you divided by sqrt({h}), the number of heads, but d_k is the dimension of each "
          f"query vector ({d_k} here): the last axis."),
         ("dk_wrong_axis", lambda: softmax(s / np.sqrt(n)),
-         f"you divided by sqrt({n}), the number of tokens, but d_k is the length of each "
+         f"you divided by sqrt({n}), the number of tokens, but d_k is the dimension of each "
          f"query vector ({d_k} here): the last axis."),
         ("divided_by_dk", lambda: softmax(s / d_k),
          f"you divided by d_k = {d_k} itself; the equation divides by its square root."),
@@ -972,7 +972,7 @@ def _batched_mistakes(Q: FloatArray, K: FloatArray) -> list[tuple[str, Callable[
     wrong_axes = [  # the last axes first: when two lengths are equal, name the nearer one
         ("dk_wrong_axis", lambda a=a: s / np.sqrt(Q.shape[a]),
          f"you divided by sqrt({Q.shape[a]}), the number of {axis_names[a]} (axis {a}), but "
-         f"d_k is the length of each query vector, the last axis ({d_k} here).")
+         f"d_k is the dimension of each query vector, the last axis ({d_k} here).")
         for a in reversed(range(Q.ndim - 1)) if Q.shape[a] != d_k]
     return [
         ("transpose_all_axes", lambda: Q @ K.T / np.sqrt(d_k),

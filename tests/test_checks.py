@@ -192,7 +192,7 @@ PHRASES = {
     "returned_none": "return",
     "wrong_values": "should be",
     "missing_scale": "sqrt(d_k)",
-    "dk_wrong_axis": "d_k is the length",
+    "dk_wrong_axis": "d_k is the dimension",
     "divided_by_dk": "square root",
     "multiplied_by_sqrt_dk": "divides",
     "naive_exp_overflow": "overflows",

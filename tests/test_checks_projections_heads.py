@@ -83,7 +83,7 @@ PHRASES = {
     "not_transposing_k": "row of K",
     "transposed_result": "row per key",
     "missing_scale": "sqrt(d_k)",
-    "dk_wrong_axis": "d_k is the length",
+    "dk_wrong_axis": "d_k is the dimension",
     "divided_by_dk": "square root",
 }
 

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -71,3 +72,136 @@ def test_03_names_weights_as_weights() -> None:
 
     assert "Histogram of each row's largest weight: 256 weights with" in (
         scaling_explorer().description)
+
+
+# ------------------------------------------------------------------ issue 30: content errors
+
+def outputs_of(path: Path) -> str:
+    """Every text output of a stored lesson."""
+    return "\n".join(out.get("text", "") + out.get("data", {}).get("text/plain", "")
+                     for cell in nbformat.read(path, as_version=4).cells
+                     for out in cell.get("outputs", []))
+
+
+def markdown_of(path: Path) -> str:
+    return "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                     if c.cell_type == "markdown")
+
+
+def sentences(text: str) -> list[str]:
+    return [" ".join(s.split()) for s in re.split(r"(?<=[.:;!?])\s+|\n\n|\n- ", text)]
+
+
+def lesson(prefix: str) -> Path:
+    return next(p for p in LESSONS if p.name.startswith(prefix))
+
+
+def test_10_bag_of_words_only_without_a_mask() -> None:
+    """Issue 30, error 1: with a causal mask, 'sat cat the' is not 'the cat sat' reordered."""
+    from course_lib import attention, causal_mask, order, the_cat_sat
+
+    ex = the_cat_sat()
+    new_order = [2, 1, 0]
+    (reordered,) = order.permute_rows(new_order, attention(ex.Q, ex.K, ex.V)[0])
+    masked, _ = attention(*order.permute_rows(new_order, ex.Q, ex.K, ex.V),
+                          mask=causal_mask(3))
+    assert not np.allclose(masked, reordered)  # the claim the lesson must not make
+    path = lesson("10_")
+    assert str(masked.round(2).tolist()) in outputs_of(path)  # and the lesson shows it
+    for s in sentences(markdown_of(path)):
+        if "bag of words" in s or "every input and every order" in s:
+            assert "unmasked" in s or "without a mask" in s.lower(), s
+    assert "a causal mask already carries order" in " ".join(markdown_of(path).split())
+
+
+def test_09_says_what_more_heads_cost() -> None:
+    """Issue 30, error 4: same parameters and QKᵀ multiply-adds, h tables, h softmaxes,
+    scale 1/sqrt(d_model/h), each computed by course_lib."""
+    from course_lib import heads
+
+    ex = heads.heads_example()
+    n, d_model = ex.X.shape
+    path = lesson("09_")
+    shown = outputs_of(path)
+    for h in (1, 2, 4):
+        _, w = heads.multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=h)
+        assert w.shape == (h, n, n)
+        d_head = d_model // h
+        assert (f"h = {h}: QKᵀ multiply-adds {h} × {n}² × {d_head} = {n * n * d_model}, "
+                f"weights stored {w.size} ({h} × {n}²), softmaxes over {h * n} rows, "
+                f"scale 1/√{d_head}") in shown
+    text = " ".join(markdown_of(path).split())
+    assert "cost no more than one big head" not in text
+    assert "runs its own softmax" in text and r"\sqrt{d_\text{model}/h}" in text
+
+
+def test_04_shifts_sats_row() -> None:
+    """Issue 30, error 5: the "only differences matter" demo ran on the loops' last row."""
+    from course_lib import scaled_scores, softmax, the_cat_sat
+
+    ex = the_cat_sat()
+    sat = scaled_scores(ex.Q, ex.K)[2]
+    shown = outputs_of(lesson("04_"))
+    for shift in (0.0, 10.0, -100.0):
+        assert f"shift {shift:+7.1f}: {softmax(sat + shift).round(4)}" in shown
+
+
+# "length" is the Euclidean norm (02, 08); the number of entries d_k, d_v is a dimension.
+_LENGTH_AS_DIMENSION = re.compile(
+    r"(?:of|same|vector|each|one query) length\W{0,3}(?:\$?d_[kv]|\d)|"
+    r"length of (?:each|one) (?:query|key)|keys? of length|values of length|"
+    r"square root of the vector length", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "12")],
+                         ids=lambda p: p.stem)
+def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
+    """Issue 30, error 6 (lessons 03 and 12 are checked with their own issue)."""
+    assert not _LENGTH_AS_DIMENSION.findall(text_of(path))
+
+
+def test_checks_call_d_k_a_dimension() -> None:
+    from course_lib import checks
+
+    assert not _LENGTH_AS_DIMENSION.findall(Path(checks.__file__).read_text())
+    assert "d_k is the length" not in Path(checks.__file__).read_text()
+
+
+def test_08_says_where_x_comes_from_and_that_there_is_no_bias() -> None:
+    """Issue 30, error 7: X is the embeddings only in layer 1; Q = XW_Q has no bias here."""
+    text = " ".join(markdown_of(lesson("08_")).split())
+    assert "Only in layer 1 is $X$ the embeddings." in text
+    assert "previous block's output" in text
+    assert "$Q = XW_Q + b_Q$" in text and "lesson 11 has them" in text
+
+
+def test_10_says_its_positions_touch_queries_and_keys_only() -> None:
+    """Issue 30, error 8: the toy adds positions to Q and K, not to the values."""
+    from course_lib import attention, order, the_cat_sat
+
+    ex = the_cat_sat()
+    words = ["sat", "cat"]
+    queries, weights, out = order.attention_in_order(words, positions=True)
+    rows = [ex.tokens.index(w) for w in words]
+    assert np.allclose(out, weights @ ex.V[rows])  # the values carry no position
+    assert np.allclose(out, attention(queries, queries, ex.V[rows])[0])
+    text = " ".join(markdown_of(lesson("10_")).split())
+    assert "adds $p_t$ to the queries and keys only; the values stay as they are" in text
+    assert "queries, keys **and values** all carry the place" in text
+    assert "rotary positions (RoPE)" in text
+
+
+def test_11_hedges_the_no_op_reading_with_the_measured_sep_head() -> None:
+    """Issue 30, error 10: Clark et al. argued the no-op reading mainly for [SEP]."""
+    from course_lib import real_model
+
+    shown = outputs_of(lesson("11_"))
+    for pattern in real_model.PATTERNS:
+        layer_no, head, weight = real_model.strongest_heads(pattern, top=1)[0]
+        assert (f"{pattern:>14}: layer {layer_no}, head {head}: {weight:.2f} of a word's "
+                "weight") in shown
+    text = " ".join(markdown_of(lesson("11_")).split())
+    [clark] = [" ".join(p.split()) for p in markdown_of(lesson("11_")).split("\n\n")
+               if "Clark et al." in p]
+    assert "mainly for heads that attend to `[SEP]`" in clark and "may be" in clark
+    assert "0.17" not in text and "0.18" not in text  # numbers come from the table
