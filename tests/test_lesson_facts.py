@@ -205,3 +205,21 @@ def test_11_hedges_the_no_op_reading_with_the_measured_sep_head() -> None:
                if "Clark et al." in p]
     assert "mainly for heads that attend to `[SEP]`" in clark and "may be" in clark
     assert "0.17" not in text and "0.18" not in text  # numbers come from the table
+
+
+def test_11_summarises_the_heads_explorer_in_code() -> None:
+    """Issue 34 item 3: `heads_widget.set(...)` printed all 144 weights as one paragraph."""
+    from course_lib import real_model
+
+    nb = nbformat.read(lesson("11_"), as_version=4)
+    [cell] = [c for c in nb.cells if c.cell_type == "code" and "heads_widget.set(" in c.source]
+    shown = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                    for o in cell.outputs)
+    lines = shown.splitlines()
+    assert len(lines) <= 16 and max(map(len, lines)) <= 130, shown
+    layer = real_model.load_model_attention().layer(sentence=1, layer=5)
+    w, tokens = layer.probabilities[11], list(layer.tokens)
+    it = w[tokens.index("it")]
+    top2 = np.argsort(-it)[:2]
+    assert (f"'it'        '{tokens[top2[0]]}' {it[top2[0]]:.2f}, "
+            f"'{tokens[top2[1]]}' {it[top2[1]]:.2f}") in lines
