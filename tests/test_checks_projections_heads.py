@@ -77,7 +77,7 @@ PHRASES = {
     "missing_projection": "is X itself",
     "wrong_type": "three arrays",
     "returned_none": "return",
-    "wrong_values": "should be",
+    "wrong_values": "is off from column",
     "transpose_all_axes": "reverses all",
     "transpose_fixed_axes": "4-D",
     "not_transposing_k": "row of K",
