@@ -17,7 +17,7 @@ from .attention import (
     softmax_jacobian,
 )
 from .errors import AttentionInputError
-from .examples import WorkedExample, the_cat_sat
+from .examples import WorkedExample, the_cat_sat, the_cat_sat_own_keys
 
 __all__ = [
     "AttentionInputError",
@@ -32,4 +32,5 @@ __all__ = [
     "softmax",
     "softmax_jacobian",
     "the_cat_sat",
+    "the_cat_sat_own_keys",
 ]

@@ -223,3 +223,24 @@ def test_11_summarises_the_heads_explorer_in_code() -> None:
     top2 = np.argsort(-it)[:2]
     assert (f"'it'        '{tokens[top2[0]]}' {it[top2[0]]:.2f}, "
             f"'{tokens[top2[1]]}' {it[top2[1]]:.2f}") in lines
+
+
+def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
+    """Issue 30: with K = Q only, students read "sat attends most to itself" as a law."""
+    from course_lib import plots, projections, scores, the_cat_sat, the_cat_sat_own_keys
+
+    own, seed = the_cat_sat_own_keys(), the_cat_sat()
+    emb = projections.embedded_example()
+    np.testing.assert_array_equal(own.K, emb.X @ emb.W_K)  # one source: lesson 08's keys
+    np.testing.assert_array_equal(own.Q, seed.Q)
+    np.testing.assert_array_equal(own.V, seed.V)
+    table = scores(own.Q, own.K)
+    assert not np.array_equal(table, table.T)
+    assert own.tokens[int(np.argmax(table[2]))] == "cat"  # sat, not itself
+    path = lesson("02_")
+    shown = outputs_of(path)
+    assert plots.attention_heatmap(table, own.tokens, kind="scores").description in shown
+    assert projections.asymmetry(table, own.tokens) in shown
+    cells = nbformat.read(path, as_version=4).cells
+    [ask] = [i for i, c in enumerate(cells) if "**Predict first.**" in c.source]
+    assert "the_cat_sat_own_keys()" in cells[ask + 1].source  # the guess comes before the run
