@@ -244,3 +244,22 @@ def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
     cells = nbformat.read(path, as_version=4).cells
     [ask] = [i for i, c in enumerate(cells) if "**Predict first.**" in c.source]
     assert "the_cat_sat_own_keys()" in cells[ask + 1].source  # the guess comes before the run
+
+
+def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> None:
+    """With keys of their own, sat gives half its budget to 'cat', and its output leans to
+    v_cat: "half on itself" came from K = Q (issue 30)."""
+    from course_lib import attention_weights, plots, scaled_scores, the_cat_sat_own_keys
+
+    own = the_cat_sat_own_keys()
+    row = scaled_scores(own.Q, own.K)[2]
+    weights = attention_weights(own.Q, own.K)[2]
+    assert own.tokens[int(np.argmax(weights))] == "cat"
+    assert plots.budget_bars(row, own.tokens, query="sat").description in outputs_of(
+        lesson("04_"))
+    assert plots.blend_triangle(weights, own.V, own.tokens, query="sat").description in (
+        outputs_of(lesson("05_")))
+    for prefix in ("04_", "05_"):
+        cells = nbformat.read(lesson(prefix), as_version=4).cells
+        [ask] = [i for i, c in enumerate(cells) if "**Predict first:**" in c.source]
+        assert "the_cat_sat_own_keys()" in cells[ask + 1].source
