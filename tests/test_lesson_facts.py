@@ -263,3 +263,23 @@ def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> Non
         cells = nbformat.read(lesson(prefix), as_version=4).cells
         [ask] = [i for i, c in enumerate(cells) if "**Predict first:**" in c.source]
         assert "the_cat_sat_own_keys()" in cells[ask + 1].source
+
+
+def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
+    """The worked example's weights and its causal mask, with keys of their own beside."""
+    from course_lib import attention_weights, plots, the_cat_sat, the_cat_sat_own_keys
+
+    own, seed = the_cat_sat_own_keys(), the_cat_sat()
+    w_seed, w_own = attention_weights(seed.Q, seed.K), attention_weights(own.Q, own.K)
+    # what 06 says of the seed: every token gives itself at least as much as any other
+    assert all(w_seed[i, i] >= w_seed[i].max() - 1e-12 for i in range(3))
+    # and of the second example: 'the' evenly, 'cat' and 'sat' most to 'cat'
+    np.testing.assert_allclose(w_own[0], 1 / 3)
+    assert [own.tokens[int(np.argmax(r))] for r in w_own[1:]] == ["cat", "cat"]
+    assert plots.attention_heatmap(w_own, own.tokens).description in outputs_of(lesson("06_"))
+    assert plots.causal_mask_pair(own.Q, own.K, own.tokens).description in outputs_of(
+        lesson("07_"))
+    for prefix, ask in (("06_", "**predict first**"), ("07_", "**Predict first:**")):
+        cells = nbformat.read(lesson(prefix), as_version=4).cells
+        [i] = [k for k, c in enumerate(cells) if ask in c.source and "their own" in c.source]
+        assert "the_cat_sat_own_keys()" in cells[i + 1].source
