@@ -17,7 +17,7 @@ from .attention import (
     softmax_jacobian,
 )
 from .errors import AttentionInputError
-from .examples import WorkedExample, the_cat_sat
+from .examples import WorkedExample, the_cat_sat, the_cat_sat_own_keys
 from .kv_cache import KVCache
 from .tiled import tiled_attention
 
@@ -35,5 +35,6 @@ __all__ = [
     "softmax",
     "softmax_jacobian",
     "the_cat_sat",
+    "the_cat_sat_own_keys",
     "tiled_attention",
 ]

@@ -269,7 +269,7 @@ def scores(Q: ArrayLike, K: ArrayLike) -> FloatArray:
 def scaled_scores(Q: ArrayLike, K: ArrayLike) -> FloatArray:
     r"""The scores divided by :math:`\sqrt{d_k}`: :math:`QK^T / \sqrt{d_k}`.
 
-    ``d_k`` is the length of each query and key vector (the last axis of ``Q``).
+    ``d_k`` is the dimension of each query and key vector (the last axis of ``Q``).
     Dividing keeps the typical size of a score near 1 whatever ``d_k`` is, so that
     softmax stays in its responsive range (lesson 03 measures why).
 

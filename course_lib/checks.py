@@ -266,19 +266,32 @@ def _diagnose(
                   f"{want.shape} for {_shape_text(args)}.")
         )
     if not np.isfinite(got).all():
+        first = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
+        where = f"row {first[0]}" if len(first) > 1 else f"entry {first[0]}"
         raise _Stop(
-            _fail("not_finite", f"`{what}` returned NaN or infinity ({_fmt(got)}) where "
-                  f"the answer is {_fmt(want)}.")
+            _fail("not_finite", f"`{what}` returned NaN or infinity, first in {where}, for "
+                  f"{_shape_text(args)}; an overflowing exp or a 0/0 is the usual cause.")
         )
-    bad = tuple(int(i) for i in np.argwhere(~np.isclose(got, want, rtol=1e-6, atol=_ATOL))[0])
-    row = bad[0] if len(bad) > 1 else None
-    where = f"row {row}" if row is not None else f"entry {bad[0]}"
-    got_part = got[row] if row is not None else got[bad]
-    want_part = want[row] if row is not None else want[bad]
-    raise _Stop(
-        _fail("wrong_values", f"the shape is right but {where} is {_fmt(got_part)} where "
-              f"it should be {_fmt(want_part)}; compare your steps with the lesson's.")
-    )
+    raise _Stop(_fail("wrong_values", _where_wrong(got, want)))
+
+
+def _where_wrong(got: FloatArray, want: FloatArray) -> str:
+    """Where a right-shaped answer goes wrong: the table, row and column, and how many rows.
+
+    Never the expected numbers: the student's own row is shown, so the hint says where to
+    look without handing over the answer (issue 30).
+    """
+    wrong = ~np.isclose(got, want, rtol=1e-6, atol=_ATOL)
+    bad = tuple(int(i) for i in np.argwhere(wrong)[0])
+    if len(bad) == 1:
+        return (f"the shape is right but entry {bad[0]} ({_fmt(got[bad])}) is not what the "
+                "equation gives; compare your steps with the lesson's.")
+    table = f"in the table at index {bad[:-2]}, " if len(bad) > 2 else ""
+    rows_wrong = int(wrong.any(axis=-1).sum())
+    rows_all = int(np.prod(wrong.shape[:-1]))
+    return (f"the shape is right but {table}row {bad[-2]} is off from column {bad[-1]}: "
+            f"your row is {_fmt(got[bad[:-1]])}, and {rows_wrong} of {rows_all} rows differ "
+            "from what the equation gives; compare your steps with the lesson's.")
 
 
 def _run(body: Callable[[], CheckResult]) -> CheckResult:
@@ -351,10 +364,10 @@ def _scale_mistakes(
          "the scores were not divided by sqrt(d_k); without it, long vectors make softmax "
          "saturate (lesson 03)."),
         ("dk_wrong_axis", lambda: then(s / np.sqrt(Q.shape[0])),
-         f"you divided by sqrt({Q.shape[0]}), the number of queries, but d_k is the length "
+         f"you divided by sqrt({Q.shape[0]}), the number of queries, but d_k is the dimension "
          f"of each query vector ({d_k} here)."),
         ("dk_wrong_axis", lambda: then(s / np.sqrt(K.shape[0])),
-         f"you divided by sqrt({K.shape[0]}), the number of keys, but d_k is the length "
+         f"you divided by sqrt({K.shape[0]}), the number of keys, but d_k is the dimension "
          f"of each key vector ({d_k} here)."),
         ("divided_by_dk", lambda: then(s / d_k),
          f"you divided by d_k = {d_k} itself; the equation divides by its square root."),
@@ -450,7 +463,7 @@ def check_shapes(attention_shapes: Callable[[int, int, int, int], Any]) -> Check
 def check_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:
     """Check a student's ``scores(Q, K)``, the raw scores QK^T.
 
-    Probes with 2 queries and 4 keys of length 3, so a missing transpose of ``K`` cannot
+    Probes with 2 queries and 4 keys of dimension 3, so a missing transpose of ``K`` cannot
     hide behind a square matrix.
 
     Examples
@@ -478,7 +491,7 @@ def _qk_call(fn: Callable[..., Any], args: Sequence[tuple[str, Any]], what: str)
     return _call(fn, args, what, _transpose_hint, "not_transposing_k")
 
 
-_transpose_hint = (" Each score dots a row of Q with a row of K, both of length d_k, but a "
+_transpose_hint = (" Each score dots a row of Q with a row of K, both of dimension d_k, but a "
                    "matrix product pairs the rows of its left factor with the columns of its "
                    "right one.")
 
@@ -585,7 +598,7 @@ def _blend_mistakes(w: FloatArray, V: FloatArray) -> list[tuple[str, Callable[[]
 def check_blend(fn: Callable[[Any, Any], Any]) -> CheckResult:
     """Check a student's ``blend(weights, V)``: each output row is a weighted average of V.
 
-    Probes with 2 queries, 4 keys and values of length 5, so ``V @ weights`` or
+    Probes with 2 queries, 4 keys and values of dimension 5, so ``V @ weights`` or
     ``weights.T @ V`` cannot be computed and a wrong order shows.
 
     Examples
@@ -767,10 +780,10 @@ def _heads_mistakes(
          "the scores were not divided by sqrt(d_k); the model divides by sqrt(32), and "
          "without it its heads would be much more peaked than they are (lesson 03)."),
         ("dk_wrong_axis", lambda: softmax(s / np.sqrt(h)),
-         f"you divided by sqrt({h}), the number of heads, but d_k is the length of each "
+         f"you divided by sqrt({h}), the number of heads, but d_k is the dimension of each "
          f"query vector ({d_k} here): the last axis."),
         ("dk_wrong_axis", lambda: softmax(s / np.sqrt(n)),
-         f"you divided by sqrt({n}), the number of tokens, but d_k is the length of each "
+         f"you divided by sqrt({n}), the number of tokens, but d_k is the dimension of each "
          f"query vector ({d_k} here): the last axis."),
         ("divided_by_dk", lambda: softmax(s / d_k),
          f"you divided by d_k = {d_k} itself; the equation divides by its square root."),
@@ -848,10 +861,13 @@ def check_model_weights(fn: Callable[[Any, Any], Any]) -> CheckResult:
                              f"{_shape_text(args)}.")
             head, row = (int(i) for i in np.argwhere(
                 ~np.isclose(got, want, rtol=1e-6, atol=_ATOL))[0][:2])
+            col = int(np.argwhere(~np.isclose(got[head, row], want[head, row], rtol=1e-6,
+                                               atol=_ATOL))[0][0])
             return _fail("wrong_values", f"the shape is right but head {head}, row {row} "
-                         f"({probe.tokens[row]}) is {_row_text(got[head, row])} where the "
-                         f"model has {_row_text(probe.probabilities[head, row])}; compare "
-                         "your steps with the lesson's.")
+                         f"('{probe.tokens[row]}') is off from column {col} "
+                         f"('{probe.tokens[col]}'): your row is "
+                         f"{_row_text(got[head, row])}, not the model's; compare your steps "
+                         "with the lesson's.")
         try:
             found = compare_with_model(fn, data)
         except Exception as exc:  # the student's code may raise on another sentence
@@ -972,7 +988,7 @@ def _batched_mistakes(Q: FloatArray, K: FloatArray) -> list[tuple[str, Callable[
     wrong_axes = [  # the last axes first: when two lengths are equal, name the nearer one
         ("dk_wrong_axis", lambda a=a: s / np.sqrt(Q.shape[a]),
          f"you divided by sqrt({Q.shape[a]}), the number of {axis_names[a]} (axis {a}), but "
-         f"d_k is the length of each query vector, the last axis ({d_k} here).")
+         f"d_k is the dimension of each query vector, the last axis ({d_k} here).")
         for a in reversed(range(Q.ndim - 1)) if Q.shape[a] != d_k]
     return [
         ("transpose_all_axes", lambda: Q @ K.T / np.sqrt(d_k),
@@ -1011,13 +1027,7 @@ def _diagnose_batched(
         wrong = _try(candidate)
         if wrong is not None and _matches(got, wrong, equal_nan=True):
             raise _Stop(_fail(code, sentence))
-    bad = tuple(int(i) for i in np.argwhere(~np.isclose(got, want, rtol=1e-6, atol=_ATOL))[0])
-    table, row = bad[:-2], bad[-2]
-    raise _Stop(
-        _fail("wrong_values", f"the shape is right but in the table at index {table} row {row} "
-              f"is {_fmt(got[bad[:-1]])} where it should be {_fmt(want[bad[:-1]])}; compare "
-              "your steps with the lesson's.")
-    )
+    raise _Stop(_fail("wrong_values", _where_wrong(got, want)))
 
 
 def check_batched_scores(fn: Callable[[Any, Any], Any]) -> CheckResult:

@@ -21,6 +21,9 @@ Public API
     One output row as a weighted average of 2-D value vectors.
 ``describe_histogram``
     A sample of scores: count, spread, the middle 95 %.
+``looks_most``, ``top_weights``
+    Where one row of weights looks most (ties said as ties, token names quoted), and a
+    short table of every row's largest weights instead of a wall of numbers.
 ``format_number``
     A number as the lessons print it (fixed decimals, no ``-0.00``, ``−∞`` for masked).
 ``convex_hull``, ``inside_hull``
@@ -35,6 +38,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .errors import AttentionInputError
+
 __all__ = [
     "blend_takeaway",
     "convex_hull",
@@ -46,7 +51,9 @@ __all__ = [
     "format_number",
     "heatmap_takeaway",
     "inside_hull",
+    "looks_most",
     "row_takeaway",
+    "top_weights",
 ]
 
 
@@ -66,6 +73,112 @@ def format_number(x: float, decimals: int = 2) -> str:
     if float(s) == 0.0:
         s = s.lstrip("-")
     return s
+
+
+def _quoted_list(names: Sequence[str]) -> str:
+    """'a', 'a' and 'b', 'a', 'b' and 'c'."""
+    quoted = [f"'{t}'" for t in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def looks_most(row: ArrayLike, tokens: Sequence[str], decimals: int = 2) -> str:
+    """Where one row of weights looks most, in words: a tie is said as a tie.
+
+    Weights are compared as shown (rounded to ``decimals``), so three weights shown as
+    0.33 are a tie, never "looks most at" the first of them. Token names are quoted, so
+    'the' reads as a token and not as English.
+
+    Parameters
+    ----------
+    row : array_like, shape (n,)
+        One query's weights.
+    tokens : sequence of str, length n
+        The attended tokens.
+    decimals : int, default 2
+
+    Returns
+    -------
+    str
+        A phrase that follows the query's name.
+
+    Raises
+    ------
+    AttentionInputError
+        If ``row`` is not one row with a weight per token.
+
+    Examples
+    --------
+    >>> looks_most([0.25, 0.5, 0.25], ["the", "cat", "sat"])
+    "looks most at 'cat' (0.50)"
+    >>> looks_most([0.4, 0.2, 0.4], ["the", "cat", "sat"])
+    "looks most at 'the' and 'sat', tied at 0.40"
+    >>> looks_most([1 / 3, 1 / 3, 1 / 3], ["the", "cat", "sat"])
+    'spreads its weight evenly (0.33 to each)'
+    """
+    r = np.round(np.asarray(row, dtype=np.float64), decimals)
+    if r.ndim != 1 or r.size != len(tokens) or r.size == 0:
+        raise AttentionInputError(f"row must be one row of {len(tokens)} weights, one per token "
+                         f"(got shape {r.shape})")
+    top = r.max()
+    best = [tokens[j] for j in np.flatnonzero(r == top)]
+    shown = format_number(float(top), decimals)
+    if len(best) == len(tokens) and len(best) > 1:
+        return f"spreads its weight evenly ({shown} to each)"
+    if len(best) == 1:
+        return f"looks most at {_quoted_list(best)} ({shown})"
+    return f"looks most at {_quoted_list(best)}, tied at {shown}"
+
+
+def top_weights(
+    weights: ArrayLike, tokens: Sequence[str], *, top: int = 2, decimals: int = 2
+) -> str:
+    """A short table: each query token and its ``top`` largest weights, largest first.
+
+    What to print instead of every weight of a big table (a 12 × 12 map is 144 numbers).
+
+    Parameters
+    ----------
+    weights : array_like, shape (n, n)
+    tokens : sequence of str, length n
+        Names of the rows (queries) and the columns (keys).
+    top : int, default 2
+        How many weights per row.
+    decimals : int, default 2
+
+    Returns
+    -------
+    str
+        One line per token.
+
+    Raises
+    ------
+    AttentionInputError
+        If ``weights`` is not n × n for the n tokens, or ``top`` is not 1 … n.
+
+    Examples
+    --------
+    >>> print(top_weights([[0.4, 0.2, 0.4], [0.1, 0.6, 0.3], [0.25, 0.25, 0.5]],
+    ...                   ["the", "cat", "sat"]))
+    query   largest weights
+    'the'   'the' 0.40, 'sat' 0.40
+    'cat'   'cat' 0.60, 'sat' 0.30
+    'sat'   'sat' 0.50, 'the' 0.25
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    n = len(tokens)
+    if w.shape != (n, n):
+        raise AttentionInputError(f"weights must be {n} × {n}, one row and one column per token "
+                         f"(got shape {w.shape})")
+    if not 1 <= top <= n:
+        raise AttentionInputError(f"top must be between 1 and {n} (got {top})")
+    names = [f"'{t}'" for t in tokens]
+    width = max(len("query"), *(len(t) for t in names)) + 3
+    lines = ["query".ljust(width) + "largest weights"]
+    for name, row in zip(names, w, strict=True):
+        order = np.argsort(-np.round(row, decimals), kind="stable")[:top]
+        lines.append(name.ljust(width) + ", ".join(
+            f"{names[j]} {format_number(float(row[j]), decimals)}" for j in order))
+    return "\n".join(lines)
 
 
 def _join(items: Sequence[str]) -> str:

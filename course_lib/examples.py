@@ -13,6 +13,10 @@ token      query        key          value        attention weights (rounded)
 
 The output for 'sat' is ``0.25·[1, 0] + 0.25·[0, 2] + 0.50·[2, 2] = [1.25, 1.5]`` with the
 rounded weights, and about ``[1.26, 1.50]`` with the exact ones.
+
+Its keys are its queries (K = Q), so its score table is symmetric and each token scores
+highest against itself. :func:`the_cat_sat_own_keys` is the example beside it: the same
+queries and values, keys of their own (those that lesson 08 makes with ``W_K``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["WorkedExample", "the_cat_sat"]
+__all__ = ["WorkedExample", "the_cat_sat", "the_cat_sat_own_keys"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class WorkedExample:
 
     @property
     def d_k(self) -> int:
-        """Length of each query and key vector."""
+        """Dimension of each query and key vector (its number of entries)."""
         return int(self.Q.shape[-1])
 
     @property
@@ -71,3 +75,28 @@ def the_cat_sat() -> WorkedExample:
     Q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     V = np.array([[1.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
     return WorkedExample(tokens=("the", "cat", "sat"), Q=Q, K=Q.copy(), V=V)
+
+
+def the_cat_sat_own_keys() -> WorkedExample:
+    """'the cat sat' with keys of their own (K ≠ Q): the example beside :func:`the_cat_sat`.
+
+    The same queries and values; the keys are 'the' [1, 0], 'cat' [1, 1], 'sat' [1, 0],
+    the keys lesson 08 makes with their own matrix (``projections.embedded_example``:
+    ``X @ W_K``). The score table is not symmetric, and 'sat' scores highest against
+    'cat', not against itself. Fresh arrays each call.
+
+    Examples
+    --------
+    >>> ex = the_cat_sat_own_keys()
+    >>> ex.K
+    array([[1., 0.],
+           [1., 1.],
+           [1., 0.]])
+    >>> ex.Q @ ex.K.T
+    array([[1., 1., 1.],
+           [0., 1., 0.],
+           [1., 2., 1.]])
+    """
+    seed = the_cat_sat()
+    K = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 0.0]])
+    return WorkedExample(tokens=seed.tokens, Q=seed.Q, K=K, V=seed.V)

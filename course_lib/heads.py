@@ -271,12 +271,12 @@ def _head_top(w: FloatArray, tokens: Sequence[str], decimals: int) -> str:
     shown = np.round(w, decimals)
     tops = []
     for row in shown:
-        best = [tokens[j] for j in np.flatnonzero(row == row.max())]
+        best = [f"'{tokens[j]}'" for j in np.flatnonzero(row == row.max())]
         tops.append("all evenly" if len(best) == len(tokens) else " and ".join(best))
     if len(set(tops)) == 1:
         return ("every token spreads evenly" if tops[0] == "all evenly"
                 else f"every token looks most at {tops[0]}")
-    return ", ".join(f"{t} → {top}" for t, top in zip(tokens, tops, strict=True))
+    return ", ".join(f"'{t}' → {top}" for t, top in zip(tokens, tops, strict=True))
 
 
 def describe_heads(weights: ArrayLike, tokens: Sequence[str], decimals: int = 2) -> str:
@@ -302,8 +302,8 @@ def describe_heads(weights: ArrayLike, tokens: Sequence[str], decimals: int = 2)
     >>> _, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
     >>> print(describe_heads(w, ex.tokens))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
     2 heads, each with its own 3 by 3 map of attention weights. Head 0: ...
-    sat attends 0.25, 0.50, 0.25. ... Where each token looks most: head 0: the → all evenly,
-    cat → cat, sat → cat; head 1: every token looks most at the.
+    sat attends 0.25, 0.50, 0.25. ... Where each token looks most: head 0: 'the' → all
+    evenly, 'cat' → 'cat', 'sat' → 'cat'; head 1: every token looks most at 'the'.
     """
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 3 or w.shape[1] != w.shape[2] or len(tokens) != w.shape[1]:
@@ -343,7 +343,7 @@ def head_maps(
     >>> ex = heads_example()
     >>> _, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
     >>> head_maps(w, ex.tokens).caption
-    'Two heads, two patterns: in head 0 sat → cat; in head 1 every token looks most at the.'
+    "Two heads, two patterns: in head 0 'sat' → 'cat'; in head 1 every token looks most at 'the'."
     """
     from .plots import DescribedFigure, _figure, attention_heatmap
 

@@ -270,8 +270,10 @@ def attention_in_order(
 
     Every word keeps its query, key and value rows from ``example`` wherever it stands.
     With ``positions``, the place's sinusoidal vector (:func:`sinusoidal_positions`) is
-    added to each query and key row, as a model adds it to each token's embedding (in the
-    course's toy, the embedding is the query and the key); the values are left as they are.
+    added to each query and key row only; the values are left as they are. That is not the
+    original Transformer's scheme, which adds it to the embeddings before the projections
+    (so values carry the place too); touching only queries and keys is what rotary
+    positions (RoPE) do, by a turn instead of a sum (lesson 10 says so).
 
     Parameters
     ----------

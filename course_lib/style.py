@@ -24,9 +24,9 @@ Palette
 Rules
 -----
 ``heatmap_range(values, kind)``
-    The colour scale of a heatmap: weights from 0 to their largest value rounded up to a
-    tenth (the worked example's 0.20 … 0.50 then spans the whole map, and 0.20, 0.25,
-    0.40, 0.50 are told apart even in greyscale), scores from their smallest to largest.
+    The colour scale of a heatmap: weights always from 0 to 1, the whole budget of a row,
+    in every lesson (weights 0.1 apart are told apart even in greyscale; the numbers in the
+    cells tell closer ones apart), scores from their smallest to largest.
 ``text_colour(rgb)``
     Black or white, whichever contrasts more with a coloured background (WCAG relative
     luminance); the better of the two always reaches 4.58:1, above WCAG AA's 4.5:1.
@@ -43,14 +43,13 @@ Examples
 >>> text_colour((0.0, 0.0, 0.0)), text_colour((1.0, 1.0, 0.8))
 ('white', 'black')
 >>> heatmap_range([[0.4, 0.2, 0.4], [0.25, 0.25, 0.5]], "weights")
-(0.0, 0.5)
+(0.0, 1.0)
 >>> round(contrast_ratio((0, 0, 0), (1, 1, 1)), 1)
 21.0
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -133,19 +132,25 @@ def text_colour(background: str | ArrayLike) -> Literal["black", "white"]:
 def heatmap_range(values: ArrayLike, kind: Literal["weights", "scores"]) -> tuple[float, float]:
     """The (vmin, vmax) of a heatmap's colour scale; ``-inf`` and NaN entries are ignored.
 
-    Weights run from 0 to their largest value, as shown with two decimals, rounded up to
-    a tenth (at most 1); scores from their smallest to their largest value (one either
-    side when all are equal).
+    Weights always run from 0 to 1, the whole budget of a row, in every figure and widget
+    of every lesson: a weight of 0.50 is half the colour scale wherever it is drawn (a
+    scale that ended at the largest weight once made 0.50 look like "all attention" in
+    lessons 01 and 06, issue 30). Scores run from their smallest to their largest value
+    (one either side when all are equal).
+
+    Examples
+    --------
+    >>> heatmap_range([[0.25, 0.25, 0.5]], "weights")
+    (0.0, 1.0)
+    >>> heatmap_range([[-2.0, 3.0]], "scores")
+    (-2.0, 3.0)
     """
+    if kind == "weights":
+        return (0.0, 1.0)
     v = np.asarray(values, dtype=np.float64)
     finite = v[np.isfinite(v)]
     if finite.size == 0:
         return (0.0, 1.0)
-    if kind == "weights":
-        top = float(finite.max())
-        if top <= 1.0:  # 0.5035 is shown as 0.50: the scale ends at 0.5
-            top = max(math.ceil(round(top, 2) * 10 - 1e-9) / 10, 0.1)
-        return (0.0, top)
     lo, hi = float(finite.min()), float(finite.max())
     return (lo - 1.0, hi + 1.0) if lo == hi else (lo, hi)
 

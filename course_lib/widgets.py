@@ -102,6 +102,7 @@ from .describe import (
     format_number,
     heatmap_takeaway,
     inside_hull,
+    looks_most,
     row_takeaway,
 )
 from .errors import AttentionInputError
@@ -912,8 +913,12 @@ def heads_explorer(*, h: int = 2, query: str = "sat") -> Explorer:
     >>> ex.numbers["row"].round(2)  # sat in head 0, in head 1
     array([[0.25, 0.5 , 0.25],
            [0.67, 0.16, 0.16]])
-    >>> ex.set(h=1)[:70]
-    "1 head of d_k = 4. sat's weights: head 0: 0.51 to the, 0.31 to cat, 0."
+    >>> ex.set(h=1)[:71]
+    "1 head of d_k = 4. The weights of 'sat': head 0: 0.51 to 'the', 0.31 to"
+    >>> _ = ex.set(h=2, query="the")
+    >>> print(ex.view.caption)  # three weights shown as 0.33: a tie, said as one
+    2 heads of d_k = 2: in head 0, 'the' spreads its weight evenly (0.33 to each); in head 1,
+    'the' looks most at 'the' (0.67).
     """
     ex = heads_example()
     toks = list(ex.tokens)
@@ -933,14 +938,13 @@ def heads_explorer(*, h: int = 2, query: str = "sat") -> Explorer:
         i = toks.index(query)
         d_k = d_model // h
         rows = "; ".join(f"head {k}: " + ", ".join(
-            f"{format_number(x)} to {t}" for x, t in zip(w[k, i], toks, strict=True))
+            f"{format_number(x)} to '{t}'" for x, t in zip(w[k, i], toks, strict=True))
             for k in range(h))
         head_word = "head" if h == 1 else "heads"
-        description = (f"{h} {head_word} of d_k = {d_k}. {query}'s weights: {rows}. "
+        description = (f"{h} {head_word} of d_k = {d_k}. The weights of '{query}': {rows}. "
                        + describe_heads(w, toks))
-        tops = [toks[int(j)] for j in np.argmax(np.round(w[:, i], 2), axis=-1)]
-        caption = (f"{h} {head_word} of d_k = {d_k}: {query} looks most at " + ", ".join(
-            f"{t} in head {k}" for k, t in enumerate(tops)) + ".")
+        caption = (f"{h} {head_word} of d_k = {d_k}: " + "; ".join(
+            f"in head {k}, '{query}' {looks_most(w[k, i], toks)}" for k in range(h)) + ".")
         maps = "".join(
             _titled(f"head {k}: columns {k * d_k}–{(k + 1) * d_k - 1}" if d_k > 1
                     else f"head {k}: column {k}",

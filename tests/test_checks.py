@@ -190,9 +190,9 @@ PHRASES = {
     "scaled_too_early": "sqrt(d_k)",
     "wrong_shape": "shape",
     "returned_none": "return",
-    "wrong_values": "should be",
+    "wrong_values": "is off from column",
     "missing_scale": "sqrt(d_k)",
-    "dk_wrong_axis": "d_k is the length",
+    "dk_wrong_axis": "d_k is the dimension",
     "divided_by_dk": "square root",
     "multiplied_by_sqrt_dk": "divides",
     "naive_exp_overflow": "overflows",
@@ -346,3 +346,81 @@ def test_validate_gets_an_exception_for_an_unfinished_exercise(monkeypatch):
     assert checks.check_softmax(_softmax_rows)  # a finished exercise still passes
     monkeypatch.delenv("NBGRADER_VALIDATING")
     assert not checks.check_softmax(_naive)  # a normal run returns the verdict
+
+
+# --------------------------------------------------- feedback never hands over the answer
+
+def _recording(reference, wrong_fn):
+    """A student function computing ``wrong_fn``; ``calls`` keeps what the right answer
+    would have been for each input the check tried."""
+    calls = []
+
+    def student(*args):
+        calls.append(reference(*args))
+        return wrong_fn(*args)
+
+    return student, calls
+
+
+def _row_zero_off(reference):
+    """The right answer with its first row raised by 0.0137: no named mistake fits."""
+    def wrong(*args):
+        got = np.array(reference(*args), dtype=float)
+        got[(0,) * (got.ndim - 1)] += 0.0137
+        return got
+    return wrong
+
+
+_REFERENCES = {
+    "check_scores": cl.scores,
+    "check_scaled_scores": cl.scaled_scores,
+    "check_softmax": cl.softmax,
+    "check_attention_weights": cl.attention_weights,
+    "check_blend": cl.blend,
+    "check_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
+    "check_masked_attention": lambda Q, K, V, m: cl.attention(Q, K, V, mask=m)[0],
+    "check_batched_scores": cl.scaled_scores,
+    "check_cross_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
+    "check_model_weights": cl.attention_weights,
+}
+# two mistakes at once: no single named mistake fits, so the check falls back
+_COMBINED = {
+    "check_attention_weights": lambda Q, K: cl.softmax(Q @ K.T, axis=0),  # no scale, axis 0
+    "check_attention": lambda Q, K, V: cl.softmax(Q @ K.T, axis=0) @ V,
+    "check_cross_attention": lambda Q, K, V: cl.softmax(Q @ K.T / 2.0, axis=0) @ V,
+}
+
+
+def _numbers_in(text: str) -> set[str]:
+    import re
+
+    return set(re.findall(r"-?\d+\.\d+", text))
+
+
+@pytest.mark.parametrize("name", sorted(_REFERENCES) + [f"{n}+combined" for n in _COMBINED])
+def test_feedback_names_where_never_the_expected_numbers(name):
+    """Issue 30: a wrong answer that fits no named mistake got "row 0 is [...] where it
+    should be [...]", the right numbers. Now: where (row, column, how many rows), not what."""
+    check_name = name.removesuffix("+combined")
+    reference = _REFERENCES[check_name]
+    wrong = _COMBINED[check_name] if name.endswith("+combined") else _row_zero_off(reference)
+    student, calls = _recording(reference, wrong)
+    result = getattr(checks, check_name)(student)
+    assert not result and calls, result.message
+    assert "row" in result.message or "entry" in result.message, result.message
+    assert "should be" not in result.message and "the answer is" not in result.message
+    shown = _numbers_in(result.message) - _student_numbers(result.message)
+    for want in calls:
+        want = np.asarray(want, dtype=float)
+        for row in want.reshape(-1, want.shape[-1]) if want.ndim > 1 else [want]:
+            assert checks._fmt(row) not in result.message, result.message
+        expected = {f"{v:.3f}".rstrip("0") for v in want.ravel() if abs(v - round(v)) > 1e-9}
+        assert not expected & shown, result.message
+
+
+def _student_numbers(message: str) -> set[str]:
+    """The numbers the message shows as the student's own ("your row is [...]")."""
+    import re
+
+    found = re.search(r"your row is (\[[^\]]*\])", message)
+    return _numbers_in(found.group(1)) if found else set()

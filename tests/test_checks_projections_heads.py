@@ -77,13 +77,13 @@ PHRASES = {
     "missing_projection": "is X itself",
     "wrong_type": "three arrays",
     "returned_none": "return",
-    "wrong_values": "should be",
+    "wrong_values": "is off from column",
     "transpose_all_axes": "reverses all",
     "transpose_fixed_axes": "4-D",
     "not_transposing_k": "row of K",
     "transposed_result": "row per key",
     "missing_scale": "sqrt(d_k)",
-    "dk_wrong_axis": "d_k is the length",
+    "dk_wrong_axis": "d_k is the dimension",
     "divided_by_dk": "square root",
 }
 

@@ -95,7 +95,7 @@ PHRASES = {
     "wrong_transpose": "which array you transposed",
     "softmax_wrong_axis": "row",
     "missing_scale": "sqrt(d_k)",
-    "dk_wrong_axis": "d_k is the length",
+    "dk_wrong_axis": "d_k is the dimension",
     "no_softmax": "softmax",
     "wrong_shape": "shape",
     "not_written": "not written yet",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from course_lib import attention_weights, causal_mask, the_cat_sat
 from course_lib.describe import (
@@ -88,3 +89,23 @@ def test_inside_hull():
     assert not inside_hull([0.5, 0.6], [[0, 0], [1, 1]])
     assert convex_hull([[0, 0], [2, 0], [1, 1], [1, 0.2]]).tolist() == [
         [0.0, 0.0], [2.0, 0.0], [1.0, 1.0]]
+
+
+def test_looks_most_and_top_weights_refuse_what_does_not_fit():
+    from course_lib import AttentionInputError
+    from course_lib.describe import looks_most, top_weights
+
+    with pytest.raises(AttentionInputError,
+                       match=r"row must be one row of 3 weights, one per token "
+                       r"\(got shape \(2,\)\)"):
+        looks_most([0.5, 0.5], ["a", "b", "c"])
+    with pytest.raises(AttentionInputError,
+                       match=r"weights must be 2 × 2, one row and one column per "
+                       r"token \(got shape \(2, 3\)\)"):
+        top_weights(np.ones((2, 3)) / 3, ["a", "b"])
+    with pytest.raises(AttentionInputError, match=r"top must be between 1 and 2 \(got 3\)"):
+        top_weights(np.eye(2), ["a", "b"], top=3)
+    assert looks_most([0.5, 0.5, 0.0], ["a", "b", "c"]) == (
+        "looks most at 'a' and 'b', tied at 0.50")
+    assert looks_most([0.501, 0.499, 0.0], ["a", "b", "c"]) == (
+        "looks most at 'a' and 'b', tied at 0.50")  # equal as shown: a tie

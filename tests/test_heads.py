@@ -149,9 +149,9 @@ def test_bad_shapes_say_what_was_expected_and_what_arrived(call, message):
 def test_the_figure_says_what_each_head_does():
     ex = heads_example()
     for h, caption in [
-        (2, "Two heads, two patterns: in head 0 sat → cat; in head 1 every token looks "
-            "most at the."),
-        (1, "One head, one map: every token looks most at the."),
+        (2, "Two heads, two patterns: in head 0 'sat' → 'cat'; in head 1 every token looks "
+            "most at 'the'."),
+        (1, "One head, one map: every token looks most at 'the'."),
         (4, "4 heads, 3 different patterns of where tokens look most."),
     ]:
         _, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=h)
@@ -160,5 +160,6 @@ def test_the_figure_says_what_each_head_does():
         assert len([a for a in fig.figure.axes if a.get_title().startswith("head ")]) == h
         assert fig.description.startswith(f"{h} head")
     assert describe_heads(w, ex.tokens).endswith(
-        "head 0: every token spreads evenly; head 1: the → all evenly, cat → cat, sat → cat; "
-        "head 2: every token looks most at the; head 3: every token spreads evenly.")
+        "head 0: every token spreads evenly; head 1: 'the' → all evenly, 'cat' → 'cat', "
+        "'sat' → 'cat'; head 2: every token looks most at 'the'; head 3: every token spreads "
+        "evenly.")

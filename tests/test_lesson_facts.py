@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -71,3 +72,214 @@ def test_03_names_weights_as_weights() -> None:
 
     assert "Histogram of each row's largest weight: 256 weights with" in (
         scaling_explorer().description)
+
+
+# ------------------------------------------------------------------ issue 30: content errors
+
+def outputs_of(path: Path) -> str:
+    """Every text output of a stored lesson."""
+    return "\n".join(out.get("text", "") + out.get("data", {}).get("text/plain", "")
+                     for cell in nbformat.read(path, as_version=4).cells
+                     for out in cell.get("outputs", []))
+
+
+def markdown_of(path: Path) -> str:
+    return "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                     if c.cell_type == "markdown")
+
+
+def sentences(text: str) -> list[str]:
+    return [" ".join(s.split()) for s in re.split(r"(?<=[.:;!?])\s+|\n\n|\n- ", text)]
+
+
+def lesson(prefix: str) -> Path:
+    return next(p for p in LESSONS if p.name.startswith(prefix))
+
+
+def test_10_bag_of_words_only_without_a_mask() -> None:
+    """Issue 30, error 1: with a causal mask, 'sat cat the' is not 'the cat sat' reordered."""
+    from course_lib import attention, causal_mask, order, the_cat_sat
+
+    ex = the_cat_sat()
+    new_order = [2, 1, 0]
+    (reordered,) = order.permute_rows(new_order, attention(ex.Q, ex.K, ex.V)[0])
+    masked, _ = attention(*order.permute_rows(new_order, ex.Q, ex.K, ex.V),
+                          mask=causal_mask(3))
+    assert not np.allclose(masked, reordered)  # the claim the lesson must not make
+    path = lesson("10_")
+    assert str(masked.round(2).tolist()) in outputs_of(path)  # and the lesson shows it
+    for s in sentences(markdown_of(path)):
+        if "bag of words" in s or "every input and every order" in s:
+            assert "unmasked" in s or "without a mask" in s.lower(), s
+    assert "a causal mask already carries order" in " ".join(markdown_of(path).split())
+
+
+def test_09_says_what_more_heads_cost() -> None:
+    """Issue 30, error 4: same parameters and QKᵀ multiply-adds, h tables, h softmaxes,
+    scale 1/sqrt(d_model/h), each computed by course_lib."""
+    from course_lib import heads
+
+    ex = heads.heads_example()
+    n, d_model = ex.X.shape
+    path = lesson("09_")
+    shown = outputs_of(path)
+    for h in (1, 2, 4):
+        _, w = heads.multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=h)
+        assert w.shape == (h, n, n)
+        d_head = d_model // h
+        assert (f"h = {h}: QKᵀ multiply-adds {h} × {n}² × {d_head} = {n * n * d_model}, "
+                f"weights stored {w.size} ({h} × {n}²), softmaxes over {h * n} rows, "
+                f"scale 1/√{d_head}") in shown
+    text = " ".join(markdown_of(path).split())
+    assert "cost no more than one big head" not in text
+    assert "runs its own softmax" in text and r"\sqrt{d_\text{model}/h}" in text
+
+
+def test_04_shifts_sats_row() -> None:
+    """Issue 30, error 5: the "only differences matter" demo ran on the loops' last row."""
+    from course_lib import scaled_scores, softmax, the_cat_sat
+
+    ex = the_cat_sat()
+    sat = scaled_scores(ex.Q, ex.K)[2]
+    shown = outputs_of(lesson("04_"))
+    for shift in (0.0, 10.0, -100.0):
+        assert f"shift {shift:+7.1f}: {softmax(sat + shift).round(4)}" in shown
+
+
+# "length" is the Euclidean norm (02, 08); the number of entries d_k, d_v is a dimension.
+_LENGTH_AS_DIMENSION = re.compile(
+    r"(?:of|same|vector|each|one query) length\W{0,3}(?:\$?d_[kv]|\d)|"
+    r"length of (?:each|one) (?:query|key)|keys? of length|values of length|"
+    r"square root of the vector length", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "12")],
+                         ids=lambda p: p.stem)
+def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
+    """Issue 30, error 6 (lessons 03 and 12 are checked with their own issue)."""
+    assert not _LENGTH_AS_DIMENSION.findall(text_of(path))
+
+
+def test_checks_call_d_k_a_dimension() -> None:
+    from course_lib import checks
+
+    assert not _LENGTH_AS_DIMENSION.findall(Path(checks.__file__).read_text())
+    assert "d_k is the length" not in Path(checks.__file__).read_text()
+
+
+def test_08_says_where_x_comes_from_and_that_there_is_no_bias() -> None:
+    """Issue 30, error 7: X is the embeddings only in layer 1; Q = XW_Q has no bias here."""
+    text = " ".join(markdown_of(lesson("08_")).split())
+    assert "Only in layer 1 is $X$ the embeddings." in text
+    assert "previous block's output" in text
+    assert "$Q = XW_Q + b_Q$" in text and "lesson 11 has them" in text
+
+
+def test_10_says_its_positions_touch_queries_and_keys_only() -> None:
+    """Issue 30, error 8: the toy adds positions to Q and K, not to the values."""
+    from course_lib import attention, order, the_cat_sat
+
+    ex = the_cat_sat()
+    words = ["sat", "cat"]
+    queries, weights, out = order.attention_in_order(words, positions=True)
+    rows = [ex.tokens.index(w) for w in words]
+    assert np.allclose(out, weights @ ex.V[rows])  # the values carry no position
+    assert np.allclose(out, attention(queries, queries, ex.V[rows])[0])
+    text = " ".join(markdown_of(lesson("10_")).split())
+    assert "adds $p_t$ to the queries and keys only; the values stay as they are" in text
+    assert "queries, keys **and values** all carry the place" in text
+    assert "rotary positions (RoPE)" in text
+
+
+def test_11_hedges_the_no_op_reading_with_the_measured_sep_head() -> None:
+    """Issue 30, error 10: Clark et al. argued the no-op reading mainly for [SEP]."""
+    from course_lib import real_model
+
+    shown = outputs_of(lesson("11_"))
+    for pattern in real_model.PATTERNS:
+        layer_no, head, weight = real_model.strongest_heads(pattern, top=1)[0]
+        assert (f"{pattern:>14}: layer {layer_no}, head {head}: {weight:.2f} of a word's "
+                "weight") in shown
+    text = " ".join(markdown_of(lesson("11_")).split())
+    [clark] = [" ".join(p.split()) for p in markdown_of(lesson("11_")).split("\n\n")
+               if "Clark et al." in p]
+    assert "mainly for heads that attend to `[SEP]`" in clark and "may be" in clark
+    assert "0.17" not in text and "0.18" not in text  # numbers come from the table
+
+
+def test_11_summarises_the_heads_explorer_in_code() -> None:
+    """Issue 34 item 3: `heads_widget.set(...)` printed all 144 weights as one paragraph."""
+    from course_lib import real_model
+
+    nb = nbformat.read(lesson("11_"), as_version=4)
+    [cell] = [c for c in nb.cells if c.cell_type == "code" and "heads_widget.set(" in c.source]
+    shown = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                    for o in cell.outputs)
+    lines = shown.splitlines()
+    assert len(lines) <= 16 and max(map(len, lines)) <= 130, shown
+    layer = real_model.load_model_attention().layer(sentence=1, layer=5)
+    w, tokens = layer.probabilities[11], list(layer.tokens)
+    it = w[tokens.index("it")]
+    top2 = np.argsort(-it)[:2]
+    assert (f"'it'        '{tokens[top2[0]]}' {it[top2[0]]:.2f}, "
+            f"'{tokens[top2[1]]}' {it[top2[1]]:.2f}") in lines
+
+
+def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
+    """Issue 30: with K = Q only, students read "sat attends most to itself" as a law."""
+    from course_lib import plots, projections, scores, the_cat_sat, the_cat_sat_own_keys
+
+    own, seed = the_cat_sat_own_keys(), the_cat_sat()
+    emb = projections.embedded_example()
+    np.testing.assert_array_equal(own.K, emb.X @ emb.W_K)  # one source: lesson 08's keys
+    np.testing.assert_array_equal(own.Q, seed.Q)
+    np.testing.assert_array_equal(own.V, seed.V)
+    table = scores(own.Q, own.K)
+    assert not np.array_equal(table, table.T)
+    assert own.tokens[int(np.argmax(table[2]))] == "cat"  # sat, not itself
+    path = lesson("02_")
+    shown = outputs_of(path)
+    assert plots.attention_heatmap(table, own.tokens, kind="scores").description in shown
+    assert projections.asymmetry(table, own.tokens) in shown
+    cells = nbformat.read(path, as_version=4).cells
+    [ask] = [i for i, c in enumerate(cells) if "**Predict first.**" in c.source]
+    assert "the_cat_sat_own_keys()" in cells[ask + 1].source  # the guess comes before the run
+
+
+def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> None:
+    """With keys of their own, sat gives half its budget to 'cat', and its output leans to
+    v_cat: "half on itself" came from K = Q (issue 30)."""
+    from course_lib import attention_weights, plots, scaled_scores, the_cat_sat_own_keys
+
+    own = the_cat_sat_own_keys()
+    row = scaled_scores(own.Q, own.K)[2]
+    weights = attention_weights(own.Q, own.K)[2]
+    assert own.tokens[int(np.argmax(weights))] == "cat"
+    assert plots.budget_bars(row, own.tokens, query="sat").description in outputs_of(
+        lesson("04_"))
+    assert plots.blend_triangle(weights, own.V, own.tokens, query="sat").description in (
+        outputs_of(lesson("05_")))
+    for prefix in ("04_", "05_"):
+        cells = nbformat.read(lesson(prefix), as_version=4).cells
+        [ask] = [i for i, c in enumerate(cells) if "**Predict first:**" in c.source]
+        assert "the_cat_sat_own_keys()" in cells[ask + 1].source
+
+
+def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
+    """The worked example's weights and its causal mask, with keys of their own beside."""
+    from course_lib import attention_weights, plots, the_cat_sat, the_cat_sat_own_keys
+
+    own, seed = the_cat_sat_own_keys(), the_cat_sat()
+    w_seed, w_own = attention_weights(seed.Q, seed.K), attention_weights(own.Q, own.K)
+    # what 06 says of the seed: every token gives itself at least as much as any other
+    assert all(w_seed[i, i] >= w_seed[i].max() - 1e-12 for i in range(3))
+    # and of the second example: 'the' evenly, 'cat' and 'sat' most to 'cat'
+    np.testing.assert_allclose(w_own[0], 1 / 3)
+    assert [own.tokens[int(np.argmax(r))] for r in w_own[1:]] == ["cat", "cat"]
+    assert plots.attention_heatmap(w_own, own.tokens).description in outputs_of(lesson("06_"))
+    assert plots.causal_mask_pair(own.Q, own.K, own.tokens).description in outputs_of(
+        lesson("07_"))
+    for prefix, ask in (("06_", "**predict first**"), ("07_", "**Predict first:**")):
+        cells = nbformat.read(lesson(prefix), as_version=4).cells
+        [i] = [k for k, c in enumerate(cells) if ask in c.source and "their own" in c.source]
+        assert "the_cat_sat_own_keys()" in cells[i + 1].source

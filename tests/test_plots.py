@@ -71,12 +71,29 @@ def test_values_stay_legible_on_dark_and_light_cells():
     assert colours["1.00"] == "black"
 
 
-def test_weights_heatmap_spans_its_colour_map(cat_sat_weights):
-    """0.20 … 0.50 on a 0 … 0.5 scale (the old 0 … 1 scale left them all muddy)."""
+def test_every_weights_figure_uses_one_0_to_1_scale(cat_sat_weights):
+    """Issue 30: 0.50 was the top of the scale in 01 and 06 (it looked like "all
+    attention") and half of it in 07 and 09. Every weights figure and widget table now
+    draws 0 … 1, whatever its largest weight."""
+    from course_lib import heads, real_model
+    from course_lib.plots import causal_mask_pair
+    from course_lib.render import heatmap_html
+
     w, tokens = cat_sat_weights
-    image = attention_heatmap(w, tokens).figure.axes[0].images[0]
-    assert image.get_clim() == (0.0, 0.5)
-    assert image.get_cmap().name.startswith("magma")
+    ex = the_cat_sat()
+    images = [attention_heatmap(w, tokens).figure.axes[0].images[0],
+              *[ax.images[0] for ax in causal_mask_pair(ex.Q, ex.K, tokens).figure.axes
+                if ax.images],
+              *[ax.images[0] for ax in heads.head_maps(np.stack([w, w]), tokens).figure.axes
+                if ax.images],
+              real_model.head_heatmap(sentence=0, layer=0, head=0).figure.axes[0].images[0]]
+    assert len(images) >= 5
+    for image in images:
+        assert image.get_clim() == (0.0, 1.0)
+        assert image.get_cmap().name.startswith("magma")
+    # a widget's HTML table: 0.50 is drawn in the middle of the scale, not at its top
+    page = heatmap_html([[0.5, 0.5]], ["a"], ["a", "b"])
+    assert heatmap_html([[0.5, 0.5]], ["a"], ["a", "b"], vmin=0.0, vmax=1.0) == page
 
 
 def test_ties_and_non_normalised_rows_are_described():

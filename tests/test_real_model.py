@@ -166,7 +166,7 @@ CHECK_MISTAKES = [
      "square root"),
     ("no_softmax", lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(32), "softmax"),
     ("wrong_values", lambda Q, K: _stable_softmax(Q @ np.swapaxes(K, -1, -2) / 5.0),
-     "head 0, row 0 ([CLS]) is ["),
+     "head 0, row 0 ('[CLS]') is off from column"),
 ]
 
 

@@ -48,11 +48,12 @@ def test_masked_cells_are_legible():
 
 
 def test_heatmap_range():
+    """Weights: always 0 … 1, one scale in every lesson (issue 30); scores: their range."""
     ex = the_cat_sat()
-    assert heatmap_range(attention_weights(ex.Q, ex.K), "weights") == (0.0, 0.5)
-    assert heatmap_range([[0.51, 0.49]], "weights") == (0.0, 0.6)
+    assert heatmap_range(attention_weights(ex.Q, ex.K), "weights") == (0.0, 1.0)
+    assert heatmap_range([[0.51, 0.49]], "weights") == (0.0, 1.0)
     assert heatmap_range([[1.0, 0.0]], "weights") == (0.0, 1.0)
-    assert heatmap_range([[0.01, 0.0]], "weights") == (0.0, 0.1)
+    assert heatmap_range([[0.01, 0.0]], "weights") == (0.0, 1.0)
     assert heatmap_range([[-2.0, np.inf, 3.0, -np.inf]], "scores") == (-2.0, 3.0)
     assert heatmap_range([[2.0, 2.0]], "scores") == (1.0, 3.0)
 
@@ -80,19 +81,20 @@ def _lab(linear_rgb: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("vision", list(CVD))
-def test_the_worked_examples_weights_are_told_apart(vision):
-    """0.20, 0.25, 0.40 and 0.50 on the heatmap: >= 10 CIELAB units apart, in any vision.
+def test_weights_a_tenth_apart_are_told_apart(vision):
+    """On the 0 … 1 weights scale, weights 0.1 apart are >= 7 CIELAB units apart, in any vision.
 
-    The old scale (cividis on 0 … 1) left 0.40 and 0.50 about 4 to 8 units apart: muddy.
+    The worked example's 0.20, 0.40 and 0.50 are told apart by colour; 0.20 and 0.25 only by
+    the numbers written in the cells (on one 0 … 1 scale, 0.05 cannot span 10 units).
     """
     ex = the_cat_sat()
     lo, hi = heatmap_range(attention_weights(ex.Q, ex.K), "weights")
-    weights = np.array([0.20, 0.25, 0.40, 0.50])
+    weights = np.round(np.arange(0.0, 1.01, 0.1), 2)
     rgb = mpl.colormaps[CMAP]((weights - lo) / (hi - lo))[:, :3]
     linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
     lab = _lab(np.clip(linear @ CVD[vision].T, 0.0, 1.0))
-    gaps = np.linalg.norm(lab[:, None] - lab[None], axis=-1)[np.triu_indices(4, 1)]
-    assert gaps.min() >= 10, f"{vision}: closest pair only {gaps.min():.1f} apart"
+    gaps = np.linalg.norm(np.diff(lab, axis=0), axis=-1)
+    assert gaps.min() >= 7, f"{vision}: a 0.1 step only {gaps.min():.1f} apart"
     assert np.all(np.diff(lab[:, 0]) > 0), "lightness must rise with the weight (greyscale)"
 
 

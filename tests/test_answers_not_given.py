@@ -1,0 +1,232 @@
+"""No exercise's answer is printed where the student is asked for it (issue 30).
+
+For every exercise of a lesson we compute its answer from the lesson's own solution:
+
+* the code lines the student has to write: the lines of the solution (the collapsed
+  "Stuck? Show one solution" block) that the template does not already give verbatim;
+* for an exercise that asks for numbers (``return [..., ...]``), those numbers, to 2
+  decimals, and the library's exact answer that the check also accepts.
+
+Then, in what a student sees up to the exercise and right after its check (every cell
+above the check, and the first cell after it that is not the solution), none of them may
+appear: not in a markdown cell, not in an output, not in a code cell (a worked cell that
+writes the solution out line for line gives it away as surely as a printed number). The
+collapsed solution block is the one place an answer may be.
+
+The template itself may not give the answer away either: the ``...`` of a template must
+stand for most of what the solution adds. A template that writes out more than two thirds
+of the characters the student's lines need (leaving only ``...`` for an axis, say) fails.
+
+Lessons join through :data:`LESSONS`; lesson 12 (its own issue) joins by adding its
+notebook there and, for its self-study questions, an entry in :data:`EXTRA_ANSWERS` that
+returns each question's right option (letter and text) with the index of the cell that
+asks it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import course_lib as cl
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+#: The lessons whose exercises this test reads. Lesson 12 joins by adding its notebook.
+LESSONS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if "01" <= p.name[:2] <= "11")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One thing that must not be shown: ``text`` (a code line or a number) for the
+    exercise whose check is cell ``check_index``; ``kind`` is "line" or "number"."""
+
+    check_index: int
+    kind: str
+    text: str
+    exercise: str
+
+
+#: Other answers a lesson asks for (lesson 12's self-study questions): notebook name ->
+#: a function of the notebook that returns its Answers.
+EXTRA_ANSWERS: dict[str, Callable[[nbformat.NotebookNode], list[Answer]]] = {}
+
+#: Exact answers a check accepts besides the solution's (the function's name -> values).
+EXACT_VALUES: dict[str, Callable[[], list[float]]] = {
+    "sat_output_by_hand": lambda: list(cl.attention(cl.the_cat_sat().Q, cl.the_cat_sat().K,
+                                                    cl.the_cat_sat().V)[0][2]),
+}
+
+#: The largest share of the student's lines a template may already write out.
+MOST_OF_THE_ANSWER = 2 / 3
+
+
+def _tags(cell: nbformat.NotebookNode) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def _norm(line: str) -> str:
+    """A code line without its comment and with single spaces."""
+    return " ".join(line.split("  #")[0].split(" # ")[0].split())
+
+
+def _code_lines(source: str) -> list[str]:
+    return [n for n in (_norm(line) for line in source.splitlines()) if n]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    template: nbformat.NotebookNode
+    check_index: int
+    solution: str
+
+
+def exercises(nb: nbformat.NotebookNode) -> Iterator[Exercise]:
+    """Each exercise: its template, the index of its check cell, its solution's code."""
+    cells = nb.cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type != "code" or "exercise" not in _tags(cell):
+            continue
+        check, folded = cells[i + 1], cells[i + 2]
+        assert "check" in _tags(check) and "solution" in _tags(folded)
+        code = re.search(r"```python\n(.*?)```", folded.source, flags=re.S)
+        assert code and "<details>" in folded.source
+        name = re.search(r"def (\w+)\(", cell.source).group(1)
+        yield Exercise(name, cell, i + 1, code.group(1))
+
+
+def student_lines(ex: Exercise) -> list[str]:
+    """The solution's lines that the template does not already give verbatim."""
+    given = set(_code_lines(ex.template.source))
+    return [line for line in _code_lines(ex.solution)
+            if line not in given and not line.startswith(("def ", '"""'))]
+
+
+def _numbers(ex: Exercise) -> list[float]:
+    """The numbers an exercise asks for: a solution that returns a list of literals."""
+    found = re.search(r"return \[([-\d., ]+)\]", ex.solution)
+    if not found:
+        return []
+    values = [float(x) for x in found.group(1).split(",")]
+    return values + [float(v) for v in EXACT_VALUES.get(ex.name, list)()]
+
+
+def answers(nb: nbformat.NotebookNode, name: str) -> list[Answer]:
+    found = []
+    for ex in exercises(nb):
+        numbers = _numbers(ex)
+        if numbers:
+            found += [Answer(ex.check_index, "number", f"{v:.2f}", ex.name) for v in numbers]
+        else:
+            found += [Answer(ex.check_index, "line", line, ex.name)
+                      for line in student_lines(ex)]
+    return found + (EXTRA_ANSWERS[name](nb) if name in EXTRA_ANSWERS else [])
+
+
+def _number_pattern(text: str) -> re.Pattern[str]:
+    """1.50 also as 1.5; 1.25 not inside 11.25 or 1.255."""
+    whole, frac = text.split(".")
+    frac = frac.rstrip("0")
+    body = rf"{re.escape(whole)}\.{frac}0?" if frac else rf"{re.escape(whole)}(?:\.0+)?"
+    return re.compile(rf"(?<![\d.]){body}(?!\d)")
+
+
+def seen_before_answering(nb: nbformat.NotebookNode, check_index: int) -> list[str]:
+    """What a student sees up to a check and right after it, the solution block aside:
+    every cell's source and outputs above the check, the check's own output, and the
+    first cell after the check that is not the collapsed solution."""
+    cells = nb.cells
+    after = next((c for c in cells[check_index + 1:] if "solution" not in _tags(c)), None)
+    shown = [*cells[:check_index], *([after] if after is not None else [])]
+    parts = []
+    for cell in shown:
+        if "solution" in _tags(cell):
+            continue
+        if "exercise" in _tags(cell):  # a template: its lines are judged below, its
+            continue                   # `...` are not the answer
+        parts.append(cell.source)
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", "") + out.get("data", {}).get("text/plain", ""))
+    for out in cells[check_index].get("outputs", []):
+        parts.append(out.get("text", "") + out.get("data", {}).get("text/plain", ""))
+    return parts
+
+
+def given_away(nb: nbformat.NotebookNode, name: str) -> list[str]:
+    """Every answer a student can read before answering: (exercise, where, what)."""
+    problems = []
+    for answer in answers(nb, name):
+        parts = seen_before_answering(nb, answer.check_index)
+        if answer.kind == "number":
+            pattern = _number_pattern(answer.text)
+            hits = [p for p in parts if pattern.search(p)]
+        else:
+            hits = [p for p in parts if answer.text in {_norm(x) for x in p.splitlines()}]
+        problems += [f"{answer.exercise}: {answer.text!r} shown in: {hit[:80]!r}"
+                     for hit in hits]
+    return problems
+
+
+def _given_share(template: str, lines: list[str]) -> float:
+    """How much of the student's lines the template already writes out (0 … 1)."""
+    written, needed = 0, 0
+    stubs = [t for t in _code_lines(template) if "..." in t]
+    for line in lines:
+        needed += len(line.replace(" ", ""))
+        best = 0
+        for stub in stubs:
+            pattern = "^" + ".+?".join(re.escape(p) for p in stub.split("...")) + "$"
+            if re.match(pattern, line):
+                best = max(best, len(stub.replace(" ", "")) - 3 * stub.count("..."))
+        written += best
+    return written / needed if needed else 0.0
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_no_answer_is_shown_before_the_student_gives_it(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    assert list(exercises(nb)), f"{path.name}: no exercise found"
+    assert not given_away(nb, path.name), "\n".join(given_away(nb, path.name))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_no_template_writes_out_most_of_its_answer(path: Path) -> None:
+    for ex in exercises(nbformat.read(path, as_version=4)):
+        if _numbers(ex):
+            continue  # a hand calculation: the numbers are the answer, `[..., ...]` is not
+        share = _given_share(ex.template.source, student_lines(ex))
+        assert share <= MOST_OF_THE_ANSWER, (
+            f"{path.name}: the template of {ex.name} already writes {share:.0%} of the "
+            "solution's lines; leave more than `...` for an axis or a name")
+
+
+def test_the_test_sees_what_it_should() -> None:
+    """The detectors find an answer written out, printed, or nearly given by a template."""
+    nb = nbformat.v4.new_notebook()
+    template = nbformat.v4.new_code_cell(
+        "def f(x):\n    raise NotImplementedError\n    shifted = x - x.max(axis=..., "
+        "keepdims=True)\n    return [..., ...]")
+    template.metadata["tags"] = ["exercise"]
+    check = nbformat.v4.new_code_cell("checks.check_softmax(f)")
+    check.metadata["tags"] = ["check"]
+    folded = nbformat.v4.new_markdown_cell(
+        "<details>\n<summary>Stuck? Show one solution</summary>\n\n```python\ndef f(x):\n"
+        "    shifted = x - x.max(axis=-1, keepdims=True)\n    return [1.25, 1.5]\n```\n\n"
+        "</details>")
+    folded.metadata["tags"] = ["solution"]
+    printed = nbformat.v4.new_code_cell("print(out)")
+    printed.outputs = [nbformat.v4.new_output("stream", text="with rounded weights: [1.25 1.5 ]")]
+    nb.cells = [template, check, folded, printed]
+    [ex] = exercises(nb)
+    assert student_lines(ex) == ["shifted = x - x.max(axis=-1, keepdims=True)",
+                                 "return [1.25, 1.5]"]
+    assert [a.text for a in answers(nb, "x")][:2] == ["1.25", "1.50"]
+    assert any("1.25" in p for p in given_away(nb, "x"))
+    assert _given_share(template.source, ["shifted = x - x.max(axis=-1, keepdims=True)"]) > 0.9
+    assert _number_pattern("1.50").search("[1.25 1.5 ]")
+    assert not _number_pattern("1.25").search("11.25 and 1.255")
