@@ -1132,9 +1132,11 @@ class CourseLab:
     """``python course lab`` run for real: 127.0.0.1, a free port, a random token.
 
     Jupyter's config, runtime, settings and workspace folders are fresh ones under
-    ``scratch`` (a student's first start); ``env`` adds to (or, with None values, removes
-    from) the environment. Output lines are kept with the second they arrived, counted from
-    the start. A context manager: the process group is stopped on exit.
+    ``scratch`` (a student's first start), and so is the student's copy of the lessons
+    (``COURSE_WORKSPACE``: never the checkout's own ``notebooks/my-work/``); ``env`` adds to
+    (or, with None values, removes from) the environment. Output lines are kept with the
+    second they arrived, counted from the start. A context manager: the process group is
+    stopped on exit.
     """
 
     def __init__(self, scratch: Path, extra_args: Sequence[str] = (), *,
@@ -1149,6 +1151,9 @@ class CourseLab:
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True)
             self.env[name] = str(folder)
+        self.workspace = Path(scratch) / "my-work"
+        shutil.rmtree(self.workspace, ignore_errors=True)
+        self.env["COURSE_WORKSPACE"] = str(self.workspace)
         for key, value in (env or {}).items():
             if value is None:
                 self.env.pop(key, None)
