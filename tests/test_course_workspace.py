@@ -66,6 +66,11 @@ def solve_exercise(path: Path) -> str:
     return code
 
 
+def has_cell(path: Path, source: str) -> bool:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return any("".join(c["source"]) == source for c in cells)
+
+
 def edit_markdown(path: Path, words: str) -> None:
     nb = json.loads(path.read_text(encoding="utf-8"))
     first = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
@@ -126,8 +131,7 @@ def test_the_round_trip_keeps_the_students_work_apart(upstream: Path, tmp_path: 
 
     # the next `./course lab` tells what changed, keeps the solved 04, updates the untouched 03
     said = course.fill_workspace()
-    solved = json.loads((work / "04_softmax.ipynb").read_text())
-    assert any("".join(c["source"]) == code for c in solved["cells"]), "the solution was lost"
+    assert has_cell(work / "04_softmax.ipynb", code), "the solution was lost"
     assert "New in 04_softmax.ipynb." not in (work / "04_softmax.ipynb").read_text()
     assert (work / "03_scaling.ipynb").read_bytes() == (
         student / "notebooks" / "03_scaling.ipynb").read_bytes()
@@ -146,8 +150,7 @@ def test_the_round_trip_keeps_the_students_work_apart(upstream: Path, tmp_path: 
             ) in done.stdout
     assert (work / "04_softmax.ipynb").read_bytes() == (
         student / "notebooks" / "04_softmax.ipynb").read_bytes()
-    kept = json.loads((work / "backups" / "04_softmax-1.ipynb").read_text())
-    assert any("".join(c["source"]) == code for c in kept["cells"])
+    assert has_cell(work / "backups" / "04_softmax-1.ipynb", code)
     assert course.fill_workspace() == [], "nothing left to tell"
     assert git(student, "status", "--porcelain") == ""
 
@@ -204,3 +207,28 @@ def test_the_site_never_copies_a_students_files(tmp_path: Path) -> None:
     copied = copy_lessons(repo / "notebooks", tmp_path / "files", lambda needs: [])
     assert [c.path for c in copied] == ["01_a.ipynb"]
     assert sorted(p.name for p in (tmp_path / "files").iterdir()) == ["01_a.ipynb"]
+
+
+def test_edits_made_in_the_course_files_before_copies_existed_move_to_the_copies(
+        upstream: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A student who worked in notebooks/ itself (the course before copies) loses nothing."""
+    student = tmp_path / "student"
+    git(tmp_path, "clone", "-q", str(upstream), str(student))
+    code = solve_exercise(student / "notebooks" / "04_softmax.ipynb")  # the old way
+    course = load_course(student, monkeypatch)
+    said = course.fill_workspace()
+    assert said[-1] == (
+        "you had edited 04_softmax.ipynb in notebooks/ itself: your copies in notebooks/my-work/ "
+        "have those edits. `git checkout notebooks/` gives the course's files back (then "
+        "`git pull` works and `./course site` shows the course's lessons)"), said
+    copy = course.WORKSPACE / "04_softmax.ipynb"
+    assert has_cell(copy, code)
+    git(student, "checkout", "notebooks/")
+    assert course.fill_workspace() == [], "the course's own version is the one recorded"
+    assert has_cell(copy, code), "the student's work was lost"
+    edit_markdown(upstream / "notebooks" / "04_softmax.ipynb", "New.")
+    git(upstream, "commit", "-q", "-am", "04 says more")
+    git(student, "pull", "-q", "--ff-only")
+    [line] = course.fill_workspace()
+    assert line.startswith("the course changed 04_softmax.ipynb since your copy was made; "
+                           "your copy is kept as it is."), line
