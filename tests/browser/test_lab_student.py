@@ -72,6 +72,11 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
             time.sleep(0.1)
         saved = nbformat.read(copy, as_version=4)
         assert any("written by the student" in c.source for c in saved.cells)
+        # the contents page's links open the student's copies
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) a",
+                     has_text="01 · The whole equation at a glance").click()
+        page.wait_for_url("**/lab/tree/01_overview.ipynb")
+        assert [t.strip() for t in active.all_inner_texts()] == ["01_overview.ipynb"]
         context.close()
     assert {p: p.read_bytes() for p in (REPO / "notebooks").glob("*.ipynb")} == course_files
 
