@@ -23,8 +23,10 @@ from typing import Any
 __all__ = [
     "NOTE_TAG",
     "NOT_LESSONS",
+    "RESET_TAG",
     "CopiedLesson",
     "LessonNeeds",
+    "add_reset_note",
     "browser_note",
     "copy_lessons",
     "imports_in",
@@ -33,6 +35,9 @@ __all__ = [
 
 # The tag of the cell the site adds to a lesson that cannot run fully in the browser.
 NOTE_TAG = "site-browser-note"
+
+# The tag of the cell the site adds to its first page: how a lesson starts again there.
+RESET_TAG = "site-reset-note"
 
 # Folders of the lessons' folder that the site never publishes: a student's own copies
 # (``./course lab`` works in ``notebooks/my-work/``) and tools' caches.
@@ -130,6 +135,30 @@ def browser_note(problems: list[str], with_id: bool = True) -> dict[str, Any]:
             "a computer with Python (`./course lab`, see the course's README)."
         ),
     }
+
+
+def add_reset_note(path: Path) -> None:
+    """Add to the notebook at ``path`` (the site's first page), after its title cell, a
+    Markdown cell that says where a student's edits are kept and how a lesson starts again.
+
+    JupyterLite keeps a saved notebook in the browser's storage; deleting it in the file
+    browser deletes that copy only, and the site's own file shows again.
+    """
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    with_id = (notebook.get("nbformat", 4), notebook.get("nbformat_minor", 0)) >= (4, 5)
+    notebook["cells"].insert(1, {
+        "cell_type": "markdown",
+        **({"id": RESET_TAG} if with_id else {}),
+        "metadata": {"tags": [RESET_TAG]},
+        "source": (
+            "> **In this browser version**, what you save stays in this browser. To start a "
+            "lesson again, close it, then right-click it in the file browser (on the left) "
+            "and choose **Delete**: that deletes your copy only, and the lesson opens again "
+            "as the course wrote it."
+        ),
+    })
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
 
 
 def git_ignored(folder: Path) -> set[Path]:

@@ -2,8 +2,9 @@
 
 JupyterLite saves a student's notebook into the browser's storage; the site's own copy stays
 on the server. Deleting the lesson in the file browser deletes the browser's copy only: the
-lesson stays listed, and opens as the course wrote it. The README gives that way to start a
-lesson again; this test walks it in Chromium, as a student would (the edit is saved through
+lesson stays listed, and opens as the course wrote it. The site's first page (and the
+README) give that way to start a lesson again; this test reads it there and walks it in
+Chromium, as a student would (the edit is saved through
 the contents service that JupyterLab's Save uses; the reset goes through the file browser).
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from labdriver import close_documents, wait_kernel_idle
+from playwright.sync_api import expect
 from sitedriver import open_lesson
 
 from course_site.build import BuildReport
@@ -50,6 +52,16 @@ def test_a_lesson_edited_in_the_site_is_kept_and_can_start_again(
     original = json.loads((site_build[0] / "files" / LESSON).read_text())["cells"][0]["source"]
     original = "".join(original) if isinstance(original, list) else original
     assert MARKER not in original
+
+    # the page the site opens on says how
+    page.goto(site_server.url)
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=180_000)
+    note = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").nth(1)
+    expect(note).to_contain_text(
+        "To start a lesson again, close it, then right-click it in the file browser",
+        timeout=30_000)
+    wait_kernel_idle(page, 180_000)
+    close_documents(page)
 
     open_lesson(page, site_server.url, LESSON)
     close_documents(page)
