@@ -232,3 +232,15 @@ def test_edits_made_in_the_course_files_before_copies_existed_move_to_the_copies
     [line] = course.fill_workspace()
     assert line.startswith("the course changed 04_softmax.ipynb since your copy was made; "
                            "your copy is kept as it is."), line
+
+
+def test_copies_without_the_lab_for_conda_users(upstream: Path) -> None:
+    first = course_script(upstream, "copies")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("course: your own copies of the lessons are in "
+                                   "notebooks/my-work/"), first.stdout
+    assert (upstream / "notebooks" / "my-work" / "00_contents.ipynb").is_file()
+    again = course_script(upstream, "copies")
+    assert again.stdout == ("course: your copies in notebooks/my-work/ are up to date with "
+                            "the course\n"), again.stdout
+    assert course_script(upstream, "copies", "04").returncode == 2
