@@ -117,17 +117,17 @@ class Browser:
             self.playwright.stop()
 
 
-def one_start(python: str, venv: Path, scratch: Path, notebooks_root: Path,
-              student: Any = None, port: int = 0) -> dict[str, float]:
+def one_start(python: str, venv: Path, scratch: Path, student: Any = None,
+              port: int = 0) -> dict[str, float]:
     """Run `course lab` once; seconds to each milestone (the server is stopped after).
 
     ``student`` is a browser context: the second start of a pair uses the first's, on the
     same port, as a student's browser comes back to ``localhost:8888`` with its cache.
     """
-    lab = CourseLab(scratch, [f"--ServerApp.root_dir={notebooks_root}"], python=python,
-                    port=port, env={"COURSE_VENV": str(venv), "VIRTUAL_ENV": None,
-                                    "PYTHONPATH": None, "MPLBACKEND": None,
-                                    "PYTHONDONTWRITEBYTECODE": None})
+    # (the lessons' copies go into scratch: CourseLab's COURSE_WORKSPACE)
+    lab = CourseLab(scratch, python=python, port=port,
+                    env={"COURSE_VENV": str(venv), "VIRTUAL_ENV": None, "PYTHONPATH": None,
+                         "MPLBACKEND": None, "PYTHONDONTWRITEBYTECODE": None})
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with lab:
         times = {"server": float(lab.ready_after or 0.0)}
@@ -152,13 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     browser = None if args.no_browser else Browser()
     work = Path(tempfile.mkdtemp(prefix="first-run-"))
     try:
-        notebooks_root = work / "course"
-        shutil.copytree(ROOT / "notebooks", notebooks_root / "notebooks",
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "my-work"))
         print(f"python: {args.python}; {os.cpu_count()} cores; load average "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         print("warming pip's cache (one run, not counted) ...", flush=True)
-        one_start(args.python, work / "warm-venv", work / "scratch", notebooks_root)
+        one_start(args.python, work / "warm-venv", work / "scratch")
         shutil.rmtree(work / "warm-venv")
         rows = []
         columns = [("installed", "{:>9.1f}s"), ("server", "{:>7.1f}s"), ("open", "{:>7.1f}s"),
@@ -177,10 +174,9 @@ def main(argv: list[str] | None = None) -> int:
             venv = work / f"venv-{run}"
             student = browser.new_student() if browser and browser.browser else None
             port = free_port()
-            first = one_start(args.python, venv, work / "scratch", notebooks_root, student, port)
+            first = one_start(args.python, venv, work / "scratch", student, port)
             disk, apparent = sizes_mb(venv)
-            second = one_start(args.python, venv, work / "scratch", notebooks_root, student,
-                               port)
+            second = one_start(args.python, venv, work / "scratch", student, port)
             if student is not None:
                 student.close()
             run_lessons(venv)

@@ -201,7 +201,9 @@ class Explorer:
         self._compute = compute
         self._on_change = on_change
         self._hold = False
-        self._output = W.HTML(layout=W.Layout(width="100%"))
+        # "auto", not "100%": a box's child stretches to its width, and ipywidgets' 2 px
+        # margins on a 100% child would overflow it (a scrollbar under every explorer)
+        self._output = W.HTML(layout=W.Layout(width="auto"))
         heading = W.HTML(f"<b>{html.escape(title)}</b>")
         wide = set(wide)
         for name, control in controls.items():

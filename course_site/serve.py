@@ -10,11 +10,32 @@ from __future__ import annotations
 
 import functools
 import http.server
+import socket
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["SiteServer"]
+__all__ = ["SiteServer", "port_taken"]
+
+
+def port_taken(port: int) -> bool:
+    """Whether a server already listens on 127.0.0.1:``port`` (so SiteServer could not).
+
+    Asked before the site's build, so that a busy port is said at once, not after it.
+
+    >>> with socket.socket() as busy:
+    ...     busy.bind(("127.0.0.1", 0)); busy.listen()
+    ...     port_taken(busy.getsockname()[1])
+    True
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # as http.server binds (allow_reuse_address): a port left in TIME_WAIT is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):

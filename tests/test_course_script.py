@@ -99,17 +99,27 @@ def test_the_suite_may_write_bytecode_whatever_the_shell_says(monkeypatch):
     assert pytest_env == env  # the suite runs with it, ruff as the shell says
 
 
-def test_lab_opens_the_contents_notebook():
-    [url] = [f for f in course.LAB_FLAGS if f.startswith("--LabApp.default_url=")]
-    assert url == "--LabApp.default_url=/lab/tree/notebooks/00_contents.ipynb"
-    assert (ROOT / course.START_NOTEBOOK).is_file()
+def test_lab_opens_the_contents_notebook_in_the_students_copies():
+    flags = course.lab_flags()
+    [url] = [f for f in flags if f.startswith("--LabApp.default_url=")]
+    assert url == "--LabApp.default_url=/lab/tree/00_contents.ipynb"
+    assert "--ServerApp.root_dir=" + str(course.WORKSPACE) in flags
+    assert (course.LESSONS / course.START_NOTEBOOK).is_file()
+    assert "00_contents.ipynb" in course.course_files()
+
+
+def test_the_workspace_is_gitignored_and_not_a_lesson():
+    ignored = subprocess.run(["git", "check-ignore", "-q", "notebooks/my-work/04_softmax.ipynb"],
+                             cwd=ROOT)
+    assert ignored.returncode == 0, "git would list a student's copies"
+    assert not any(f.startswith("my-work/") for f in course.course_files())
 
 
 def test_a_flag_given_to_lab_replaces_the_courses_own():
     cmd = course.lab_command(["--ServerApp.root_dir=/elsewhere", "--port", "9999"])
     assert [a for a in cmd if a.startswith("--ServerApp.root_dir")] == [
         "--ServerApp.root_dir=/elsewhere"]
-    assert "--LabApp.default_url=/lab/tree/notebooks/00_contents.ipynb" in cmd
+    assert "--LabApp.default_url=/lab/tree/00_contents.ipynb" in cmd
     assert cmd[-2:] == ["--port", "9999"]
 
 

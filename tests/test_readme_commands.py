@@ -40,7 +40,7 @@ def test_make_lab_serves_jupyterlab_on_localhost(tmp_path):
         assert "JupyterLab" in page
         # the start page is the contents notebook, not the Launcher
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={token}", timeout=5) as r:
-            assert r.url.split("?")[0].endswith("/lab/tree/notebooks/00_contents.ipynb"), r.url
+            assert r.url.split("?")[0].endswith("/lab/tree/00_contents.ipynb"), r.url
         # no news or update prompt: the notification extension's settings, as the lab sees them
         req = urllib.request.Request(
             f"http://127.0.0.1:{port}/lab/api/settings/"

@@ -910,6 +910,45 @@ def clipped_labels(page: Any) -> tuple[int, list[str]]:
     return int(result["checked"]), list(result["found"])
 
 
+# Widgets (and pictures, tables, preformatted text in them) that reach past the right edge
+# of their cell's output, or that scroll sideways: a horizontal scrollbar in a lesson.
+WIDER_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const found = [];
+  let checked = 0;
+  panel.querySelectorAll('.jp-OutputArea-output').forEach(out => {
+    const right = out.getBoundingClientRect().right;
+    out.querySelectorAll('.jupyter-widgets, .jupyter-widgets svg, .jupyter-widgets table, ' +
+                         '.jupyter-widgets pre').forEach(el => {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0) return;
+      checked += 1;
+      const scrolls = el.scrollWidth > el.clientWidth + 1
+        && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+      if (r.right > right + 0.5 || scrolls)
+        found.push(`${el.tagName.toLowerCase()}.${String(el.className.baseVal ?? el.className)
+          .split(' ').filter(c => c.startsWith('widget')).join('.')} "` +
+          `${el.textContent.trim().slice(0, 30)}": ${r.width.toFixed(0)} px wide, right edge ` +
+          `${r.right.toFixed(0)} > the cell's ${right.toFixed(0)}` +
+          (scrolls ? `, scrolls ${el.scrollWidth} > ${el.clientWidth}` : ''));
+    });
+  });
+  return {checked, found};
+}"""
+
+
+def wider_than_cell(page: Any) -> tuple[int, list[str]]:
+    """(widget elements checked, those past their cell's right edge or scrolling sideways)."""
+    result = page.evaluate(WIDER_JS)
+    return int(result["checked"]), list(result["found"])
+
+
+def open_file_browser(page: Any) -> None:
+    """Show JupyterLab's file browser in the left sidebar (as a student has it open)."""
+    page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
+    page.wait_for_selector(".jp-FileBrowser:not(.lm-mod-hidden)")
+
+
 # Paragraphs of running text in widget outputs that are small or widely spaced.
 PROSE_JS = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
@@ -1132,9 +1171,11 @@ class CourseLab:
     """``python course lab`` run for real: 127.0.0.1, a free port, a random token.
 
     Jupyter's config, runtime, settings and workspace folders are fresh ones under
-    ``scratch`` (a student's first start); ``env`` adds to (or, with None values, removes
-    from) the environment. Output lines are kept with the second they arrived, counted from
-    the start. A context manager: the process group is stopped on exit.
+    ``scratch`` (a student's first start), and so is the student's copy of the lessons
+    (``COURSE_WORKSPACE``: never the checkout's own ``notebooks/my-work/``); ``env`` adds to
+    (or, with None values, removes from) the environment. Output lines are kept with the
+    second they arrived, counted from the start. A context manager: the process group is
+    stopped on exit.
     """
 
     def __init__(self, scratch: Path, extra_args: Sequence[str] = (), *,
@@ -1149,6 +1190,9 @@ class CourseLab:
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True)
             self.env[name] = str(folder)
+        self.workspace = Path(scratch) / "my-work"
+        shutil.rmtree(self.workspace, ignore_errors=True)
+        self.env["COURSE_WORKSPACE"] = str(self.workspace)
         for key, value in (env or {}).items():
             if value is None:
                 self.env.pop(key, None)

@@ -13,8 +13,9 @@ wait for the kernel to go idle, and assert
 * the words under each explorer are full-size text at a normal line height;
 * in JupyterLab's light and dark themes: every text of the widgets reaches WCAG AA contrast
   (4.5:1) against what lies behind it, from the page's computed styles; and at windows
-  1280 and 1920 px wide no label, readout, button, cell or SVG text is wider than its box
-  and no row of buttons wraps;
+  1280 and 1920 px wide, the file browser open, no label, readout, button, cell or SVG text
+  is wider than its box, no row of buttons wraps, and no widget reaches past its cell or
+  scrolls sideways;
 * one control of each kind (slider, dropdown, toggle, checkbox, radio) in every cell that
   shows controls moves, and what the page shows changes.
 
@@ -42,12 +43,14 @@ from labdriver import (
     cramped_prose,
     lesson_notebooks,
     low_contrast_text,
+    open_file_browser,
     open_in_app,
     page_problems,
     pictures_disagree_with_code,
     run_all_cells,
     save_screenshot,
     set_theme,
+    wider_than_cell,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
@@ -120,11 +123,14 @@ def check_theme(page: Any, theme: str, widgets: bool) -> list[str]:
     if widgets and not checked:
         problems.append(f"{theme}: no widget text found to check")
     problems += [f"{theme}: contrast {line}" for line in low]
+    open_file_browser(page)
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 1000})
         page.wait_for_timeout(400)
         _, clipped = clipped_labels(page)
         problems += [f"{theme}, {width} px: {line}" for line in clipped]
+        _, wider = wider_than_cell(page)
+        problems += [f"{theme}, {width} px: {line}" for line in wider]
     page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
     return problems
 

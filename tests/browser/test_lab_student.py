@@ -1,9 +1,9 @@
 """A student's first minutes: `./course lab` opens the contents page, quietly; Validate is honest.
 
-* ``./course lab`` (the README's command, run for real) serves JupyterLab; the browser
-  lands on ``notebooks/00_contents.ipynb``, with no Launcher and no notification asking
-  about news or updates. It runs on a copy of the lessons (``--ServerApp.root_dir``), so
-  the browser never writes into the course's files.
+* ``./course lab`` (the README's command, run for real) fills the student's workspace with
+  copies of the lessons and serves JupyterLab there; the browser lands on the copy of
+  ``00_contents.ipynb``, with no Launcher and no notification asking about news or
+  updates. A notebook saved in the browser changes the copy, never ``notebooks/``.
 * nbgrader's Validate button on a lesson names each exercise still to do, and says
   "Success!" only once they are all done (before, it said "Success!" on a lesson nobody
   had touched).
@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,6 @@ from labdriver import (
     REPO,
     CourseLab,
     LabServer,
-    copy_tree,
     open_notebook,
     press_validate,
     replace_cell_and_validate,
@@ -32,18 +32,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path: Path,
                                                         artifacts: Path) -> None:
-    root = copy_tree(REPO / "notebooks", tmp_path / "course" / "notebooks").parent
-    lab = CourseLab(tmp_path / "jupyter", [f"--ServerApp.root_dir={root}"],
-                    env={"MPLBACKEND": None})
+    course_files = {p: p.read_bytes() for p in (REPO / "notebooks").glob("*.ipynb")}
+    lab = CourseLab(tmp_path / "jupyter", env={"MPLBACKEND": None})
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     with lab:
+        copy = lab.workspace / "00_contents.ipynb"
+        assert copy.read_bytes() == course_files[REPO / "notebooks" / "00_contents.ipynb"]
         page = context.new_page()
         page.set_default_timeout(60_000)
         page.goto(f"{lab.base_url}?token={lab.token}")  # what the printed link opens
         page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
         page.wait_for_timeout(3000)  # a news prompt would come up within a second or two
         save_screenshot(page, artifacts, "student-first-start")
-        assert "/lab/tree/notebooks/00_contents.ipynb" in page.url
+        assert "/lab/tree/00_contents.ipynb" in page.url
         tabs = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab")
         active = tabs.locator("xpath=self::*[contains(@class, 'lm-mod-current')]")
         assert tabs.count() == 1, tabs.all_inner_texts()
@@ -55,7 +56,29 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
         assert toasts == [], f"notifications: {toasts}"
         assert "Attention, Term by Term" in page.locator(
             ".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
+        assert "your own copies of the lessons are in" in lab.output()
+        # the student writes a cell and saves: the copy changes, the course's files do not
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("b")  # a new cell below
+        page.keyboard.press("Enter")  # edit it
+        page.keyboard.type("my_note = 'written by the student'")
+        page.keyboard.press("Escape")
+        page.wait_for_selector(".lm-TabBar-tab.lm-mod-current.jp-mod-dirty")
+        page.keyboard.press("Control+s")
+        page.wait_for_selector(".lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty)")
+        deadline = time.monotonic() + 10  # the server may still be writing the file
+        while "written by the student" not in copy.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        saved = nbformat.read(copy, as_version=4)
+        assert any("written by the student" in c.source for c in saved.cells)
+        # the contents page's links open the student's copies
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) a",
+                     has_text="01 · The whole equation at a glance").click()
+        page.wait_for_url("**/lab/tree/01_overview.ipynb")
+        assert [t.strip() for t in active.all_inner_texts()] == ["01_overview.ipynb"]
         context.close()
+    assert {p: p.read_bytes() for p in (REPO / "notebooks").glob("*.ipynb")} == course_files
 
 
 LESSON = "04_softmax"

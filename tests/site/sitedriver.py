@@ -20,6 +20,7 @@ from labdriver import CHROMIUM, CHROMIUM_ARGS, REPO, wait_kernel_idle
 from netguard import SITE_BROWSER_ARGS
 
 from course_site.build import KERNEL_PLUGIN
+from course_site.lessons import NOT_LESSONS
 
 __all__ = [
     "ARTIFACTS",
@@ -48,7 +49,7 @@ CONSOLE_PROBLEMS = re.compile(
 def site_lessons() -> list[str]:
     """Every notebook the site serves, as its path in the site (what course_site copies)."""
     return sorted(p.relative_to(NOTEBOOKS).as_posix() for p in NOTEBOOKS.rglob("*.ipynb")
-                  if ".ipynb_checkpoints" not in p.parts)
+                  if not NOT_LESSONS & set(p.relative_to(NOTEBOOKS).parts))
 
 
 def site_config(site: Path) -> dict[str, Any]:

@@ -10,7 +10,9 @@ import pytest
 
 from course_site.lessons import (
     NOTE_TAG,
+    RESET_TAG,
     LessonNeeds,
+    add_reset_note,
     browser_note,
     copy_lessons,
     imports_in,
@@ -90,3 +92,16 @@ def test_a_symbolic_link_among_the_lessons_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"must hold no symbolic links \(got \['notes.txt'\]\)"):
         copy_lessons(tmp_path / "nb", tmp_path / "files", _problems)
     assert not (tmp_path / "files").exists()
+
+
+@pytest.mark.parametrize("minor", [4, 5])
+def test_the_first_page_says_how_a_lesson_starts_again(tmp_path: Path, minor: int) -> None:
+    path = tmp_path / "00_contents.ipynb"
+    nb = _notebook("import numpy", minor=minor)
+    path.write_text(json.dumps(nb))
+    add_reset_note(path)
+    cells = json.loads(path.read_text())["cells"]
+    assert cells[0] == nb["cells"][0] and cells[2:] == nb["cells"][1:]
+    assert cells[1]["metadata"] == {"tags": [RESET_TAG]} and ("id" in cells[1]) == (minor >= 5)
+    assert "right-click it in the file browser" in cells[1]["source"]
+    assert "**Delete**" in cells[1]["source"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import email.utils
 import http.client
+import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from course_site.serve import SiteServer
+from course_site.serve import SiteServer, port_taken
 
 
 @pytest.fixture
@@ -67,3 +68,30 @@ def test_it_listens_on_loopback_only(site: Path) -> None:
 def test_a_folder_that_is_no_site_is_refused(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="'root' must be a built site"):
         SiteServer(tmp_path)
+
+
+def test_a_busy_port_is_one_line_before_the_build(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    """`./course site --serve --port N` on a taken port: one line naming the flag, no build."""
+    from course_site import build
+
+    built = []
+    monkeypatch.setattr(build, "build", lambda *args, **kwargs: built.append(args))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = build.main(["--serve", "--port", str(port), "--output", str(tmp_path)])
+    assert code == 2 and built == [], "the site was built for a server that cannot start"
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"course site: port {port} is taken on 127.0.0.1 (another server?); choose "
+                   f"another with --port, e.g. `./course site --serve --port {port + 1}`\n")
+
+
+def test_a_free_port_is_free(site: Path) -> None:
+    with SiteServer(site) as server:
+        port = server.port
+        assert port_taken(port)
+    assert not port_taken(port)
