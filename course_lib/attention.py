@@ -133,6 +133,21 @@ def _check_q_k(Q: ArrayLike, K: ArrayLike) -> tuple[FloatArray, FloatArray]:
     return q, k
 
 
+def _check_q_k_v(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The checks of :func:`attention` (and of its backward pass) on Q, K and V."""
+    q, k = _check_q_k(Q, K)
+    v = _check_matrix("V", V, "n_k", "d_v")
+    if v.shape[-2] != k.shape[-2]:
+        raise AttentionInputError(
+            f"V has {v.shape[-2]} rows but K has n_k={k.shape[-2]} (K shape {k.shape}, "
+            f"V shape {v.shape}); each key needs exactly one value"
+        )
+    _check_batch(("Q", "K", "V"), (q, k, v))
+    return q, k, v
+
+
 def _check_axis(axis: int, ndim: int) -> int:
     if not isinstance(axis, int | np.integer) or isinstance(axis, bool):
         raise AttentionInputError(f"axis must be an integer (got {axis!r})")
@@ -533,14 +548,7 @@ def attention(
     >>> w.sum(axis=-1)
     array([1., 1., 1.])
     """
-    q, k = _check_q_k(Q, K)
-    v = _check_matrix("V", V, "n_k", "d_v")
-    if v.shape[-2] != k.shape[-2]:
-        raise AttentionInputError(
-            f"V has {v.shape[-2]} rows but K has n_k={k.shape[-2]} (K shape {k.shape}, "
-            f"V shape {v.shape}); each key needs exactly one value"
-        )
-    _check_batch(("Q", "K", "V"), (q, k, v))
+    q, k, v = _check_q_k_v(Q, K, V)
     weights = _weight_table(q, k, mask, scale=scale)
     return np.matmul(weights, v), weights
 
