@@ -466,6 +466,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for d in args.d_ks:
             _check_int("--d-k", d, 1)
         _check_int("--steps", args.steps, 1)
+        _check_int("--seeds", args.seeds, 1)
+        _check_int("--seed", args.seed, 0)
         start = time.perf_counter()
         rows = training_table(args.d_ks, seed=args.seed, n_seeds=args.seeds, steps=args.steps)
     except AttentionInputError as exc:

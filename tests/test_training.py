@@ -174,3 +174,9 @@ def test_bad_table_and_command_arguments(capsys):
         main(["--d-k", "0"])
     assert exit_info.value.code == 2
     assert "--d-k must be an integer >= 1 (got 0)" in capsys.readouterr().err
+    for flag, value, message in (("--seeds", "0", "--seeds must be an integer >= 1 (got 0)"),
+                                 ("--seed", "-2", "--seed must be an integer >= 0 (got -2)"),
+                                 ("--steps", "0", "--steps must be an integer >= 1 (got 0)")):
+        with pytest.raises(SystemExit):
+            main([flag, value])
+        assert message in capsys.readouterr().err
