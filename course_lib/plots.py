@@ -670,6 +670,9 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
             f"{name[0].upper()}{name[1:]}: unscaled {', '.join(fmt.format(x) for x in r)}; "
             f"scaled {', '.join(fmt.format(x) for x in o)}."
         )
+        if attr == "median_jacobian_norm":
+            parts.append("(s is what softmax is given: QK^T unscaled, QK^T/sqrt(d_k) scaled, "
+                         "so these two lines are derivatives by different variables.)")
     axes[0].legend(frameon=False)
     top_raw = [s.median_max_weight for s in raw]
     top_ok = [s.median_max_weight for s in ok]

@@ -301,6 +301,7 @@ def test_scaling_curves_plot_the_sweep():
     assert "Median max weight: unscaled 0.28, 0.91, 1.00; scaled 0.21, 0.22, 0.22." in (
         fig.description)
     assert "Softmax-Jacobian size |dw/ds|: unscaled" in fig.description
+    assert "so these two lines are derivatives by different variables" in fig.description
     assert "Query gradient |dw/dq|: unscaled 0.42, 1.1, 5.8e-08; scaled" in fig.description
     fourth = fig.figure.axes[3].lines
     assert list(fourth[0].get_ydata()) == [
