@@ -1,7 +1,8 @@
 """course_lib: the helper library of the course "Attention, Term by Term".
 
 Every lesson notebook imports what it needs from here in one setup cell, so each helper
-has exactly one source. The math is in :mod:`course_lib.attention`; the worked example of
+has exactly one source. The math is in :mod:`course_lib.attention`, its backward pass in
+:mod:`course_lib.backward`; the worked example of
 the lessons is in :mod:`course_lib.examples`.
 """
 
@@ -16,6 +17,7 @@ from .attention import (
     softmax,
     softmax_jacobian,
 )
+from .backward import attention_backward
 from .errors import AttentionInputError
 from .examples import WorkedExample, the_cat_sat, the_cat_sat_own_keys
 from .kv_cache import KVCache
@@ -26,6 +28,7 @@ __all__ = [
     "KVCache",
     "WorkedExample",
     "attention",
+    "attention_backward",
     "attention_weights",
     "blend",
     "causal_mask",

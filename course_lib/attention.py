@@ -136,7 +136,7 @@ def _check_q_k(Q: ArrayLike, K: ArrayLike) -> tuple[FloatArray, FloatArray]:
 def _check_q_k_v(
     Q: ArrayLike, K: ArrayLike, V: ArrayLike
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """The checks of :func:`attention` on its three inputs (also used by tiled attention)."""
+    """The checks of :func:`attention` on Q, K and V (shared with its backward, tiled)."""
     q, k = _check_q_k(Q, K)
     v = _check_matrix("V", V, "n_k", "d_v")
     if v.shape[-2] != k.shape[-2]:

@@ -34,7 +34,8 @@ query=None, temperature=1.0, decimals=2)``
 ``causal_mask_pair(Q, K, tokens=None, *, scale=True)``
     The weights without and with a causal mask, side by side (lesson 07).
 ``scaling_curves(stats)``
-    The three saturation numbers of :mod:`course_lib.scaling` against d_k (lesson 03).
+    The saturation numbers and gradient sizes of :mod:`course_lib.scaling` against d_k
+    (lesson 03).
 
 ``NBVAL_SANITIZE``
     The nbval sanitize section that blanks the embedded image (also in
@@ -575,17 +576,41 @@ def dot_product_histograms(
         f"Two histograms of q·k for d_k = {d_k} on one x-axis, random unit-variance queries "
         f"and keys ({n_queries} × {n_keys} scores each). "
         + describe_histogram(raw.dots, "Unscaled")
-        + f", median max weight {raw.median_max_weight:.2f}. "
+        + ". "
         + describe_histogram(ok.dots, f"Scaled by 1/sqrt({d_k}) = 1/{root:.3g}")
-        + f", median max weight {ok.median_max_weight:.2f}."
+        + "."
     )
     caption = (f"Unscaled, q·k spreads {raw.qk_std / ok.qk_std:.3g} times as wide as scaled "
                f"(standard deviation {raw.qk_std:.3g} against {ok.qk_std:.3g}).")
     return DescribedFigure(fig, description, caption)
 
 
+def _gradient_comparison(raw: Sequence[Any], ok: Sequence[Any]) -> str:
+    """Where the unscaled |dw/dq| is above the scaled one and where below, from the numbers."""
+    above = [s.d_k for s, t in zip(raw, ok, strict=True)
+             if s.median_query_gradient_norm > t.median_query_gradient_norm]
+    below = [s.d_k for s, t in zip(raw, ok, strict=True)
+             if s.median_query_gradient_norm <= t.median_query_gradient_norm]
+    parts = []
+    if above:
+        parts.append(f"larger unscaled than scaled at d_k = {', '.join(map(str, above))}")
+    if below:
+        smallest = min(raw, key=lambda s: s.median_query_gradient_norm)
+        parts.append(f"smaller at d_k = {', '.join(map(str, below))} (unscaled, down to "
+                     f"{smallest.median_query_gradient_norm:.2g} at d_k = {smallest.d_k})")
+    return "The gradient that reaches the query, |dw/dq|, is " + "; ".join(parts)
+
+
 def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
-    """Median max weight, row entropy and softmax-Jacobian size against d_k (lesson 03).
+    r"""Saturation and gradient sizes against d_k, unscaled and scaled (lesson 03).
+
+    Four panels: median max weight, median row entropy, the softmax Jacobian's size
+    :math:`\lVert\partial w/\partial s\rVert` (``s`` is the softmax's input: the raw
+    scores unscaled, the scaled scores scaled) and :math:`\lVert\partial w/\partial
+    q\rVert`, the same variable in both and the one that reaches :math:`W_Q`. Caption and
+    description say what the numbers show and nothing else: the caption where softmax
+    saturates, the description also on which ``d_k`` the unscaled query gradient is above
+    or below the scaled one.
 
     Parameters
     ----------
@@ -597,8 +622,10 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
     >>> from course_lib.scaling import scaling_sweep
     >>> fig = scaling_curves(scaling_sweep([2, 64, 4096]))
     >>> print(fig)  # doctest: +ELLIPSIS
-    Three line charts against d_k = 2, 64, 4096, unscaled (dashed) and scaled (solid).
-    Median max weight: unscaled 0.28, 0.91, 1.00; scaled 0.21, 0.22, 0.22. ...
+    Four line charts against d_k = 2, 64, 4096, unscaled (dashed) and scaled (solid).
+    Median max weight: unscaled 0.28, 0.91, 1.00; scaled 0.21, 0.22, 0.22. ... The
+    gradient that reaches the query, |dw/dq|, is larger unscaled than scaled at d_k = 2,
+    64; smaller at d_k = 4096 (unscaled, down to 5.8e-08 at d_k = 4096).
     >>> print(fig.caption)
     Unscaled, softmax saturates as d_k grows (median max weight 0.28 at d_k = 2, 1.00 at
     d_k = 4096); scaled, it stays between 0.21 and 0.22.
@@ -613,15 +640,16 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
     d_ks = [s.d_k for s in ok]
     from matplotlib import ticker
 
-    fig = _figure((10.0, 3.0))
-    axes = fig.subplots(1, 3)
+    fig = _figure((12.0, 3.0))
+    axes = fig.subplots(1, 4)
     rows = (
         ("median max weight", "median_max_weight", "{:.2f}", False),
         ("median row entropy (nats)", "median_entropy", "{:.2f}", False),
-        ("softmax-Jacobian size", "median_jacobian_norm", "{:.2g}", True),
+        ("softmax-Jacobian size |dw/ds|", "median_jacobian_norm", "{:.2g}", True),
+        ("query gradient |dw/dq|", "median_query_gradient_norm", "{:.2g}", True),
     )
     parts = [
-        f"Three line charts against d_k = {', '.join(str(d) for d in d_ks)}, unscaled "
+        f"Four line charts against d_k = {', '.join(str(d) for d in d_ks)}, unscaled "
         "(dashed) and scaled (solid)."
     ]
     for ax, (name, attr, fmt, log) in zip(axes, rows, strict=True):
@@ -636,12 +664,15 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
         if log:
             ax.set_yscale("log")
         ax.set_xlabel("d_k")
-        ax.set_title(name, fontsize=11)
+        ax.set_title(name, fontsize=10)
         _plain_axes(ax)
         parts.append(
             f"{name[0].upper()}{name[1:]}: unscaled {', '.join(fmt.format(x) for x in r)}; "
             f"scaled {', '.join(fmt.format(x) for x in o)}."
         )
+        if attr == "median_jacobian_norm":
+            parts.append("(s is what softmax is given: QK^T unscaled, QK^T/sqrt(d_k) scaled, "
+                         "so these two lines are derivatives by different variables.)")
     axes[0].legend(frameon=False)
     top_raw = [s.median_max_weight for s in raw]
     top_ok = [s.median_max_weight for s in ok]
@@ -650,6 +681,7 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
         f"d_k = {d_ks[0]}, {top_raw[-1]:.2f} at d_k = {d_ks[-1]}); scaled, it stays between "
         f"{min(top_ok):.2f} and {max(top_ok):.2f}."
     )
+    parts.append(f"{_gradient_comparison(raw, ok)}.")
     return DescribedFigure(fig, " ".join(parts), caption)
 
 

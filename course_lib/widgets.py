@@ -29,7 +29,7 @@ Public API (names are stable; lessons may rely on them)
     Lesson 03. Controls ``d_k`` (2, 4, … 4096) and ``scaled`` (Checkbox). Shows histograms
     of q·k (on one fixed axis per d_k, so the scaling visibly narrows them) and of each
     row's largest weight, and the numbers ``qk_std``, ``median_max_weight``,
-    ``median_entropy``, ``median_jacobian_norm``.
+    ``median_entropy``, ``median_jacobian_norm``, ``median_query_gradient_norm``.
 ``temperature_explorer(scores_row=None, tokens=None, *, query=None, temperature=1.0)``
     Lesson 03. Control ``temperature``, one of :data:`TEMPERATURES` (0.1 … 32, including
     sqrt(d_k) for d_k = 1, 2, 4, … 1024). Numbers: ``weights``, ``max_weight``,
@@ -393,14 +393,17 @@ def scaling_explorer(
             f"(even: {1 / n_keys:.3g}, one-hot: 1)</td></tr>"
             f"<tr><th {cell}>median row entropy</th><td>{st.median_entropy:.3g} nats "
             f"(even: {st.max_entropy:.2f}, one-hot: 0)</td></tr>"
-            f"<tr><th {cell}>softmax-Jacobian size</th><td>{st.median_jacobian_norm:.3g}"
-            "</td></tr></table>"
+            f"<tr><th {cell}>softmax-Jacobian size |dw/ds|</th>"
+            f"<td>{st.median_jacobian_norm:.3g}</td></tr>"
+            f"<tr><th {cell}>query gradient |dw/dq|</th>"
+            f"<td>{st.median_query_gradient_norm:.3g}</td></tr></table>"
         )
         numbers = {
             "qk_std": st.qk_std,
             "median_max_weight": st.median_max_weight,
             "median_entropy": st.median_entropy,
             "median_jacobian_norm": st.median_jacobian_norm,
+            "median_query_gradient_norm": st.median_query_gradient_norm,
         }
         return make_view(_ROW.format(body) + table, description, caption, numbers)
 

@@ -283,3 +283,55 @@ def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
         cells = nbformat.read(lesson(prefix), as_version=4).cells
         [i] = [k for k, c in enumerate(cells) if ask in c.source and "their own" in c.source]
         assert "the_cat_sat_own_keys()" in cells[i + 1].source
+
+
+# ------------------------------------------------------------------ lesson 03 (issue 31)
+
+
+def test_03_claims_nothing_about_learning_that_it_does_not_measure() -> None:
+    """Lesson 03 measures saturation and gradients, not training: no claim about learning."""
+    text = text_of(NOTEBOOKS / "03_scaling.ipynb")
+    assert "could hardly learn" not in text
+    assert "gradient vanishes" not in text and "gradient → 0" not in text
+    assert "frozen" not in text  # "The rows become one-hot and frozen"
+    # the training is measured elsewhere, and the lesson says where to run it
+    assert "python -m course_lib.training" in text
+    assert "a later lesson measures" in text
+
+
+def test_03_reports_the_query_gradient_beside_the_jacobian_from_its_own_measurement() -> None:
+    """The |dw/dq| column is stored, and the text's reading of it matches the numbers."""
+    nb = nbformat.read(NOTEBOOKS / "03_scaling.ipynb", as_version=4)
+    text = text_of(NOTEBOOKS / "03_scaling.ipynb")
+    [table] = [c for c in nb.cells if c.source.startswith("measured = ")]
+    out = table.outputs[0]["text"]
+    assert "|dw/ds|   |dw/dq|" in out.splitlines()[0]
+    rows = {int(line.split()[0]): [float(x) for x in line.replace("|", " ").split()[1:]]
+            for line in out.splitlines()[1:] if line.strip()}
+    assert sorted(rows) == [2, 8, 32, 128, 512, 4096]
+    more = [d for d, r in rows.items() if r[3] > r[7]]  # unscaled |dw/dq| > scaled
+    assert more == [2, 8, 32, 128]
+    assert "at the sizes of real attention heads (32 to 128) the unscaled query gets *more*" in (
+        text)
+    assert "only at 512 and 4096" in text
+    assert "attention_backward" in text
+
+
+def test_03_meets_softmax_before_using_it() -> None:
+    """Softmax is introduced (a black box, one-line definition) before any cell uses it."""
+    nb = nbformat.read(NOTEBOOKS / "03_scaling.ipynb", as_version=4)
+    intro = next(i for i, c in enumerate(nb.cells)
+                 if c.source.startswith("## 2. The next term, softmax, used here as a black box"))
+    assert r"\mathrm{softmax}(x)_j = \frac{e^{x_j}}{\sum_l e^{x_l}}" in nb.cells[intro].source
+    for cell in nb.cells[:intro]:
+        if cell.cell_type == "code" and "setup" not in cell.metadata.get("tags", []):
+            outputs = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                              for o in cell.outputs)
+            assert "softmax" not in cell.source and "weight" not in outputs, cell.source
+
+
+def test_03_calls_d_k_a_dimension_not_a_length() -> None:
+    """Issue 30, error 6: d_k is the dimension of the vectors."""
+    text = text_of(NOTEBOOKS / "03_scaling.ipynb")
+    assert "length" not in text
+    assert "d_k is the dimension of each query vector" in text

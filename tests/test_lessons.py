@@ -227,7 +227,8 @@ def test_lesson_03_saturation_numbers_are_the_library_experiment():
             lib = scaling.scaling_stats(d_k, scale=scale)
             np.testing.assert_allclose(
                 mine,
-                (lib.median_max_weight, lib.median_entropy, lib.median_jacobian_norm),
+                (lib.median_max_weight, lib.median_entropy, lib.median_jacobian_norm,
+                 lib.median_query_gradient_norm),
                 rtol=1e-9, atol=1e-12)
 
 
@@ -239,6 +240,10 @@ def test_lesson_03_measures_what_it_claims():
     assert low_raw[0] < 0.5
     for a, b in zip(low, high, strict=True):  # flat with scaling
         assert abs(a - b) / a < 0.2
+    # |dw/dq|: more for the unscaled query at head sizes 32-128, collapsed at 512 and 4096
+    for d_k, (raw, fixed) in ns["measured"].items():
+        assert (raw[3] > fixed[3]) == (d_k <= 128), d_k
+    assert ns["measured"][512][0][3] < ns["measured"][512][1][3] / 10
 
 
 def test_lesson_04_shift_by_the_max_is_the_library_softmax():

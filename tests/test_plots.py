@@ -297,6 +297,9 @@ def test_dot_product_histograms_same_samples_scaled_and_not():
     assert "Unscaled: 4096 scores with standard deviation 16" in fig.description
     assert "Scaled by 1/sqrt(256) = 1/16: 4096 scores with standard deviation 1" in (
         fig.description)
+    # the scores only: softmax is not drawn, so its weights are not described (lesson 03
+    # shows these histograms before it introduces softmax)
+    assert "weight" not in fig.description
     # a Generator passed in is used (and advanced); the global seed is not
     gen = np.random.default_rng(3)
     a = plots.dot_product_histograms(8, rng=gen).description
@@ -314,7 +317,15 @@ def test_scaling_curves_plot_the_sweep():
     assert list(first[1].get_ydata()) == [s.median_max_weight for s in sweep["scaled"]]
     assert "Median max weight: unscaled 0.28, 0.91, 1.00; scaled 0.21, 0.22, 0.22." in (
         fig.description)
-    assert "Softmax-Jacobian size: unscaled" in fig.description
+    assert "Softmax-Jacobian size |dw/ds|: unscaled" in fig.description
+    assert "so these two lines are derivatives by different variables" in fig.description
+    assert "Query gradient |dw/dq|: unscaled 0.42, 1.1, 5.8e-08; scaled" in fig.description
+    fourth = fig.figure.axes[3].lines
+    assert list(fourth[0].get_ydata()) == [
+        s.median_query_gradient_norm for s in sweep["unscaled"]]
+    # the description reads the comparison off the numbers, in both directions
+    assert fig.description.endswith("is larger unscaled than scaled at d_k = 2, 64; smaller at "
+                                "d_k = 4096 (unscaled, down to 5.8e-08 at d_k = 4096).")
     for ax in fig.figure.axes:  # the d_k ticks sit where the data is, and only there
         assert list(ax.get_xticks()) == [2, 64, 4096]
         assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "64", "4096"]

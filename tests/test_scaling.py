@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course_lib import AttentionInputError, scores, softmax
-from course_lib.scaling import D_KS, random_qk, scaling_stats, scaling_sweep
+from course_lib import AttentionInputError, scores, softmax, softmax_jacobian
+from course_lib.scaling import (
+    D_KS,
+    query_gradient_norms,
+    random_qk,
+    scaling_stats,
+    scaling_sweep,
+)
 
 
 def test_d_ks_span_two_to_4096():
@@ -22,7 +28,7 @@ def test_unscaled_std_grows_like_sqrt_dk_and_scaled_stays_near_one():
         assert raw.qk_std / ok.qk_std == pytest.approx(np.sqrt(d))  # same Q, K
 
 
-def test_unscaled_softmax_saturates_and_its_gradient_vanishes():
+def test_unscaled_softmax_saturates_and_its_jacobian_vanishes():
     sweep = scaling_sweep()
     raw, ok = sweep["unscaled"], sweep["scaled"]
     assert [s.d_k for s in raw] == list(D_KS)
@@ -51,6 +57,9 @@ def test_numbers_match_a_direct_computation():
     # Frobenius norm of diag(p) - p p^T, row by row
     norms = [np.linalg.norm(np.diag(p) - np.outer(p, p)) for p in w]
     assert stats.median_jacobian_norm == pytest.approx(np.median(norms))
+    # dw/dq = (diag(p) - p p^T) K, unscaled, row by row
+    q_norms = [np.linalg.norm((np.diag(p) - np.outer(p, p)) @ K) for p in w]
+    assert stats.median_query_gradient_norm == pytest.approx(np.median(q_norms))
     np.testing.assert_array_equal(stats.dots, s.ravel())
 
 
@@ -89,3 +98,57 @@ def test_bad_input(kwargs, message):
         scaling_stats(**kwargs)
     with pytest.raises(AttentionInputError, match="at least one d_k"):
         scaling_sweep([])
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_query_gradient_norms_match_finite_differences(scale):
+    Q, K = random_qk(8, n_queries=3, n_keys=5, seed=4)
+    h = 1e-6
+    c = 1 / np.sqrt(8) if scale else 1.0
+    for i in range(3):
+        jac = np.zeros((5, 8))
+        for m in range(8):
+            up, down = Q[i].copy(), Q[i].copy()
+            up[m] += h
+            down[m] -= h
+            jac[:, m] = (softmax(c * up @ K.T) - softmax(c * down @ K.T)) / (2 * h)
+        assert query_gradient_norms(Q, K, scale=scale)[i] == pytest.approx(
+            np.linalg.norm(jac), rel=1e-6)
+        assert np.linalg.norm(softmax_jacobian(c * Q[i] @ K.T) @ (c * K)) == pytest.approx(
+            np.linalg.norm(jac), rel=1e-6)
+
+
+def test_the_query_gradient_is_larger_unscaled_at_head_sizes_and_collapses_later():
+    """What lesson 03 reports: the saturation costs the query gradient only from ~512 up."""
+    sweep = scaling_sweep([32, 128, 512, 4096])
+    raw = [s.median_query_gradient_norm for s in sweep["unscaled"]]
+    ok = [s.median_query_gradient_norm for s in sweep["scaled"]]
+    assert raw[0] > 2 * ok[0] and raw[1] > 1.5 * ok[1]
+    assert raw[2] < ok[2] / 10 and raw[3] < 1e-6
+    for s in ok:
+        assert 0.25 < s < 0.35
+
+
+@pytest.mark.parametrize("d_k", [2, 16, 300])
+@pytest.mark.parametrize("scale", [True, False])
+def test_query_gradient_norms_equal_the_backward_pass_on_the_full_vectors(d_k, scale):
+    """The QR shortcut changes nothing: one attention_backward per weight, on Q and K as given."""
+    from course_lib import attention_backward
+
+    Q, K = random_qk(d_k, n_queries=20, n_keys=16, seed=d_k)
+    Q = Q * (3.0 if d_k == 300 else 1.0)  # saturated rows too
+    squares = np.zeros(20)
+    for j in range(16):
+        dO = np.zeros((20, 16))
+        dO[:, j] = 1.0
+        dQ, _, _ = attention_backward(Q, K, np.eye(16), dO, scale=scale)
+        squares += (dQ**2).sum(axis=1)
+    np.testing.assert_allclose(query_gradient_norms(Q, K, scale=scale), np.sqrt(squares),
+                               rtol=1e-9, atol=1e-300)
+
+
+def test_query_gradient_norms_bad_input():
+    with pytest.raises(AttentionInputError, match=r"K has d_k=3 columns but Q has d_k=2"):
+        query_gradient_norms(np.ones((2, 2)), np.ones((4, 3)))
+    with pytest.raises(AttentionInputError, match=r"takes one Q of shape \(n_q, d_k\) and one K"):
+        query_gradient_norms(np.ones((2, 2, 2)), np.ones((4, 2)))

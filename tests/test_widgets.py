@@ -132,6 +132,7 @@ def test_scaling_explorer_shows_the_measured_numbers():
     assert ex.numbers["qk_std"] == pytest.approx(raw.qk_std)
     assert ex.numbers["median_max_weight"] > 0.99
     assert ex.numbers["median_jacobian_norm"] < 1e-3
+    assert ex.numbers["median_query_gradient_norm"] == raw.median_query_gradient_norm
     assert ex.description.startswith("d_k = 1024, unscaled: std of q·k 31.8")
     ex.set(scaled=True)
     ok = scaling_stats(1024, scale=True)
