@@ -484,10 +484,13 @@ class SandboxKernelManager(AsyncKernelManager):
         while True:
             # pid 1 first, so that bubblewrap reaps it; then whatever is left, by force
             self._kill_sandbox(everything=time.monotonic() - start > 0.5)
-            left = self.sandbox_processes()
+            # pid 1 exits last in its namespace: scan /proc (and the group) once it has
+            pid1_gone = self._pid1 is None or bool(select.select([self._pid1], [], [], 0)[0])
+            left = self.sandbox_processes() if pid1_gone else [-1]
             if not left:
                 break
             if time.monotonic() - start > timeout:
+                left = self.sandbox_processes()
                 message = (f"processes {left} of the grading sandbox still run after it was "
                            f"killed (SIGKILL), {timeout:g} s ago; kill them by hand")
                 self.log.error(message)
