@@ -10,7 +10,14 @@ inside `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``):
   directory), all read-only: the course's ``source/``, the gradebook and other students'
   submissions do not exist inside;
 * writes only to a size-limited scratch ``/tmp`` (also ``$HOME``);
-* limits on address space, processes, CPU time, file size, and a wall-clock deadline;
+* one process: the kernel is the sandbox's pid 1 and may not create another (nor
+  ``ptrace``, read or write another's memory, leave the grader's session or forget its
+  parent's death);
+* limits on address space, CPU time, open files, file size, and a wall-clock deadline; a
+  control group of its own where the host allows one (threads, memory, a CPU share:
+  :mod:`course_grading.sandbox_cgroup`);
+* at its end, its pid 1 is killed (the whole pid namespace with it) and the grader checks
+  that nothing of it remains (:meth:`SandboxKernelManager.end_sandbox`);
 * a submission holding a symbolic link is refused before any of its code runs: nbgrader
   copies what the link points to (it could be the solutions) into the autograded folder.
 
