@@ -284,6 +284,9 @@ def _drain(fd: int, keep: int, sink: Any) -> None:
                 sink.kernel_log = bytes(kept)
 
 
+_PIDFD_LOCK = threading.Lock()
+
+
 @functools.cache
 def _libc() -> Any:
     import ctypes
@@ -456,11 +459,12 @@ class SandboxKernelManager(AsyncKernelManager):
         """SIGKILL the sandbox's pid 1, the kernel: its whole pid namespace dies with it, and
         bubblewrap, its parent, reaps it and exits. With ``everything``, also bubblewrap's
         process group and the sandbox's control group."""
-        if self._pid1 is not None:
-            try:
-                signal.pidfd_send_signal(self._pid1, signal.SIGKILL)
-            except OSError:
-                pass
+        with _PIDFD_LOCK:  # the watchdog thread may signal while the sandbox ends
+            if self._pid1 is not None:
+                try:
+                    signal.pidfd_send_signal(self._pid1, signal.SIGKILL)
+                except OSError:
+                    pass
         if not everything:
             return
         if self._bwrap is not None and self._bwrap.poll() is None:  # not reaped: pid is ours
@@ -503,11 +507,13 @@ class SandboxKernelManager(AsyncKernelManager):
                 self.log.error(message)
                 raise SandboxSurvivorError(message)
             time.sleep(0.01)
-        if self._pid1 is not None:
-            os.close(self._pid1)
+        with _PIDFD_LOCK:  # closed and forgotten at once: its number may be reused
+            if self._pid1 is not None:
+                os.close(self._pid1)
+            self._pid1 = None
         if self.cgroup is not None:
             self.cgroup.remove()
-        self._pid1 = self._pid_namespace = self.cgroup = None
+        self._pid_namespace = self.cgroup = None
 
     # -- decide -------------------------------------------------------------------------
     def _use_sandbox(self) -> bool:
