@@ -45,13 +45,14 @@ from traitlets import Integer, Unicode
 
 from course_lib.checkpoint_spec import CHECKPOINT
 
+from .probe import reported_exception
+
 __all__ = ["FEEDBACK_CSP", "ExplainChecks", "SafeHTMLExporter", "hidden_lines", "visible_part"]
 
 #: The policy of every feedback page: no script of any kind, no request to anywhere.
 FEEDBACK_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline' data:; "
                 "font-src data:; base-uri 'none'; form-action 'none'")
 
-_CLASS_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,80}$")
 
 
 def visible_part(
@@ -235,9 +236,9 @@ class ExplainChecks(NbGraderPreprocessor):
                 raised = [str(o.get("ename", "")) for o in cell.outputs
                           if o.get("output_type") == "error"]
                 name = next((n for n in raised if n != "AssertionError"), "")
-                if name:
-                    shown = name if _CLASS_NAME.match(name) else "an exception"
-                    lines.append(f"Your code raised {shown} while the check ran.")
+                if name:  # a name of the student's own could carry the hidden inputs
+                    lines.append(f"Your code raised {reported_exception(name)} while the "
+                                 "check ran.")
         begin, end = self.begin_test_delimeter, self.end_test_delimeter
         if any(begin in line for line in cell.source.split("\n")):
             cell.source = visible_part(cell.source, begin, end)

@@ -203,6 +203,8 @@ def _reason(log: str, error: str | None) -> str:
     if any(u in text for u in _UNREACHABLE):
         return "the gradebook cannot be reached"
     known = [
+        ("SandboxSurvivorError", "processes of its sandbox still ran after it was killed "
+         "(their pids are in the log): kill them by hand"),
         ("QuizSourceError", "the quiz's source cannot be graded outside the kernel"),
         ("SandboxUnavailableError", "no sandbox: bubblewrap missing or not working"),
         ("SubmissionLinkError", "the submission contains symbolic links (not graded)"),

@@ -19,11 +19,14 @@ True
 {'value': 'C'}
 >>> read_reply("no marker here", "M" * 32)
 'no reply from the kernel'
+>>> plain_names({"raised": "Q_0_31415_1_27182"}), plain_names({"raised": "ValueError"})
+({'raised': 'an exception'}, {'raised': 'ValueError'})
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import json
 import re
@@ -33,11 +36,55 @@ from typing import Any
 
 from course_lib.checkpoint_checks import MAX_VALUES, answer_as_data
 
-__all__ = ["MAX_REPLY", "new_marker", "probe_source", "read_reply"]
+__all__ = ["MAX_REPLY", "REPORTED_EXCEPTIONS", "REPORTED_TYPES", "new_marker", "plain_names",
+           "probe_source", "read_reply", "reported_exception"]
 
 #: The longest reply line read, in characters (4096 floats as JSON fit in about 100 kB).
 MAX_REPLY = 200_000
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")
+
+#: The exception names a verdict or feedback may show: Python's built-in exceptions and
+#: numpy's. Any other name is the student's own and could carry anything (a class named
+#: after the hidden inputs): it is shown as "an exception".
+REPORTED_EXCEPTIONS = frozenset(
+    [name for name, value in vars(builtins).items()
+     if isinstance(value, type) and issubclass(value, BaseException)]
+    + ["LinAlgError", "AxisError", "ComplexWarning", "TooHardError"])
+#: The type names a verdict may show for an answer that is not numbers or not text.
+REPORTED_TYPES = frozenset(
+    ["NoneType", "bool", "int", "float", "complex", "str", "bytes", "bytearray", "list",
+     "tuple", "dict", "set", "frozenset", "range", "function", "builtin_function_or_method",
+     "method", "type", "module", "generator", "ndarray", "matrix", "object"])
+_REPLY_KEYS = frozenset(["value", "raised", "not_numbers", "not_text", "too_big", "missing"])
+
+
+def reported_exception(name: object) -> str:
+    """``name`` if it is one of :data:`REPORTED_EXCEPTIONS`, else ``"an exception"``.
+
+    >>> reported_exception("ZeroDivisionError"), reported_exception("Leak_0_5")
+    ('ZeroDivisionError', 'an exception')
+    """
+    return name if isinstance(name, str) and name in REPORTED_EXCEPTIONS else "an exception"
+
+
+def plain_names(reply: Any) -> Any:
+    """A parsed reply whose names come from fixed lists only.
+
+    An exception's name not in :data:`REPORTED_EXCEPTIONS` becomes ``"an exception"``, a
+    type's name not in :data:`REPORTED_TYPES` becomes ``"object"``; a reply that is not an
+    object of one known key becomes a sentence (a ``str``, as :func:`read_reply` gives for a
+    reply that cannot be used), which names nothing the kernel sent.
+    """
+    if isinstance(reply, str):
+        return reply
+    if type(reply) is not dict or len(reply) != 1 or next(iter(reply)) not in _REPLY_KEYS:
+        return "a reply of a form the grader does not know"
+    (key, value), = reply.items()
+    if key == "raised":
+        return {key: reported_exception(value)}
+    if key in ("not_numbers", "not_text"):
+        return {key: value if isinstance(value, str) and value in REPORTED_TYPES else "object"}
+    return reply
 
 
 def _without_annotations(source: str) -> str:

@@ -10,7 +10,14 @@ inside `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``):
   directory), all read-only: the course's ``source/``, the gradebook and other students'
   submissions do not exist inside;
 * writes only to a size-limited scratch ``/tmp`` (also ``$HOME``);
-* limits on address space, processes, CPU time, file size, and a wall-clock deadline;
+* one process: the kernel is the sandbox's pid 1 and may not create another (nor
+  ``ptrace``, read or write another's memory, leave the grader's session or forget its
+  parent's death);
+* limits on address space, CPU time, open files, file size, and a wall-clock deadline; a
+  control group of its own where the host allows one (threads, memory, a CPU share:
+  :mod:`course_grading.sandbox_cgroup`);
+* at its end, its pid 1 is killed (the whole pid namespace with it) and the grader checks
+  that nothing of it remains (:meth:`SandboxKernelManager.end_sandbox`);
 * a submission holding a symbolic link is refused before any of its code runs: nbgrader
   copies what the link points to (it could be the solutions) into the autograded folder.
 
@@ -44,6 +51,7 @@ variable ``COURSE_GRADING_ALLOW_UNSANDBOXED=1``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -64,12 +72,14 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from .exchange import symbolic_links
+from .sandbox_cgroup import SandboxCgroup
 
 __all__ = [
     "ALLOW_ENV",
     "INSTALL_HINT",
     "SUBMISSION_DIR",
     "SandboxKernelManager",
+    "SandboxSurvivorError",
     "SandboxUnavailableError",
     "SandboxedExecute",
     "SubmissionLinkError",
@@ -101,6 +111,10 @@ class SandboxUnavailableError(RuntimeError):
     """Raised when student code would run unsandboxed and the instructor did not allow it."""
 
 
+class SandboxSurvivorError(RuntimeError):
+    """Raised when a process of a sandbox still runs after the sandbox was killed."""
+
+
 class SubmissionLinkError(RuntimeError):
     """Raised when a submission holds symbolic links, which nbgrader would follow."""
 
@@ -129,7 +143,8 @@ def _probe(bwrap: str) -> str | None:
     """Start a trivial sandbox once (with its launcher); why it failed, or None if it works."""
     cmd = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
            "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--die-with-parent",
-           "--ro-bind", "/usr", "/usr", *_root_links(), "--proc", "/proc", "--dev", "/dev",
+           "--as-pid-1", "--ro-bind", "/usr", "/usr", *_root_links(),
+           "--proc", "/proc", "--dev", "/dev",
            "--tmpfs", "/tmp", *_python_mounts(),
            "--", sys.executable, "-I", "-S", "-c", _launcher_source(),
            str(1 << 20), "64", "-", "/tmp/ipc", (_no_fork_filter() or b"").hex() or "-",
@@ -181,15 +196,21 @@ def _root_links() -> list[str]:
 # no process. The limit on processes therefore holds for root graders too, for whom the
 # kernel does not enforce RLIMIT_NPROC. Mounts and namespaces are refused too (EPERM):
 # mount, umount2, pivot_root, chroot, unshare, setns and the new mount API, and any clone
-# that asks for a namespace.
+# that asks for a namespace. So are the ways into another process or out of the grader's
+# reach: ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, perf_event_open, bpf,
+# io_uring (whose operations seccomp does not see), setsid and setpgid (the grader signals
+# the sandbox's process group), and prctl(PR_SET_PDEATHSIG) (the kernel dies with bwrap).
 _ARCH = {
-    # arch: (audit arch, fork syscalls, clone, other refused syscalls)
-    "x86_64": (0xC000003E, {57, 58}, 56,
-               {165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442}),
-    "aarch64": (0xC00000B7, set(), 220,
-                {40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442}),
+    # arch: (audit arch, fork syscalls, clone, prctl, other refused syscalls)
+    "x86_64": (0xC000003E, {57, 58}, 56, 157,
+               {165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442,
+                101, 310, 311, 312, 438, 298, 321, 425, 426, 427, 112, 109}),
+    "aarch64": (0xC00000B7, set(), 220, 167,
+                {40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442,
+                 117, 270, 271, 272, 438, 241, 280, 425, 426, 427, 157, 154}),
 }
 _CLONE_NEW_NAMESPACES = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+_PR_SET_PDEATHSIG = 1
 
 
 def _no_fork_filter() -> bytes | None:
@@ -200,7 +221,7 @@ def _no_fork_filter() -> bytes | None:
     arch = _ARCH.get(platform.machine())
     if arch is None:
         return None
-    audit_arch, forks, clone, refused = arch
+    audit_arch, forks, clone, prctl, refused = arch
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     prog: list[tuple[int, int, int, int]] = [
@@ -216,6 +237,11 @@ def _no_fork_filter() -> bytes | None:
     for nr in sorted(forks | refused):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
     prog += [
+        (jeq, 0, 4, prctl),                 # prctl: its option is an int (low 32 bits)
+        (ld, 0, 0, 16),
+        (jeq, 0, 1, _PR_SET_PDEATHSIG),
+        (ret, 0, 0, eperm),
+        (ret, 0, 0, allow),
         (jeq, 1, 0, clone),
         (ret, 0, 0, allow),
         (ld, 0, 0, 16),                     # clone flags (low 32 bits of args[0])
@@ -258,10 +284,56 @@ def _drain(fd: int, keep: int, sink: Any) -> None:
                 sink.kernel_log = bytes(kept)
 
 
-def _ignore_sigint() -> None:  # runs in the child between fork and exec
-    # The interrupt that nbclient sends on a cell timeout goes to the whole process group;
-    # bwrap must survive it (ipykernel installs its own handler while it runs a cell).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+_PIDFD_LOCK = threading.Lock()
+
+
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _before_exec(cgroup: SandboxCgroup | None) -> Any:
+    """What the child runs between fork and exec of bubblewrap."""
+    libc = _libc()  # loaded here: no dlopen between fork and exec
+
+    def prepare() -> None:
+        # The interrupt that nbclient sends on a cell timeout goes to the whole process
+        # group; bwrap must survive it (ipykernel installs its own handler while it runs).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # bwrap dies with the grader (a killed worker), and the kernel with bwrap
+        # (--die-with-parent; the kernel may not unset it): nothing outlives the grader.
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            os._exit(70)
+        if cgroup is not None:  # bwrap and all it starts are born in the sandbox's group
+            cgroup.join()
+
+    return prepare
+
+
+def _is_zombie(pid: int) -> bool:
+    """Whether process ``pid`` has exited and waits to be reaped (or is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+def _in_pid_namespace(namespace: tuple[int, int]) -> list[int]:
+    """Host pids of the processes in a pid namespace, given as (inode, device) of
+    ``/proc/<pid>/ns/pid``: whatever they did (``setsid``, a double fork), they stay in it."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                st = os.stat(f"/proc/{entry}/ns/pid")
+            except OSError:  # gone, or a zombie (already dead)
+                continue
+            if (st.st_ino, st.st_dev) == namespace:
+                found.append(int(entry))
+    return found
 
 
 class SandboxKernelManager(AsyncKernelManager):
@@ -297,6 +369,10 @@ class SandboxKernelManager(AsyncKernelManager):
         "Largest message (bytes) the grader accepts from a sandboxed kernel; a kernel that "
         "sends a larger one is cut off."
     )).tag(config=True)
+    use_cgroups = Bool(True, help=(
+        "Put each sandbox in a control group of its own where the host lets the grader make "
+        "one (pids.max, memory, a CPU share per sandbox; see course_grading.sandbox_cgroup)."
+    )).tag(config=True)
     kernel_log_size = Int(64 << 10, help=(
         "Bytes of the kernel's own stdout/stderr kept (the rest is read and dropped); "
         "nothing of it reaches the grader's terminal."
@@ -307,6 +383,10 @@ class SandboxKernelManager(AsyncKernelManager):
     _watchdog_stop: threading.Event
     _deadline: float = 0.0
     _launch_env: dict[str, str] | None = None
+    _pid1: int | None = None  # a pidfd of the sandbox's pid 1 (the kernel)
+    _pid_namespace: tuple[int, int] | None = None
+    _bwrap: subprocess.Popen[bytes] | None = None
+    cgroup: SandboxCgroup | None = None
     sandboxed: bool = False
     #: Why the grader killed this kernel (time budget, output flood), if it did.
     killed_because: str | None = None
@@ -352,15 +432,88 @@ class SandboxKernelManager(AsyncKernelManager):
         return process is not None and process.poll() is None
 
     def kill_now(self) -> None:
-        """Kill the sandbox and remove its host directory, without an event loop."""
-        pgid = getattr(self.provisioner, "pgid", None)
-        if pgid:
+        """Kill the sandbox and remove its host directory, without an event loop.
+
+        Raises
+        ------
+        SandboxSurvivorError
+            If a process of the sandbox still runs afterwards (see :meth:`end_sandbox`).
+        """
+        try:
+            self.end_sandbox()
+        finally:
+            if self._hostdir is not None:
+                shutil.rmtree(self._hostdir, ignore_errors=True)
+
+    def sandbox_processes(self) -> list[int]:
+        """Host pids of every process of this sandbox still running: in its pid namespace,
+        in its control group, and bubblewrap itself (a dead, unreaped one is not counted)."""
+        found = set(self.cgroup.pids()) if self.cgroup is not None else set()
+        if self._pid_namespace is not None:
+            found.update(_in_pid_namespace(self._pid_namespace))
+        if self._bwrap is not None and self._bwrap.poll() is None:
+            found.add(self._bwrap.pid)
+        return sorted(pid for pid in found if not _is_zombie(pid))
+
+    def _kill_sandbox(self, everything: bool = False) -> None:
+        """SIGKILL the sandbox's pid 1, the kernel: its whole pid namespace dies with it, and
+        bubblewrap, its parent, reaps it and exits. With ``everything``, also bubblewrap's
+        process group and the sandbox's control group."""
+        with _PIDFD_LOCK:  # the watchdog thread may signal while the sandbox ends
+            if self._pid1 is not None:
+                try:
+                    signal.pidfd_send_signal(self._pid1, signal.SIGKILL)
+                except OSError:
+                    pass
+        if not everything:
+            return
+        if self._bwrap is not None and self._bwrap.poll() is None:  # not reaped: pid is ours
             try:
-                os.killpg(pgid, signal.SIGKILL)
+                os.killpg(self._bwrap.pid, signal.SIGKILL)
             except OSError:
                 pass
-        if self._hostdir is not None:
-            shutil.rmtree(self._hostdir, ignore_errors=True)
+        if self.cgroup is not None:
+            self.cgroup.kill()
+
+    def end_sandbox(self, timeout: float = 5.0) -> None:
+        """Kill every process of the sandbox, then check that none remains.
+
+        Parameters
+        ----------
+        timeout : float
+            Seconds to wait for the killed processes to be gone.
+
+        Raises
+        ------
+        SandboxSurvivorError
+            If a process of the sandbox (its pid namespace, its control group, bubblewrap)
+            still runs ``timeout`` seconds after being killed.
+        """
+        if self._pid1 is None and self._pid_namespace is None and self.cgroup is None:
+            return  # never launched, or ended already
+        start = time.monotonic()
+        while True:
+            # pid 1 first, so that bubblewrap reaps it; then whatever is left, by force
+            self._kill_sandbox(everything=time.monotonic() - start > 0.5)
+            # pid 1 exits last in its namespace: scan /proc (and the group) once it has
+            pid1_gone = self._pid1 is None or bool(select.select([self._pid1], [], [], 0)[0])
+            left = self.sandbox_processes() if pid1_gone else [-1]
+            if not left:
+                break
+            if time.monotonic() - start > timeout:
+                left = self.sandbox_processes()
+                message = (f"processes {left} of the grading sandbox still run after it was "
+                           f"killed (SIGKILL), {timeout:g} s ago; kill them by hand")
+                self.log.error(message)
+                raise SandboxSurvivorError(message)
+            time.sleep(0.01)
+        with _PIDFD_LOCK:  # closed and forgotten at once: its number may be reused
+            if self._pid1 is not None:
+                os.close(self._pid1)
+            self._pid1 = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        self._pid_namespace = self.cgroup = None
 
     # -- decide -------------------------------------------------------------------------
     def _use_sandbox(self) -> bool:
@@ -404,9 +557,11 @@ class SandboxKernelManager(AsyncKernelManager):
         # sandbox without a controlling terminal, and its fds 0-2 are no terminal either.
         # uid 0 and two capabilities in the sandbox's own user namespace, for the launcher
         # only: it mounts the size- and inode-limited scratch /tmp, then drops them all.
+        # --as-pid-1: the launcher, then the kernel, is the sandbox's pid 1, and its only
+        # process (bubblewrap's own pid 1 would run without the filter and the limits).
         cmd = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
                "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
-               "--die-with-parent", "--hostname", "sandbox",
+               "--die-with-parent", "--as-pid-1", "--hostname", "sandbox",
                "--ro-bind", "/usr", "/usr", *_root_links(),
                "--proc", "/proc", "--dev", "/dev",
                "--size", str(1 << 20), "--perms", "1777", "--tmpfs", "/tmp"]
@@ -480,18 +635,35 @@ class SandboxKernelManager(AsyncKernelManager):
         # grader's terminal, and no descriptor of that terminal reaches the sandbox.
         log_r, log_w = os.pipe()
         fds += [info_w, conn_r]
+        self.cgroup = SandboxCgroup.create(
+            pids=self.max_processes + 2,  # + bubblewrap, + a thread of slack
+            memory=self.memory_limit + self.scratch_size) if self.use_cgroups else None
         try:
             cmd = self._bwrap_command(kernel_cmd, fds, info_w, conn_r)
             process = subprocess.Popen(
                 cmd, env=self._launch_env, cwd="/", stdin=subprocess.DEVNULL,
                 stdout=log_w, stderr=log_w, close_fds=True,
-                pass_fds=fds, start_new_session=True, preexec_fn=_ignore_sigint)
+                pass_fds=fds, start_new_session=True, preexec_fn=_before_exec(self.cgroup))
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+                self.cgroup = None
+            raise
         finally:
             for fd in (*fds, log_w):
                 os.close(fd)
+        self._bwrap = process
         threading.Thread(target=_drain, args=(log_r, self.kernel_log_size, self),
                          name="sandbox-log", daemon=True).start()
         info = self._read_info(info_r, process)
+        try:  # the sandbox's pid 1 (the kernel), held by a pidfd: its pid cannot be reused
+            self._pid1 = os.pidfd_open(info["child-pid"])
+            ns = os.stat(f"/proc/{info['child-pid']}/ns/pid")
+            self._pid_namespace = (ns.st_ino, ns.st_dev)
+        except OSError as exc:
+            self.end_sandbox()
+            raise RuntimeError(f"the sandbox ended as it started ({exc}); run "
+                               "`python -m course_grading.sandbox` to diagnose.") from None
         link = os.path.join(self._hostdir, "ipc")
         os.symlink(f"/proc/{info['child-pid']}/root{link}", link)
         prov = self.provisioner
@@ -543,10 +715,7 @@ class SandboxKernelManager(AsyncKernelManager):
                                            "time budget")
                     self.log.warning("Sandboxed kernel exceeded %.0f s of wall time: killed",
                                      self.wall_time_limit)
-                    try:
-                        os.killpg(process.pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                    self._kill_sandbox()  # checked for survivors when the kernel is cleaned up
                 stop.wait(0.2)
             if hostdir is not None and process.poll() is not None:
                 shutil.rmtree(hostdir, ignore_errors=True)
@@ -568,6 +737,17 @@ class SandboxKernelManager(AsyncKernelManager):
         client._created_context = True  # destroyed with the client's channels
         return client
 
+    async def _async_kill_kernel(self, restart: bool = False) -> None:
+        # The kernel (the sandbox's pid 1) first: bubblewrap then reaps it and exits by
+        # itself, so no dead kernel waits for a reaper (some containers' init reaps none).
+        if self.sandboxed and self._bwrap is not None:
+            self._kill_sandbox()
+            for _ in range(50):
+                if self._bwrap.poll() is not None:
+                    break
+                await asyncio.sleep(0.01)
+        await super()._async_kill_kernel(restart=restart)
+
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         # jupyter_client polls every 0.1 s for the killed kernel to be gone; a killed
         # sandbox is gone within milliseconds.
@@ -578,9 +758,15 @@ class SandboxKernelManager(AsyncKernelManager):
         if self._watchdog is not None:
             self._watchdog_stop.set()
             self._watchdog = None
-        if self._hostdir is not None and not restart:
-            shutil.rmtree(self._hostdir, ignore_errors=True)
-            self._hostdir = None
+        try:
+            self.end_sandbox()  # whatever the kernel did, nothing of its sandbox runs on
+        finally:
+            if self._hostdir is not None and not restart:
+                shutil.rmtree(self._hostdir, ignore_errors=True)
+                self._hostdir = None
+
+    # what nbclient calls for a kernel that died (AsyncKernelManager binds the base's)
+    cleanup_resources = _async_cleanup_resources
 
 
 _spare: tuple[tuple[Any, ...], SandboxKernelManager] | None = None

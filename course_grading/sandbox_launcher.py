@@ -1,8 +1,10 @@
 """First program inside the grading sandbox: the scratch /tmp, then no privilege, then the kernel.
 
 :mod:`course_grading.sandbox` starts this file's code (``python -I -S -c <this source>``) as
-the sandbox's first process, with CAP_SYS_ADMIN and CAP_SETPCAP in the sandbox's own user
-namespace, and nothing else. It
+the sandbox's first process, its pid 1 (bubblewrap's ``--as-pid-1``: no init of bubblewrap's
+runs beside it), with CAP_SYS_ADMIN and CAP_SETPCAP in the sandbox's own user namespace, and
+nothing else. What it executes (``prlimit``, then the kernel) stays pid 1 and the
+sandbox's only process: the filter lets no process be created. It
 
 1. remounts bubblewrap's tmpfs on ``/tmp`` with a size *and an inode* limit (bubblewrap
    sets no inode limit: empty files would fill the host's kernel memory); a remount, not a

@@ -38,6 +38,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import importlib
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,7 +53,14 @@ from course_lib.checkpoint_checks import Verdict, judge
 from course_lib.checkpoint_spec import CHECKPOINT, QuizSpec
 
 from .check_calls import Literal, QuizSourceError, SetupName, check_calls, setup_values
-from .probe import new_marker, probe_source, read_reply
+from .probe import (
+    MAX_REPLY,
+    new_marker,
+    plain_names,
+    probe_source,
+    read_reply,
+    reported_exception,
+)
 from .sandbox import SandboxedExecute, SandboxKernelManager
 
 __all__ = ["DecideOnHost", "PlannedCheck", "enable", "plan_checks", "verdict_output"]
@@ -175,13 +183,29 @@ def _answer_cells_using(nb: NotebookNode, packages: tuple[str, ...]) -> list[str
     return found
 
 
-def _text_size(content: Mapping[str, Any]) -> int:
-    size = len(str(content.get("text", ""))) + len(str(content.get("evalue", "")))
-    size += sum(len(str(t)) for t in content.get("traceback", []) or [])
-    data = content.get("data") or {}
-    if isinstance(data, Mapping):
-        size += sum(len(str(v)) for v in data.values())
-    return size
+def _size(part: Any) -> int:
+    """Characters of ``part`` (a message's content or metadata, a kept output) as JSON:
+    every field counts, metadata and display ids included."""
+    try:
+        return len(json.dumps(part, default=repr, ensure_ascii=False))
+    except (ValueError, RecursionError):  # nested too deeply to be an honest output
+        return 1 << 40
+
+
+def _message_size(msg: Mapping[str, Any]) -> int:
+    """Characters (and binary buffer bytes) of a whole kernel message."""
+    buffers = msg.get("buffers") or []
+    return (_size(msg.get("content")) + _size(msg.get("metadata")) + _size(msg.get("header"))
+            + _size(msg.get("parent_header")) + sum(len(b) for b in buffers))
+
+
+#: Failed checks whose inputs were hidden are told in these words only: whatever the
+#: student's code sent back (values, shapes, sums, names) may encode the hidden inputs.
+_HIDDEN_WORDS = {
+    "format": "an answer of the wrong form",
+    "wrong": "a wrong answer",
+    "not_plain": "something that is not plain data",
+}
 
 
 def _alive_after(km: Any, seconds: float) -> bool:
@@ -239,6 +263,7 @@ class DecideOnHost(SandboxedExecute):
         self._kept = 0
         self._stopped: str | None = None  # why the kernel stopped early, if it did
         self._started = time.monotonic()
+        self._hidden_from: float | None = None  # when hidden inputs first reach the kernel
 
     def _spec_for(self, resources: Mapping[str, Any]) -> QuizSpec:
         if self.spec_override:
@@ -278,6 +303,7 @@ class DecideOnHost(SandboxedExecute):
                 continue
             if cell.cell_type == "code":
                 self._execute_student_cell(cell, index)
+        self._hidden_from = time.monotonic()
         for planned in deferred:
             if self._stopped:
                 break
@@ -372,6 +398,7 @@ class DecideOnHost(SandboxedExecute):
         original = self.nb.cells[planned.index]
         old_timeout = self.timeout
         self.timeout = int(self.probe_timeout)
+        self._probe_stdout: list[str] | None = []  # what the probe printed: read, not kept
         try:
             self.execute_cell(probe, planned.index, store_history=False)
         except DeadKernelError:
@@ -382,14 +409,13 @@ class DecideOnHost(SandboxedExecute):
         finally:
             self.timeout = old_timeout
             self.nb.cells[planned.index] = original
+            text, self._probe_stdout = "".join(self._probe_stdout or []), None
         self._output_refused()
         if self._stopped:
             verdict = Verdict(planned.grade_id, False, f"This check could not run: "
                               f"{self._stopped}.", "not_run")
         else:
-            text = "".join(o.get("text", "") for o in probe.outputs
-                           if o.get("output_type") == "stream" and o.get("name") == "stdout")
-            reply = read_reply(text, marker)
+            reply = plain_names(read_reply(text, marker))
             if isinstance(reply, str):
                 timed_out = any(o.get("ename") == "CellTimeoutError" for o in probe.outputs)
                 why = (f"it did not finish within {self.probe_timeout:g} s" if timed_out
@@ -399,7 +425,24 @@ class DecideOnHost(SandboxedExecute):
                                   "not_run" if timed_out else "not_plain")
             else:
                 verdict = judge(planned.grade_id, reply, planned.inputs, self._spec)
+        if planned.deferred:
+            verdict = self._in_fixed_words(planned, verdict)
         self._record(planned.index, verdict)
+
+    def _in_fixed_words(self, planned: PlannedCheck, verdict: Verdict) -> Verdict:
+        """A failed verdict of a check with hidden inputs, told without anything of the
+        reply: the student's code had those inputs and could encode them in any value."""
+        if verdict.passed or verdict.reason in ("not_run", "missing") or verdict.mistake:
+            return verdict  # fixed texts already (a known mistake's hint is the spec's)
+        answer = f"`{planned.answer}`"
+        if verdict.reason == "raised":
+            name = reported_exception(verdict.detail)
+            return Verdict(verdict.grade_id, False, f"{answer} raised {name} when the check "
+                           "called it.", "raised", None, name)
+        hint = self._spec.check(planned.grade_id).hint
+        said = _HIDDEN_WORDS.get(verdict.reason, "a wrong answer")
+        return Verdict(verdict.grade_id, False, f"{answer} gave {said} on the hidden "
+                       f"inputs: {hint}.", verdict.reason)
 
     def _record(self, index: int, verdict: Verdict) -> None:
         if not verdict.passed and self._spec.check(verdict.grade_id).question in \
@@ -456,8 +499,10 @@ class DecideOnHost(SandboxedExecute):
                 self._record(index, Verdict(planned.grade_id, False,
                                             f"This check could not run: {why}.", "not_run"))
         # whatever the student's notebook said under "course" is replaced, never merged
-        course: dict[str, Any] = {"graded_outside_kernel": True,
-                                  "seconds": round(time.monotonic() - self._started, 2)}
+        # the time of the student's own cells: how long the hidden checks took is the
+        # student's code's to choose, so it could tell the hidden inputs
+        ran = (self._hidden_from or time.monotonic()) - self._started
+        course: dict[str, Any] = {"graded_outside_kernel": True, "seconds": round(ran, 2)}
         if self._stopped:
             course["stopped"] = self._stopped
         if self._using_course_lib:
@@ -470,15 +515,22 @@ class DecideOnHost(SandboxedExecute):
     def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> Any:
         """Count what the kernel sends; ignore widgets; kill a kernel that floods."""
         msg_type = msg.get("msg_type", "")
+        content = msg.get("content", {})
+        self._received += _message_size(msg)  # every byte, whatever its kind
+        if self._received > self.max_output_received:
+            self._stop(f"it sent more than {self.max_output_received:,} characters of output")
+            return None
+        if getattr(self, "_probe_stdout", None) is not None:
+            # A probe's reply is read from its stdout; nothing else it sends is kept or
+            # acted on (a display with an earlier display_id would rewrite kept outputs).
+            if msg_type == "stream" and content.get("name") == "stdout" and \
+                    sum(map(len, self._probe_stdout)) < 4 * MAX_REPLY:
+                self._probe_stdout.append(str(content.get("text", "")))
+            if msg_type == "status":
+                return super().process_message(msg, cell, cell_index)
+            return None
         if msg_type.startswith("comm") or msg_type == "update_display_data":
             return None  # widgets and display updates play no part in grading
-        content = msg.get("content", {})
-        if msg_type in ("stream", "display_data", "execute_result", "error"):
-            self._received += _text_size(content)
-            if self._received > self.max_output_received:
-                self._stop(f"it sent more than {self.max_output_received:,} characters of "
-                           "output")
-                return None
         return super().process_message(msg, cell, cell_index)
 
     def _stop(self, why: str) -> None:
@@ -496,7 +548,7 @@ class DecideOnHost(SandboxedExecute):
         used = 0
         cut = 0
         for out in cell.get("outputs", []):
-            size = _text_size(out)
+            size = _size(out)
             if used + size <= budget:
                 kept.append(out)
                 used += size

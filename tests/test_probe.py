@@ -60,3 +60,20 @@ def test_only_identifiers_reach_the_probe_source():
         probe_source("letter", "x); import os; (", (), new_marker())
     with pytest.raises(TypeError, match="numbers, strings or lists"):
         probe_source("weights", "f", (object(),), new_marker())
+
+
+def test_names_in_a_reply_come_from_fixed_lists_only():
+    from course_grading.probe import plain_names
+
+    assert plain_names({"raised": "ZeroDivisionError"}) == {"raised": "ZeroDivisionError"}
+    assert plain_names({"raised": "LinAlgError"}) == {"raised": "LinAlgError"}
+    # a class of the student's own, named after what it saw
+    assert plain_names({"raised": "Leak_31415_127182"}) == {"raised": "an exception"}
+    assert plain_names({"not_numbers": "Q_31415"}) == {"not_numbers": "object"}
+    assert plain_names({"not_text": "ndarray"}) == {"not_text": "ndarray"}
+    assert plain_names({"value": [0.5, 0.5]}) == {"value": [0.5, 0.5]}
+    # a reply of an unknown form says nothing of what it held
+    for forged in ({"Q_31415": 1}, {"value": 1, "x": 2}, [1, 2], 3.0):
+        said = plain_names(forged)
+        assert isinstance(said, str) and "31415" not in said
+    assert plain_names("no reply from the kernel") == "no reply from the kernel"

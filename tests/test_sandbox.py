@@ -64,6 +64,8 @@ def test_failure_reasons_are_named_in_words() -> None:
     assert _reason("[ERROR] Something odd: ValueError: x", None) == (
         "[ERROR] Something odd: ValueError: x")
     assert _reason("", None) == "nbgrader reported a failure"
+    assert _reason("DeadKernelError\nSandboxSurvivorError: processes [12] of the", None) \
+        .startswith("processes of its sandbox still ran after it was killed")
 
 
 def test_summary_lists_every_failure_with_its_reason() -> None:

@@ -116,7 +116,7 @@ c.CourseDirectory.course_id = "sandbox-test"
 c.Execute.timeout = {timeout}
 from course_grading.sandbox import enable
 enable(c, memory_limit={memory}, max_processes=48, scratch_size={scratch},
-       cpu_time_limit=60, wall_time_limit=120.0)
+       cpu_time_limit=60, wall_time_limit={wall})
 """
 
 
@@ -134,10 +134,10 @@ def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.Complet
 
 
 def make_course(root: Path, *, timeout: int = 5, memory: int = 1 << 30,
-                scratch: int = 64 << 20, sandbox: bool = True) -> Path:
+                scratch: int = 64 << 20, sandbox: bool = True, wall: float = 120.0) -> Path:
     """Write the course, its config and source, and run ``nbgrader generate_assignment``."""
     root.mkdir(parents=True, exist_ok=True)
-    config = CONFIG.format(timeout=timeout, memory=memory, scratch=scratch)
+    config = CONFIG.format(timeout=timeout, memory=memory, scratch=scratch, wall=wall)
     if not sandbox:
         config = config.split("from course_lib")[0]
     (root / "nbgrader_config.py").write_text(config)

@@ -238,6 +238,20 @@ print("FILES", _made)
 DEEP_JSON = "deep_json"
 
 
+def right_answers(course: Path) -> dict[str, str]:
+    """Every answer of the course's checkpoint right (its variant's facts)."""
+    facts = quiz_facts(nbformat.read(course / "source" / "checkpoint" / NOTEBOOK, 4))
+    return {**answers_for(facts, CORRECT_ANSWER), "written_scaling": WRITTEN_ANSWER}
+
+
+def place(course: Path, student: str, answers: dict[str, str]) -> None:
+    """Write ``student``'s checkpoint with these answers into ``submitted/``."""
+    released = nbformat.read(course / "release" / "checkpoint" / NOTEBOOK, as_version=4)
+    folder = course / "submitted" / student / "checkpoint"
+    folder.mkdir(parents=True)
+    nbformat.write(fill_answers(released, answers), folder / NOTEBOOK)
+
+
 def make_corpus(course: Path) -> list[str]:
     """Write every attack, the three controls and the deep JSON file into ``submitted/``.
 

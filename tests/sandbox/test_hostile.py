@@ -167,8 +167,9 @@ ATTACKS = {
         "import time\nwhile True:\n    try:\n        time.sleep(10 ** 9)\n"
         "    except BaseException:\n        pass\n"
     ),
-    # Kills its own kernel.
-    "kill_kernel": "import os\nimport signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    # Kills its own kernel (the sandbox's pid 1, which ignores its own SIGKILL: so exits).
+    "kill_kernel": ("import os\nimport signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+                    "os._exit(1)\n"),
 }
 
 
