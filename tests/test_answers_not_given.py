@@ -62,8 +62,9 @@ EXTRA_ANSWERS: dict[str, Callable[[nbformat.NotebookNode], list[Answer]]] = {}
 
 #: Exact answers a check accepts besides the solution's (the function's name -> values).
 EXACT_VALUES: dict[str, Callable[[], list[float]]] = {
-    "sat_output_by_hand": lambda: list(cl.attention(cl.the_cat_sat().Q, cl.the_cat_sat().K,
-                                                    cl.the_cat_sat().V)[0][2]),
+    "own_the_output": lambda: list(cl.attention(cl.the_cat_sat_own_keys().Q,
+                                                cl.the_cat_sat_own_keys().K,
+                                                cl.the_cat_sat_own_keys().V)[0][0]),
 }
 
 #: The largest share of the student's lines a template may already write out.
