@@ -242,7 +242,7 @@ def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
     assert plots.attention_heatmap(table, own.tokens, kind="scores").description in shown
     assert projections.asymmetry(table, own.tokens) in shown
     cells = nbformat.read(path, as_version=4).cells
-    [ask] = [i for i, c in enumerate(cells) if "**Predict first.**" in c.source]
+    [ask] = [i for i, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
     assert "the_cat_sat_own_keys()" in cells[ask + 1].source  # the guess comes before the run
 
 
@@ -261,7 +261,7 @@ def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> Non
         outputs_of(lesson("05_")))
     for prefix in ("04_", "05_"):
         cells = nbformat.read(lesson(prefix), as_version=4).cells
-        [ask] = [i for i, c in enumerate(cells) if "**Predict first:**" in c.source]
+        [ask] = [i for i, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
         assert "the_cat_sat_own_keys()" in cells[ask + 1].source
 
 
