@@ -46,7 +46,6 @@ from .checks import CheckResult, _as_array, _call, _fail, _fmt, _name_of, _ok, _
 from .examples import the_cat_sat, the_cat_sat_own_keys
 
 __all__ = [
-    "BUGGY_SOFTMAX_GLOBAL_MAX",
     "buggy_model_weights",
     "buggy_softmax",
     "check_breaks_global_max",
@@ -168,7 +167,9 @@ def check_which_is_qkt(answer: Any) -> CheckResult:
 
 
 def buggy_softmax(x: Any) -> np.ndarray:
-    """A softmax with a bug for lesson 04 to find: it shifts by the table's largest score.
+    """A softmax with a bug for lesson 04 to find, line for line as the lesson shows it.
+
+    It shifts every row by the table's largest score, not by the row's own.
 
     Examples
     --------
@@ -176,12 +177,10 @@ def buggy_softmax(x: Any) -> np.ndarray:
     array([[0.5, 0.5]])
     """
     x = np.asarray(x, dtype=float)
-    exps = np.exp(x - x.max())
-    return exps / exps.sum(axis=-1, keepdims=True)
-
-
-#: The line of :func:`buggy_softmax` that lesson 04 shows, as it reads there.
-BUGGY_SOFTMAX_GLOBAL_MAX = "exps = np.exp(x - x.max())"
+    top = x.max()
+    exps = np.exp(x - top)
+    totals = exps.sum(axis=-1, keepdims=True)
+    return exps / totals
 
 
 def check_breaks_global_max(answer: Any) -> CheckResult:
