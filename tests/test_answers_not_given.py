@@ -218,18 +218,27 @@ def shown_in(nb: nbformat.NotebookNode) -> list[str]:
 
 
 def given_by_an_earlier_lesson(path: Path) -> list[str]:
-    """Every number this lesson asks for by hand that an earlier lesson printed."""
+    """Every hand answer of this lesson that an earlier lesson printed: all the numbers
+    of one answer (to 2 decimals) in one cell's source or output. (A lone 0.30 in a
+    table of another lesson gives nothing away; [1.25, 1.50] in one sentence does.)"""
     nb = nbformat.read(path, as_version=4)
     earlier = [(p.name, shown_in(nbformat.read(p, as_version=4)))
                for p in LESSONS if p.name < path.name]
-    problems = []
+    wanted: dict[str, set[str]] = {}
     for answer in answers(nb, path.name):
-        if answer.kind != "number":
-            continue
-        pattern = _number_pattern(answer.text)
-        problems += [f"{answer.exercise}: {answer.text!r} already shown in {lesson}: "
-                     f"{hit[:80]!r}" for lesson, parts in earlier
-                     for hit in parts if pattern.search(hit)]
+        if answer.kind == "number":
+            wanted.setdefault(answer.exercise, set()).add(answer.text)
+    problems = []
+    for exercise, texts in wanted.items():
+        solution = [t for t in texts if t not in {f"{v:.2f}" for v in
+                                                   EXACT_VALUES.get(exercise, list)()}]
+        for group in (solution or list(texts), list(texts - set(solution))):
+            if not group:
+                continue
+            patterns = [_number_pattern(t) for t in group]
+            problems += [f"{exercise}: {sorted(group)} already shown in {lesson}: "
+                         f"{hit[:80]!r}" for lesson, parts in earlier for hit in parts
+                         if all(p.search(hit) for p in patterns)]
     return problems
 
 
