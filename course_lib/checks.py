@@ -1144,7 +1144,7 @@ _REASONING = frozenset({
     "check_breaks_global_max",
     "check_buggy_line",
     "check_head_table_sizes",
-    "check_mat_query_key",
+    "check_mat_key",
     "check_own_the_output",
     "check_rows_the_bug_changes",
     "check_table_bytes",

@@ -19,7 +19,7 @@ check                              the student returns                          
 :func:`check_weights_for_point`    weights that blend the values into a point         05
 :func:`check_own_the_output`       the output of 'the' with keys of their own         06
 :func:`check_rows_the_bug_changes`  the rows a zero-for-minus-infinity mask changes   07
-:func:`check_mat_query_key`        a new token's query and key, by hand               08
+:func:`check_mat_key`              a new token's key, by hand                          08
 :func:`check_head_table_sizes`     numbers in the weight tables of h heads            09
 :func:`check_table_bytes`          bytes of the weights table, one head and twelve    10
 :func:`check_buggy_line`           the line of a given function that is wrong         11
@@ -51,7 +51,7 @@ __all__ = [
     "check_breaks_global_max",
     "check_buggy_line",
     "check_head_table_sizes",
-    "check_mat_query_key",
+    "check_mat_key",
     "check_own_the_output",
     "check_rows_the_bug_changes",
     "check_table_bytes",
@@ -349,31 +349,30 @@ def check_rows_the_bug_changes(answer: Any) -> CheckResult:
 # ------------------------------------------------------------------------------ lesson 08
 
 
-def check_mat_query_key(answer: Any) -> CheckResult:
-    """Lesson 08's new token 'mat' (embedding [0.6, 0.3, 0.2]): its query and key, by hand.
+def check_mat_key(answer: Any) -> CheckResult:
+    """Lesson 08's new token 'mat' (embedding [0.6, 0.3, 0.2]): its key x W_K, by hand.
 
     Examples
     --------
     >>> from course_lib import projections
-    >>> ex = projections.embedded_example()
     >>> x = np.array(MAT_EMBEDDING)
-    >>> check_mat_query_key(lambda: [*(x @ ex.W_K), *(x @ ex.W_Q)]).mistake
-    'query_and_key_swapped'
+    >>> check_mat_key(lambda: x @ projections.embedded_example().W_Q).mistake
+    'query_not_key'
     """
     from .projections import embedded_example
 
-    ex = embedded_example()
+    W_Q, W_K = embedded_example().W_Q, embedded_example().W_K
     x = np.array(MAT_EMBEDDING)
-    q, k = x @ ex.W_Q, x @ ex.W_K
     return _by_hand(
-        answer, _name_of(answer, "mat_query_key"), [*q, *k],
-        [("query_and_key_swapped", [*k, *q], "those are the key and then the query: "
-          "return the query first."),
-         ("key_tied_to_query", [*q, *q], "the key comes from W_K, not W_Q: in this "
-          "lesson K has a matrix of its own.")],
-        "each entry of x W is the embedding dotted with one column of W.",
-        "each entry of x W is the embedding dotted with one column of W; check each of "
-        "the four numbers.")
+        answer, _name_of(answer, "mat_key"), x @ W_K,
+        [("query_not_key", x @ W_Q, "that is the query of 'mat'; its key comes from W_K."),
+         ("third_row_left_out", x[:2] @ W_K[:2], "the embedding has three numbers and "
+          "each one meets a row of W_K: the third row is missing."),
+         ("third_row_sign", x[:2] @ W_K[:2] - x[2] * W_K[2], "the third row of W_K is "
+          "[-1, -1]: it subtracts.")],
+        "0.6·[1, 0] + 0.3·[1, 1] + 0.2·[-1, -1]: each number of the embedding scales\n"
+        "one row of W_K, and the rows are added.",
+        "each number of the embedding scales one row of W_K; add the three rows up.")
 
 
 #: The embedding of lesson 08's new token 'mat'.

@@ -47,9 +47,9 @@ CASES = {
     "check_rows_the_bug_changes": (["the", "cat"], {
         "sat_hides_nothing": ["the", "cat", "sat"], "hidden_score_zero_is_harmless": ["cat"],
         "not_a_token": ["mat"], "not_a_list": "the cat"}),
-    "check_mat_query_key": ([*(MAT @ EMB.W_Q), *(MAT @ EMB.W_K)], {
-        "query_and_key_swapped": [*(MAT @ EMB.W_K), *(MAT @ EMB.W_Q)],
-        "key_tied_to_query": [*(MAT @ EMB.W_Q), *(MAT @ EMB.W_Q)]}),
+    "check_mat_key": (MAT @ EMB.W_K, {
+        "query_not_key": MAT @ EMB.W_Q, "third_row_left_out": MAT[:2] @ EMB.W_K[:2],
+        "third_row_sign": [1.1, 0.5], "wrong_values": [0.7, -0.1]}),
     "check_head_table_sizes": ([8 * 100 * 100, 100 * 100], {
         "heads_share_a_table": [10_000, 10_000], "split_the_table": [10_000, 80_000]}),
     "check_table_bytes": ([8 * 3000**2, 12 * 8 * 3000**2], {
