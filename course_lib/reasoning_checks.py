@@ -397,8 +397,9 @@ def check_head_table_sizes(answer: Any) -> CheckResult:
           "its own n by n table; the tables do not share memory."),
          ("split_the_table", [n * n, h * n * n], "the order: first the h heads, then the "
           "single big head."),
-         ("divided_by_heads", [h * n * n // h, n * n], "splitting d_model shrinks d_k, "
-          "not the number of tokens: each table stays n by n.")],
+         ("tables_n_by_d_k", [h * n * 64, n * 512], "a table of weights has one row "
+          "per query and one column per key; d_k is the length of the vectors, not of the "
+          "table.")],
         "8 heads store 8 tables of 100 by 100 weights, 80000 numbers; one big head\n"
         "stores 10000. Splitting d_model shrinks the vectors, not the tables.",
         "each head has a weight table with one row per query and one column per key.",

@@ -51,7 +51,8 @@ CASES = {
         "query_not_key": MAT @ EMB.W_Q, "third_row_left_out": MAT[:2] @ EMB.W_K[:2],
         "third_row_sign": [1.1, 0.5], "wrong_values": [0.7, -0.1]}),
     "check_head_table_sizes": ([8 * 100 * 100, 100 * 100], {
-        "heads_share_a_table": [10_000, 10_000], "split_the_table": [10_000, 80_000]}),
+        "heads_share_a_table": [10_000, 10_000], "split_the_table": [10_000, 80_000],
+        "tables_n_by_d_k": [8 * 100 * 64, 100 * 512]}),
     "check_table_bytes": ([8 * 3000**2, 12 * 8 * 3000**2], {
         "forgot_bytes_per_number": [3000**2, 12 * 3000**2],
         "linear_in_n": [8 * 3000, 12 * 8 * 3000], "float32": [4 * 3000**2, 48 * 3000**2],
