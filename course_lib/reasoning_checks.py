@@ -448,8 +448,8 @@ def buggy_model_weights(Q: Any, K: Any) -> np.ndarray:
     s = Q @ np.swapaxes(K, -1, -2)  # line 1: every query against every key, per head
     s = s / np.sqrt(Q.shape[0])  # line 2: the scale
     s = s - s.max(axis=-1, keepdims=True)  # line 3: shift each row
-    e = np.exp(s)  # line 4
-    return e / e.sum(axis=-1, keepdims=True)  # line 5: each row sums to 1
+    exps = np.exp(s)  # line 4
+    return exps / exps.sum(axis=-1, keepdims=True)  # line 5: each row sums to 1
 
 
 def check_buggy_line(answer: Any) -> CheckResult:
