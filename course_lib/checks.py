@@ -26,6 +26,10 @@ check                     the student writes                              lesson
 :func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
 ========================  ==============================================  ===========
 
+The exercises that are not fill-ins (derive a number by hand, choose between two
+implementations, find the bug; issue 30) have their checks in
+:mod:`course_lib.reasoning_checks`; this module hands them out too (``checks.check_x``).
+
 Hints lead to the answer without being it: a failed check names the mistake and the shape
 or row where it shows, and points at the lesson's idea, but never writes out the line of
 code the exercise asks for (a test keeps it so).
