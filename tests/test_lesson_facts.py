@@ -284,3 +284,38 @@ def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
         [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])
                and "their own" in cells[k - 1].source + c.source]
         assert "the_cat_sat_own_keys()" in cells[i + 1].source
+
+
+def _before_and_after_the_guess(path: Path) -> tuple[str, str]:
+    """What a student sees above a lesson's predict-first cell, and the reveal after it."""
+    cells = nbformat.read(path, as_version=4).cells
+    [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
+    above = []
+    for cell in cells[:i]:
+        above.append(cell.source)
+        above += [o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                  for o in cell.get("outputs", [])]
+    told = next(c for c in cells[i + 1:] if "reveal" in c.metadata.get("tags", []))
+    return "\n".join(above), told.source
+
+
+def _predicted_numbers() -> dict[str, str]:
+    """The number each predict-first question is about, computed with the library."""
+    from course_lib import attention_weights, heads, real_model, scores, softmax, the_cat_sat
+
+    ex = the_cat_sat()
+    the_row = attention_weights(ex.Q, ex.K)[0]
+    hx = heads.heads_example()
+    _, one_head = heads.multi_head_attention(hx.X, hx.W_Q, hx.W_K, hx.W_V, hx.W_O, h=1)
+    unscaled = real_model.compare_with_model(lambda Q, K: softmax(scores(Q, K)))
+    return {"01_": f"{the_row[0]:.2f}", "09_": f"{one_head[0, 2].max():.2f}",
+            "11_": f"{unscaled.largest_difference:.2f}"}
+
+
+@pytest.mark.parametrize("prefix", ["01_", "09_", "11_"])
+def test_a_predicted_number_is_told_after_the_guess_and_not_above_it(prefix: str) -> None:
+    """Issue 30: no answer printed above a predict-first question; the reveal states it."""
+    number = _predicted_numbers()[prefix]
+    above, told = _before_and_after_the_guess(lesson(prefix))
+    assert number in told, (prefix, number, told)
+    assert not re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", above), (prefix, number)
