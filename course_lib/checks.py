@@ -26,6 +26,10 @@ check                     the student writes                              lesson
 :func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
 ========================  ==============================================  ===========
 
+The exercises that are not fill-ins (derive a number by hand, choose between two
+implementations, find the bug; issue 30) have their checks in
+:mod:`course_lib.reasoning_checks`; this module hands them out too (``checks.check_x``).
+
 Hints lead to the answer without being it: a failed check names the mistake and the shape
 or row where it shows, and points at the lesson's idea, but never writes out the line of
 code the exercise asks for (a test keeps it so).
@@ -1133,3 +1137,30 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
                    "over 5 keys and 4 over 2.")
 
     return _run(body)
+
+
+
+# The checks of the exercises that are not fill-ins live in their own module, which
+# builds on the helpers above; this module hands them out too, so that every lesson's check
+# cell reads `checks.check_x(f)` (scripts/run_lessons.py marks such cells for nbgrader).
+# Looked up on first use, as the two modules import each other.
+_REASONING = frozenset({
+    "check_breaks_global_max",
+    "check_buggy_line",
+    "check_head_table_sizes",
+    "check_mat_key",
+    "check_own_the_output",
+    "check_rows_the_bug_changes",
+    "check_table_bytes",
+    "check_table_sizes",
+    "check_weights_for_point",
+    "check_which_is_qkt",
+})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _REASONING:
+        from . import reasoning_checks
+
+        return getattr(reasoning_checks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,11 @@ appear: not in a markdown cell, not in an output, not in a code cell (a worked c
 writes the solution out line for line gives it away as surely as a printed number). The
 collapsed solution block is the one place an answer may be.
 
+Nor may an earlier lesson have printed it: a number a lesson asks for by hand must not
+appear in any lesson before it (05 printed sat's output [1.25, 1.50] before 06 asked for it
+by hand), the earlier lessons' own collapsed solutions aside. A small whole number (below
+10) is not counted as given away: 1 and 2 are printed everywhere, as indices and shapes.
+
 The template itself may not give the answer away either: the ``...`` of a template must
 stand for most of what the solution adds. A template that writes out more than two thirds
 of the characters the student's lines need (leaving only ``...`` for an axis, say) fails.
@@ -57,8 +62,9 @@ EXTRA_ANSWERS: dict[str, Callable[[nbformat.NotebookNode], list[Answer]]] = {}
 
 #: Exact answers a check accepts besides the solution's (the function's name -> values).
 EXACT_VALUES: dict[str, Callable[[], list[float]]] = {
-    "sat_output_by_hand": lambda: list(cl.attention(cl.the_cat_sat().Q, cl.the_cat_sat().K,
-                                                    cl.the_cat_sat().V)[0][2]),
+    "own_the_output": lambda: list(cl.attention(cl.the_cat_sat_own_keys().Q,
+                                                cl.the_cat_sat_own_keys().K,
+                                                cl.the_cat_sat_own_keys().V)[0][0]),
 }
 
 #: The largest share of the student's lines a template may already write out.
@@ -116,10 +122,15 @@ def _numbers(ex: Exercise) -> list[float]:
     return values + [float(v) for v in EXACT_VALUES.get(ex.name, list)()]
 
 
+def _telling(value: float) -> bool:
+    """Whether a number gives an answer away: not a small whole number (1, 2, ...)."""
+    return not (float(value).is_integer() and abs(value) < 10)
+
+
 def answers(nb: nbformat.NotebookNode, name: str) -> list[Answer]:
     found = []
     for ex in exercises(nb):
-        numbers = _numbers(ex)
+        numbers = [v for v in _numbers(ex) if _telling(v)]
         if numbers:
             found += [Answer(ex.check_index, "number", f"{v:.2f}", ex.name) for v in numbers]
         else:
@@ -194,11 +205,56 @@ def test_no_answer_is_shown_before_the_student_gives_it(path: Path) -> None:
     assert not given_away(nb, path.name), "\n".join(given_away(nb, path.name))
 
 
+def shown_in(nb: nbformat.NotebookNode) -> list[str]:
+    """All a student sees in a whole lesson, its collapsed solutions and templates aside."""
+    parts = []
+    for cell in nb.cells:
+        if {"solution", "exercise"} & set(_tags(cell)):
+            continue
+        parts.append(cell.source)
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", "") + out.get("data", {}).get("text/plain", ""))
+    return parts
+
+
+def given_by_an_earlier_lesson(path: Path) -> list[str]:
+    """Every hand answer of this lesson that an earlier lesson printed: all the numbers
+    of one answer (to 2 decimals) in one cell's source or output. (A lone 0.30 in a
+    table of another lesson gives nothing away; [1.25, 1.50] in one sentence does.)"""
+    nb = nbformat.read(path, as_version=4)
+    earlier = [(p.name, shown_in(nbformat.read(p, as_version=4)))
+               for p in LESSONS if p.name < path.name]
+    wanted: dict[str, set[str]] = {}
+    for answer in answers(nb, path.name):
+        if answer.kind == "number":
+            wanted.setdefault(answer.exercise, set()).add(answer.text)
+    problems = []
+    for exercise, texts in wanted.items():
+        solution = [t for t in texts if t not in {f"{v:.2f}" for v in
+                                                   EXACT_VALUES.get(exercise, list)()}]
+        for group in (solution or list(texts), list(texts - set(solution))):
+            if not group:
+                continue
+            patterns = [_number_pattern(t) for t in group]
+            problems += [f"{exercise}: {sorted(group)} already shown in {lesson}: "
+                         f"{hit[:80]!r}" for lesson, parts in earlier for hit in parts
+                         if all(p.search(hit) for p in patterns)]
+    return problems
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_no_hand_answer_was_printed_by_an_earlier_lesson(path: Path) -> None:
+    problems = given_by_an_earlier_lesson(path)
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
 def test_no_template_writes_out_most_of_its_answer(path: Path) -> None:
     for ex in exercises(nbformat.read(path, as_version=4)):
         if _numbers(ex):
             continue  # a hand calculation: the numbers are the answer, `[..., ...]` is not
+        if "choose" in _tags(ex.template):
+            continue  # a choice: the answer is an option's name, which `...` stands for
         share = _given_share(ex.template.source, student_lines(ex))
         assert share <= MOST_OF_THE_ANSWER, (
             f"{path.name}: the template of {ex.name} already writes {share:.0%} of the "

@@ -41,7 +41,7 @@ def test_a_sum_written_out_adds_up(path: Path) -> None:
 
 def test_the_blend_sums_are_checked_somewhere() -> None:
     """The test above must find the worked example's sum, rounded and unrounded."""
-    text = text_of(NOTEBOOKS / "06_worked_example.ipynb")
+    text = text_of(NOTEBOOKS / "05_blend.ipynb")
     assert ("0.50·[2.00, 2.00] = [1.25, 1.50] with these rounded weights "
             "(≈ [1.26, 1.50] with the unrounded ones)") in text
 
@@ -242,7 +242,7 @@ def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
     assert plots.attention_heatmap(table, own.tokens, kind="scores").description in shown
     assert projections.asymmetry(table, own.tokens) in shown
     cells = nbformat.read(path, as_version=4).cells
-    [ask] = [i for i, c in enumerate(cells) if "**Predict first.**" in c.source]
+    [ask] = [i for i, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
     assert "the_cat_sat_own_keys()" in cells[ask + 1].source  # the guess comes before the run
 
 
@@ -261,7 +261,7 @@ def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> Non
         outputs_of(lesson("05_")))
     for prefix in ("04_", "05_"):
         cells = nbformat.read(lesson(prefix), as_version=4).cells
-        [ask] = [i for i, c in enumerate(cells) if "**Predict first:**" in c.source]
+        [ask] = [i for i, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
         assert "the_cat_sat_own_keys()" in cells[ask + 1].source
 
 
@@ -279,9 +279,10 @@ def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
     assert plots.attention_heatmap(w_own, own.tokens).description in outputs_of(lesson("06_"))
     assert plots.causal_mask_pair(own.Q, own.K, own.tokens).description in outputs_of(
         lesson("07_"))
-    for prefix, ask in (("06_", "**predict first**"), ("07_", "**Predict first:**")):
+    for prefix in ("06_", "07_"):  # a guess in code, right before the example's first run
         cells = nbformat.read(lesson(prefix), as_version=4).cells
-        [i] = [k for k, c in enumerate(cells) if ask in c.source and "their own" in c.source]
+        [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])
+               and "their own" in cells[k - 1].source + c.source]
         assert "the_cat_sat_own_keys()" in cells[i + 1].source
 
 
@@ -335,3 +336,38 @@ def test_03_calls_d_k_a_dimension_not_a_length() -> None:
     text = text_of(NOTEBOOKS / "03_scaling.ipynb")
     assert "length" not in text
     assert "d_k is the dimension of each query vector" in text
+
+
+def _before_and_after_the_guess(path: Path) -> tuple[str, str]:
+    """What a student sees above a lesson's predict-first cell, and the reveal after it."""
+    cells = nbformat.read(path, as_version=4).cells
+    [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
+    above = []
+    for cell in cells[:i]:
+        above.append(cell.source)
+        above += [o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                  for o in cell.get("outputs", [])]
+    told = next(c for c in cells[i + 1:] if "reveal" in c.metadata.get("tags", []))
+    return "\n".join(above), told.source
+
+
+def _predicted_numbers() -> dict[str, str]:
+    """The number each predict-first question is about, computed with the library."""
+    from course_lib import attention_weights, heads, real_model, scores, softmax, the_cat_sat
+
+    ex = the_cat_sat()
+    the_row = attention_weights(ex.Q, ex.K)[0]
+    hx = heads.heads_example()
+    _, one_head = heads.multi_head_attention(hx.X, hx.W_Q, hx.W_K, hx.W_V, hx.W_O, h=1)
+    unscaled = real_model.compare_with_model(lambda Q, K: softmax(scores(Q, K)))
+    return {"01_": f"{the_row[0]:.2f}", "09_": f"{one_head[0, 2].max():.2f}",
+            "11_": f"{unscaled.largest_difference:.2f}"}
+
+
+@pytest.mark.parametrize("prefix", ["01_", "09_", "11_"])
+def test_a_predicted_number_is_told_after_the_guess_and_not_above_it(prefix: str) -> None:
+    """Issue 30: no answer printed above a predict-first question; the reveal states it."""
+    number = _predicted_numbers()[prefix]
+    above, told = _before_and_after_the_guess(lesson(prefix))
+    assert number in told, (prefix, number, told)
+    assert not re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", above), (prefix, number)

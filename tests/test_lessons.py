@@ -46,6 +46,21 @@ LIBRARY_ANSWERS = {
     "check_batched_scores": cl.scaled_scores,
     "check_cross_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
     "check_model_weights": cl.attention_weights,
+    # the exercises that are not fill-ins (issue 30): the answer computed, where it can be
+    "check_table_sizes": lambda: [100 * 100, 100 * 8],
+    "check_which_is_qkt": lambda: "A",
+    "check_breaks_global_max": lambda: [[0.0, 1.0], [-2000.0, -2001.0]],
+    "check_weights_for_point": lambda: np.linalg.solve(
+        np.vstack([cl.the_cat_sat().V.T, np.ones(3)]), [0.6, 1.4, 1.0]),
+    "check_own_the_output": lambda: cl.attention(cl.the_cat_sat_own_keys().Q,
+                                                 cl.the_cat_sat_own_keys().K,
+                                                 cl.the_cat_sat_own_keys().V)[0][0],
+    "check_rows_the_bug_changes": lambda: ["the", "cat"],
+    "check_mat_key": lambda: (np.array([0.6, 0.3, 0.2])
+                              @ projections.embedded_example().W_K),
+    "check_head_table_sizes": lambda: [8 * 100 * 100, 100 * 100],
+    "check_table_bytes": lambda: [8 * 3000**2, 12 * 8 * 3000**2],
+    "check_buggy_line": lambda: 2,
 }
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
 
@@ -190,6 +205,36 @@ def test_every_lesson_has_exercises_with_checks():
             assert CHECK_CALL.match(check.source.strip()), check.source
 
 
+#: The kinds of exercise that are not a fill-in (issue 30), as tags on the exercise cell.
+NOT_FILL_IN = {"by-hand", "find-the-bug", "choose", "explain"}
+#: Lesson 03 (its own issue) and 12 (the self-study bank) are not held to this yet.
+THINKING_LESSONS = [p for p in CODE_LESSONS if p.name[:2] not in {"03", "12"}]
+
+
+@pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
+def test_a_prediction_first_and_an_exercise_that_is_not_a_fill_in(path):
+    """Issue 30: the student writes a guess in code before a run, then the lesson says what
+    happened; and at least one exercise derives, chooses or finds a bug."""
+    cells = read(path).cells
+    guesses = [i for i, c in enumerate(cells) if "predict" in tags(c)]
+    assert guesses, f"{path.name}: no predict-first cell (a code cell tagged `predict`)"
+    for i in guesses:
+        guess = cells[i]
+        assert guess.cell_type == "code" and not guess.outputs, path.name
+        assert re.search(r"^my_\w+ = \.\.\.", guess.source, flags=re.M), (
+            f"{path.name}: the guess is written in code, `my_... = ...`")
+        after = cells[i + 1:]
+        run = next((k for k, c in enumerate(after) if c.cell_type == "code"), None)
+        assert run is not None and after[run].outputs, f"{path.name}: a run follows the guess"
+        told = next((c for c in after[run + 1:] if c.cell_type == "markdown"), None)
+        assert told is not None and "reveal" in tags(told), (
+            f"{path.name}: the first markdown after the run (tagged `reveal`) says what "
+            "happened and why")
+    kinds = [k for stub, _ in exercise_pairs(path) for k in tags(stub) if k in NOT_FILL_IN]
+    assert kinds, (f"{path.name}: no exercise that is not a fill-in (an exercise tagged "
+                   f"one of {sorted(NOT_FILL_IN)})")
+
+
 @pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
 def test_each_check_rejects_the_stub_and_accepts_the_library_answer(path):
     ns = run_in_process(path)
@@ -285,11 +330,6 @@ def test_lesson_06_shows_the_seed_numbers():
         in text
     assert "array([0.71, 0.71, 1.41])" in text or "[0.71, 0.71, 1.41]]" in text
     assert "exponentials: [2.03 2.03 4.11]  total: 8.17" in text
-    ex = cl.the_cat_sat()
-    w = cl.attention_weights(ex.Q, ex.K)
-    gap = np.abs(cl.blend(w, ex.V)[2] - cl.blend(w.round(2), ex.V)[2]).max()
-    assert ("largest gap between the rounded and the exact weights' outputs: "
-            f"{round(float(gap), 3)}") in text
 
 
 def test_lesson_07_shows_mask_facts():
@@ -383,7 +423,8 @@ def test_no_answer_is_given_right_above_its_exercise(path):
     for stub, solution in solutions(path):
         above = _section_before(cells, cells.index(stub))
         answer = solution.strip().splitlines()[-1].strip().removeprefix("return ").strip()
-        assert answer not in above, (path.name, answer)
+        if "choose" not in tags(stub):  # a choice's question names every option
+            assert answer not in above, (path.name, answer)
         for number in re.findall(r"\d+\.\d+", answer):
             assert not re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", above), (
                 path.name, number, above)
@@ -472,7 +513,9 @@ def test_lesson_10_shows_order_and_cost_facts():
             in text)
     assert "positions on : cat's output in 'cat sat': [0.69 2.  ]  in 'sat cat': [1.29 2.  ]" \
         in text
-    assert "attention is permutation-equivariant" in text
+    markdown = [c.source for c in read(next(p for p in LESSONS if p.name.startswith("10_"))).cells
+                if c.cell_type == "markdown"]
+    assert any("permutation-equivariant" in m for m in markdown)  # and the explorer's text
     assert "n = 2048: 2048 × 2048 × 8 bytes =   32 MiB" in text
     assert "memory slope: 2.00" in text
     assert "weights (2, 3)  row sums: [1. 1.]" in text
