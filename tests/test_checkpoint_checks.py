@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,12 +64,32 @@ def test_a_hidden_check_never_prints_its_inputs_or_expected_values():
 def test_sat_output_and_letters():
     sat = {"Q": EX.Q, "K": EX.K, "V": EX.V, "row": 2}
     assert judge("test_sat_output", answer_as_data("output", [1.2552, 1.5035]), sat).passed
-    assert judge("test_sat_output", answer_as_data("output", [1.25, 1.5]), sat).passed
+    assert judge("test_sat_output", answer_as_data("output", [1.26, 1.5]), sat).passed
     assert not judge("test_sat_output", answer_as_data("output", [1.27, 1.5]), sat).passed
     assert "2 numbers" in judge("test_sat_output", answer_as_data("output", [1.0]), {}).message
     assert judge("test_mc_why_scale", answer_as_data("letter", " c\n"), {"right": "C"}).passed
     assert not judge("test_mc_why_scale", answer_as_data("letter", "B"), {"right": "C"}).passed
     assert judge("test_mc_why_scale", answer_as_data("letter", "cc"), {}).reason == "format"
+
+
+def test_sat_output_from_the_exact_weights_means_exact():
+    """Issue 30 (2): the stem says "from the exact weights", so the output of weights rounded
+    to two decimals fails, and the stem states the tolerance the check uses."""
+    import nbformat
+
+    from course_grading.variants import SOURCE_PATH
+    from course_lib import attention_weights
+
+    sat = {"Q": EX.Q, "K": EX.K, "V": EX.V, "row": 2}
+    rounded = attention_weights(EX.Q, EX.K)[2].round(2) @ EX.V
+    verdict = judge("test_sat_output", answer_as_data("output", rounded.tolist()), sat)
+    assert not verdict.passed and "rounded" in verdict.message
+    tolerance = CHECKPOINT.check("test_sat_output").tolerance
+    assert tolerance == 0.005  # two decimals, correctly rounded
+    root = Path(__file__).resolve().parents[1]
+    stem = "\n".join(c.source for c in nbformat.read(root / SOURCE_PATH, as_version=4).cells
+                     if c.cell_type == "markdown" and "sat_output" in c.source)
+    assert "exact" in stem and "within 0.005" in stem, stem
 
 
 def test_only_plain_data_is_accepted():
