@@ -220,7 +220,7 @@ def plot_mistakes(s: ClassSummary, path: Path) -> str:
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel(f"students (of {n} graded submissions)")
     fig.suptitle(
-        f"{s.table.assignment}: how many students made each mistake in attention_weights",
+        f"{s.table.assignment}: how many students made each mistake in the function",
         fontsize=12,
     )
     ax.spines[["top", "right"]].set_visible(False)

@@ -90,7 +90,7 @@ def test_sat_output_exact_means_exact():
         "Right. That is the exact output")
 
 
-def test_texts_shared_with_the_graded_checkpoint():
+def test_texts_of_the_self_study_questions():
     """/work/notes/quiz-texts.md (issue 12): why_scale's options and feedback, causal_mask's
     stem and its option C's exact feedback."""
     q = {q.id: q for q in load_questions()}
@@ -109,27 +109,29 @@ def test_texts_shared_with_the_graded_checkpoint():
     assert "same weights as masking before the softmax" in c and "one exact step" in c
 
 
-def _checkpoint_options_and_answers():
-    nb = nbformat.read(CHECKPOINT, as_version=4)
-    options, answers = {}, {}
-    for cell in nb.cells:
-        for qid, marker in (("why_scale", "why divide by sqrt(d_k)?"),
-                            ("causal_mask", "what does a causal mask change?")):
-            if cell.cell_type == "markdown" and marker in cell.source:
-                options[qid] = re.findall(r"^- \*\*([A-D])\.\*\* (.+)$", cell.source, re.M)
-        m = re.search(r'answer_(why_scale|causal_mask) = "([A-D])"', cell.source)
-        if m and "### BEGIN SOLUTION" in cell.source:
-            answers[m.group(1)] = m.group(2)
-    return options, answers
+def _shingles(text: str, n: int = 6) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9_]+", text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
-def test_multiple_choice_questions_are_the_checkpoints_with_the_same_answers():
-    options, answers = _checkpoint_options_and_answers()
-    assert sorted(options) == sorted(answers) == ["causal_mask", "why_scale"]
-    by_id = {q.id: q for q in load_questions()}
-    for qid in ("why_scale", "causal_mask"):
-        assert [list(c) for c in by_id[qid].choices] == [list(o) for o in options[qid]]
-        assert right_letter(by_id[qid]) == answers[qid]
+def test_the_self_study_and_the_checkpoint_share_no_item():
+    """Issue 30: the graded checkpoint asked the self-study's two questions, with the same
+    options and answers. Now no question, option or feedback of one is in the other."""
+    from course_lib.checkpoint_spec import CHECKPOINT as SPEC
+
+    graded = nbformat.read(CHECKPOINT, as_version=4)
+    # what students read: the stems and options (markdown), and the answer cells' templates
+    graded_text = _shingles("\n".join(c.source for c in graded.cells
+                                      if c.cell_type == "markdown"
+                                      or c.metadata.get("nbgrader", {}).get("solution")))
+    graded_ids = {q.id.removeprefix("mc_") for q in SPEC.questions}
+    for q in load_questions():
+        assert q.id not in graded_ids, q.id
+        texts = [q.prompt, *(text for _, text in q.choices),
+                 *(q.check(letter).text for letter in q.letters)]
+        for text in texts:
+            shared = _shingles(text) & graded_text
+            assert not shared, (q.id, sorted(shared)[:3])
 
 
 def test_widget_click_shows_feedback_and_score():
