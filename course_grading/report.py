@@ -33,7 +33,7 @@ from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
 
 __all__ = ["ClassSummary", "main", "summarize", "write_report"]
 
-CRASHED = "function missing or crashed"
+CRASHED = "function missing, crashed or wrong on every check"
 _GRADED_COLOR = "#3b6ea8"
 _FULL_COLOR = "#2e8b57"
 _GREY = "#9a9a9a"
