@@ -1,7 +1,7 @@
 """Read a quiz notebook's checks and setup values as data, without running anything.
 
 The checkpoint's test cells call :func:`course_lib.checkpoint_checks.check` with literal
-inputs (``check("test_missing_scale", attention_weights, Q=[[...]], K=[[...]])``) or with
+inputs (``check("test_missing_scale", weights_without_self, Q=[[...]], K=[[...]])``) or with
 names of the locked setup cell (``Q=Q``); the setup cell assigns literals
 (``Q = np.array([[1.0, 0.0], ...])``). The instructor's grader and the variant generator
 read these with :mod:`ast` only: they never execute a notebook's code, and they refuse
@@ -9,12 +9,12 @@ anything that is not such a call or such a literal, with a message naming the ce
 
 Examples
 --------
->>> calls = check_calls('check("test_sat_output", sat_output)\\n'
+>>> calls = check_calls('check("test_shifted_key", shifted_weights)\\n'
 ...                     '### BEGIN HIDDEN TESTS\\n'
-...                     'check("test_sat_output", sat_output, Q=Q, row=2)\\n'
+...                     'check("test_shifted_key", shifted_weights, Q=Q, row=2)\\n'
 ...                     '### END HIDDEN TESTS\\n')
 >>> [(c.grade_id, c.hidden, sorted(c.inputs)) for c in calls]
-[('test_sat_output', False, []), ('test_sat_output', True, ['Q', 'row'])]
+[('test_shifted_key', False, []), ('test_shifted_key', True, ['Q', 'row'])]
 >>> calls[1].inputs["Q"]
 SetupName(name='Q')
 >>> setup_values("import numpy as np\\nQ = np.array([[1.0, 0.0]])\\n")["Q"].value

@@ -48,6 +48,9 @@ __all__ = [
 DIAGNOSED_MISTAKES: dict[str, str] = {gid: m.words for gid, m in CHECKPOINT.diagnosed.items()}
 #: Error names that mean "the answer was wrong" (not: it crashed, was missing, lied).
 _WRONG = {"AssertionError", "CheckFailed"}
+#: Mistakes every check catches (the lessons' plain weights, a causal mask, a mask after
+#: the softmax): a hidden check that saw one did not see its own mistake.
+_EVERYWHERE = {m.id for m in CHECKPOINT.mistakes if m.everywhere}
 
 UNGRADED = "ungraded"
 NEEDS_MANUAL = "needs manual grade"
@@ -70,7 +73,8 @@ class StudentRow:
         on an ``AssertionError``: the mistakes this submission made.
     crashed_checks : dict of str to str
         Hidden tests that lost points because the code raised something else (the
-        function is missing or crashed), mapped to the exception name.
+        function is missing or crashed), mapped to the exception name, or because the
+        answer is wrong on every check (mapped to that mistake, e.g. ``"no_mask"``).
     """
 
     student: str
@@ -245,6 +249,9 @@ def _check_errors(autograded: Path) -> dict[str, str]:
         if isinstance(verdict, dict) and not verdict.get("passed"):
             reason = str(verdict.get("reason", ""))
             detail = verdict.get("detail")
+            if reason == "wrong" and verdict.get("mistake") in _EVERYWHERE:
+                errors[gid] = str(verdict["mistake"])  # not this check's own mistake
+                continue
             errors[gid] = ("CheckFailed" if reason in ("wrong", "format") else
                            str(detail)[:80] if isinstance(detail, str) and detail else reason)
             continue

@@ -1,7 +1,8 @@
-"""Answers to ``attention_weights(Q, K)`` written as students write them: right, and wrong.
+"""Answers to ``weights_without_self(Q, K)`` written as students write them: right, and wrong.
 
 The wrong ones are the quiz's mistakes, spelled out once in
-:data:`course_lib.checkpoint_spec.CHECKPOINT` (each hidden check is built to catch one);
+:data:`course_lib.checkpoint_spec.CHECKPOINT` (each hidden check is built to catch one;
+:data:`MISTAKES` holds those four, :data:`ALL_MISTAKES` every one);
 this module adds a right answer, for the submissions that tests and benchmarks make
 (:mod:`course_grading.submissions`) and for proving that every check passes it.
 
@@ -9,8 +10,10 @@ Examples
 --------
 >>> import numpy as np
 >>> f = answer_function(CORRECT_ANSWER)
->>> f(np.eye(2), np.eye(2)).sum(axis=-1)
-array([1., 1.])
+>>> f(np.eye(3), np.eye(3)).round(2)
+array([[0. , 0.5, 0.5],
+       [0.5, 0. , 0.5],
+       [0.5, 0.5, 0. ]])
 >>> sorted(MISTAKES)
 ['dk_from_wrong_axis', 'missing_scale', 'naive_exp_overflow', 'wrong_axis']
 >>> hidden_test_id("wrong_axis")
@@ -24,22 +27,27 @@ from types import MappingProxyType
 from course_lib.checkpoint_checks import answer_function
 from course_lib.checkpoint_spec import CHECKPOINT
 
-__all__ = ["CORRECT_ANSWER", "MISTAKES", "answer_function", "hidden_test_id"]
+__all__ = ["ALL_MISTAKES", "CORRECT_ANSWER", "MISTAKES", "answer_function", "hidden_test_id"]
 
-#: A correct answer: stable row-wise softmax of QK^T / sqrt(d_k), d_k = Q.shape[-1].
+#: A correct answer: stable row-wise softmax of QK^T / sqrt(d_k) with the diagonal hidden.
 CORRECT_ANSWER = '''\
-def attention_weights(Q, K):
-    """Row-wise softmax of Q K^T / sqrt(d_k)."""
+def weights_without_self(Q, K):
+    """Row-wise softmax of Q K^T / sqrt(d_k), each token hidden from itself."""
     Q = np.asarray(Q, dtype=float)
     K = np.asarray(K, dtype=float)
     scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    np.fill_diagonal(scores, -np.inf)
     scores = scores - scores.max(axis=-1, keepdims=True)
     e = np.exp(scores)
     return e / e.sum(axis=-1, keepdims=True)
 '''
 
-#: Mistake id -> answer-cell source with exactly that one mistake (read-only mapping).
-MISTAKES = MappingProxyType({m.id: m.source for m in CHECKPOINT.mistakes})
+#: Mistake id -> answer-cell source with exactly that one mistake, for the mistakes a
+#: hidden check of their own isolates (read-only mapping).
+MISTAKES = MappingProxyType({m.id: m.source for m in CHECKPOINT.diagnosed.values()})
+
+#: Every mistake of the spec, the ones every check catches included (read-only mapping).
+ALL_MISTAKES = MappingProxyType({m.id: m.source for m in CHECKPOINT.mistakes})
 
 
 def hidden_test_id(mistake: str) -> str:

@@ -12,7 +12,7 @@ the probe.
 
 Examples
 --------
->>> source = probe_source("letter", "answer_why_scale", (), "M" * 32)
+>>> source = probe_source("letter", "answer_read_table", (), "M" * 32)
 >>> "def _course_probe_" + "M" * 32 in source and "print(" in source
 True
 >>> read_reply("noise\\n" + "M" * 32 + '{"value": "C"}\\n', "M" * 32)

@@ -33,7 +33,7 @@ from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
 
 __all__ = ["ClassSummary", "main", "summarize", "write_report"]
 
-CRASHED = "function missing or crashed"
+CRASHED = "function missing, crashed or wrong on every check"
 _GRADED_COLOR = "#3b6ea8"
 _FULL_COLOR = "#2e8b57"
 _GREY = "#9a9a9a"
@@ -220,7 +220,7 @@ def plot_mistakes(s: ClassSummary, path: Path) -> str:
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel(f"students (of {n} graded submissions)")
     fig.suptitle(
-        f"{s.table.assignment}: how many students made each mistake in attention_weights",
+        f"{s.table.assignment}: how many students made each mistake in the function",
         fontsize=12,
     )
     ax.spines[["top", "right"]].set_visible(False)

@@ -10,9 +10,9 @@ notebook the release was made from (:func:`course_grading.variants.quiz_facts`).
 Examples
 --------
 >>> sorted(KINDS)[:3]
-['blank', 'correct', 'corrupt_json']
+['blank', 'copies_lessons', 'correct']
 >>> len(KINDS)
-17
+18
 """
 
 from __future__ import annotations
@@ -27,24 +27,48 @@ import numpy as np
 from .mistakes import CORRECT_ANSWER, MISTAKES
 from .variants import QuizFacts
 
-__all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "make_submission"]
+__all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "lifted_answers",
+           "make_submission"]
 
 #: The notebook's file name in the assignment.
 NOTEBOOK = "checkpoint.ipynb"
 
 WRITTEN_ANSWER = (
-    "Without the division the scores grow like sqrt(d_k), about 23 for d_k = 512, so the "
-    "softmax saturates: the weights are nearly one-hot. A saturated softmax has gradients "
-    "near zero, so hardly any learning signal reaches the queries and keys."
+    "No. Subtracting the row maximum is a shift, which leaves the weights exactly as they "
+    "were; dividing by sqrt(d_k) is a scale, which changes them: in the table the undivided "
+    "column's largest weight climbs from about 0.4 to 0.9 while the divided one stays near "
+    "0.25. To see whether it matters for d_k = 64, train the same model with and without "
+    "the division and compare the loss curves."
 )
+
+#: The derivation's answer, as a student who derived it writes it.
+SHIFTED_ANSWER = """\
+scores = Q @ K.T / np.sqrt(Q.shape[-1])
+w = np.exp(scores[row] - scores[row].max())
+w = w / w.sum()
+w[shift_key] *= np.exp(c)
+shifted_weights = w / w.sum()
+"""
+
+#: Lesson 12's "Stuck? Show one solution" (the plain weights), under the quiz's name: what
+#: a student who copies from the lessons hands in for question 1 (tests check that every
+#: line of its body is in lesson 12).
+LIFTED_WEIGHTS = '''\
+def weights_without_self(Q, K):
+    d_k = Q.shape[-1]
+    scores = Q @ K.T / np.sqrt(d_k)
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores)
+    return e / e.sum(axis=-1, keepdims=True)
+'''
 
 #: kind -> what it stands for (the pipeline test grades one submission of each kind).
 KINDS = {
     "correct": "every answer right",
-    **{f"mistake_{m}": f"attention_weights with one mistake: {m}" for m in MISTAKES},
+    **{f"mistake_{m}": f"weights_without_self with one mistake: {m}" for m in MISTAKES},
     "blank": "the released notebook, unchanged",
-    "raises": "attention_weights raises an exception; the other answers right",
-    "infinite_loop": "the 'sat' answer cell loops forever; the other answers right",
+    "raises": "weights_without_self raises an exception; the other answers right",
+    "infinite_loop": "the derivation's answer cell loops forever; the other answers right",
     "prints_megabytes": "every answer right, and the answer cell prints megabytes",
     "edited_tests": "the missing-scale mistake, and every read-only test cell edited to pass",
     "deleted_test_cells": "every answer right, two test cells deleted",
@@ -55,7 +79,10 @@ KINDS = {
     "every cell run so far (IPython's In)",
     "monkeypatches_checks": "the missing-scale mistake, and the answer cell replaces "
     "np.allclose, np.isclose, course_lib's reference and abs to make every check agree",
-    "uses_course_lib": "attention_weights imported from course_lib, which the quiz forbids",
+    "uses_course_lib": "the function imported from course_lib, which the quiz forbids",
+    "copies_lessons": "every answer lifted from a lesson or the self-study quiz: lesson 12's "
+    "attention weights, the unshifted row (lesson 04: a shift changes nothing), the "
+    "self-study's right letters, its feedback on why_scale as the written answer",
 }
 
 #: Appended to an answer cell by the "monkeypatches_checks" kind.
@@ -66,14 +93,14 @@ np.allclose = lambda *args, **kwargs: True
 np.isclose = lambda *args, **kwargs: True
 builtins.abs = lambda x: 0.0
 try:
-    import course_lib
-    course_lib.attention_weights = attention_weights
+    import course_lib.checkpoint_checks
+    course_lib.checkpoint_checks.weights_without_self = weights_without_self
 except ImportError:
     pass
 """
 
 
-def answers_for(facts: QuizFacts, attention_source: str = CORRECT_ANSWER) -> dict[str, str]:
+def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[str, str]:
     """The answer-cell sources (grade id -> source) of a submission.
 
     Parameters
@@ -81,15 +108,39 @@ def answers_for(facts: QuizFacts, attention_source: str = CORRECT_ANSWER) -> dic
     facts : QuizFacts
         The numbers of the source notebook the release was made from (its right letters
         differ between variants).
-    attention_source : str
-        The source of the ``attention_weights`` answer cell.
+    weights_source : str
+        The source of the ``weights_without_self`` answer cell.
     """
     return {
-        "attention_weights": attention_source,
-        "sat_output": "sat_output = attention_weights(Q, K)[2] @ V",
-        "mc_why_scale": f'answer_why_scale = "{facts.mc_answer("why_scale")}"',
-        "mc_causal_mask": f'answer_causal_mask = "{facts.mc_answer("causal_mask").lower()}"',
-        "written_scaling": WRITTEN_ANSWER,
+        "weights_without_self": weights_source,
+        "shifted_key": SHIFTED_ANSWER,
+        "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
+        "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key").lower()}"',
+        "written_shift_or_scale": WRITTEN_ANSWER,
+    }
+
+
+def lifted_answers() -> dict[str, str]:
+    """What a student hands in who copies every answer from a lesson or the self-study.
+
+    Question 1 is lesson 12's solution of the plain weights; question 2 its row, unshifted
+    (lesson 04 teaches that shifting scores changes nothing); the letters are the
+    self-study's right ones for its two questions on the scale and on a mask; the written
+    answer is the self-study's feedback on why the scores are divided by sqrt(d_k).
+    """
+    from course_lib.quiz import load_questions
+
+    bank = {q.id: q for q in load_questions()}
+
+    def right(qid: str) -> str:
+        return next(letter for letter in bank[qid].letters if bank[qid].check(letter).correct)
+
+    return {
+        "weights_without_self": LIFTED_WEIGHTS,
+        "shifted_key": "shifted_weights = weights_without_self(Q, K)[row]",
+        "mc_read_table": f'answer_read_table = "{right("why_scale")}"',
+        "mc_duplicate_key": f'answer_duplicate_key = "{right("causal_mask")}"',
+        "written_shift_or_scale": bank["why_scale"].check(right("why_scale")).text,
     }
 
 
@@ -149,24 +200,27 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
         mistake = kind.removeprefix("mistake_") if kind.startswith("mistake_") else "missing_scale"
         answers = answers_for(facts, MISTAKES[mistake])
         if kind == "monkeypatches_checks":
-            answers["attention_weights"] += MONKEYPATCH
+            answers["weights_without_self"] += MONKEYPATCH
     elif kind == "raises":
-        sat = np.round(facts.sat_output, 2).tolist()
-        answers["attention_weights"] = (
-            'def attention_weights(Q, K):\n    raise RuntimeError("I ran out of time")\n'
+        row = np.round(facts.shifted_row, 3).tolist()
+        answers["weights_without_self"] = (
+            'def weights_without_self(Q, K):\n    raise RuntimeError("I ran out of time")\n'
         )
-        answers["sat_output"] = f"sat_output = np.array({sat})"
+        answers["shifted_key"] = f"shifted_weights = np.array({row})"
     elif kind == "infinite_loop":
-        answers["sat_output"] = "while True:\n    pass"
+        answers["shifted_key"] = "while True:\n    pass"
     elif kind == "peeks_at_hidden_tests":
-        answers["mc_causal_mask"] += '\nprint("\\n".join(In))'
+        answers["mc_duplicate_key"] += '\nprint("\\n".join(In))'
     elif kind == "prints_megabytes":
-        answers["attention_weights"] = (
+        answers["weights_without_self"] = (
             CORRECT_ANSWER + '\n\nfor _i in range(40_000):\n    print(_i, "x" * 100)\n'
             'print("y" * 2_000_000)\n'
         )
     elif kind == "uses_course_lib":
-        answers["attention_weights"] = "from course_lib import attention_weights\n"
+        answers["weights_without_self"] = (
+            "from course_lib.checkpoint_checks import weights_without_self\n")
+    elif kind == "copies_lessons":
+        answers = lifted_answers()
     nb = fill_answers(released, answers)
     if kind == "edited_tests":
         for cell in nb.cells:
@@ -174,7 +228,7 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
             if meta.get("grade") and not meta.get("solution"):
                 cell.source = '"""Edited by the student: always passes."""\npass'
     elif kind == "deleted_test_cells":
-        gone = {"test_attention_weights_visible", "test_missing_scale"}
+        gone = {"test_weights_visible", "test_missing_scale"}
         nb.cells = [
             c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in gone
         ]

@@ -2,30 +2,35 @@
 
 The source notebook, ``quiz/source/checkpoint/checkpoint.ipynb``, is written and edited by
 hand: its questions, its wording, its test cells. A variant changes numbers only: the
-worked example of the setup cell, the inputs of the four hidden checks of
-``attention_weights``, and the order of the multiple-choice options (with the right letter
-that goes with it). The committed notebook is the public variant, whose answers are public
-with the repository; an instructor who grades a class makes a variant from a seed only
-they know::
+example of the setup cell (four tokens' queries and keys, which row and which key the
+derivation asks about, and the shift ``c``), the inputs of the four hidden checks of
+``weights_without_self``, the measured table of question 3 (measured afresh from the seed,
+its two columns in an order drawn from it), and the order of the multiple-choice options
+(with the right letter, and the misconception of each wrong letter, that go with it). The
+committed notebook is the public variant, whose answers are public with the repository;
+an instructor who grades a class makes a variant from a seed only they know::
 
     python -m course_grading.variants --seed "a secret of your own"   # rewrites quiz/source
     git checkout quiz/source/checkpoint/checkpoint.ipynb              # back to the public one
 
 A variant is always made from the public notebook (its metadata says
 ``"course_variant": "public"``); making one from another variant is refused, so that the
-option order and the right letters stay traceable.
+option order and the right letters stay traceable. Even the public variant's numbers are
+drawn, not the lessons' worked example: no number a lesson prints answers a graded item.
 
 Every variant is checked before it is written: each hidden check must fail for exactly its
-own mistake (:data:`course_lib.checkpoint_spec.CHECKPOINT` ``.mistakes``) and pass for the
-correct answer and for every other mistake, on inputs whose correct weights are not
-saturated. Nothing is computed into the notebook: the grader computes every expected value
-from these inputs when it grades.
+own mistake among the four it isolates (:data:`course_lib.checkpoint_spec.CHECKPOINT`
+``.mistakes``), for every mistake marked ``everywhere`` (what a copy of the lessons' code
+gives), and pass for the correct answer, on inputs whose correct weights are not
+saturated; the setup cell's example must show every mistake. Nothing is computed into
+the notebook but the measured table: the grader computes every expected value from these
+inputs when it grades.
 
 Examples
 --------
 >>> v = make_variant(DEFAULT_SEED)
->>> v.Q.tolist()  # the default seed keeps the lesson's worked example
-[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+>>> v.Q.shape, v.seed_id
+((4, 2), 'public')
 >>> make_variant("another seed").Q.tolist() != v.Q.tolist()
 True
 """
@@ -35,7 +40,6 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
-import json
 import re
 import sys
 import warnings
@@ -48,10 +52,9 @@ import nbformat
 import numpy as np
 from numpy.typing import NDArray
 
-from course_lib.attention import attention, attention_weights
-from course_lib.checkpoint_checks import answer_function
+from course_lib.attention import attention_weights, softmax
+from course_lib.checkpoint_checks import EXPECTED, answer_function, weights_without_self
 from course_lib.checkpoint_spec import CHECKPOINT
-from course_lib.examples import the_cat_sat
 
 from .check_calls import Literal, QuizSourceError, check_calls, setup_values
 
@@ -64,6 +67,7 @@ __all__ = [
     "isolation_table",
     "main",
     "make_variant",
+    "measure_table",
     "quiz_facts",
 ]
 
@@ -77,14 +81,24 @@ SOURCE_PATH = Path("quiz") / "source" / "checkpoint" / "checkpoint.ipynb"
 MC_QUESTIONS = tuple(q.id for q in CHECKPOINT.questions
                      if any(CHECKPOINT.check(c).kind == "letter" for c in q.checks))
 
-#: The hidden checks of attention_weights, each built to catch one mistake.
+#: The hidden checks of the function, each built to catch one mistake alone.
 HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
                              if c.kind == "weights" and c.mistake)
+
+#: The visible check of the function (on the setup cell's example).
+VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
+                            if c.kind == "weights" and not c.hidden)
+
+#: The head sizes of the measured table, and its keys per row.
+TABLE_DK = (4, 16, 64, 256)
+TABLE_KEYS = 16
+_TABLE_ROWS = 400
 
 _SATURATED = 0.9  # a correct weight above this (or below _TINY) counts as saturated
 _TINY = 0.01
 _MARGIN = 0.02  # a mistake must move some weight by at least this much to count as caught
 _OPTION = re.compile(r"^- \*\*([A-Z])\.\*\* (.+)$")
+_TABLE_ROW = re.compile(r"^\| (\d+) \| ")
 
 
 @dataclass(frozen=True)
@@ -95,27 +109,44 @@ class Variant:
     ----------
     seed_id : str
         ``"public"`` for the public variant, else a short hash of the seed.
-    Q, K, V : ndarray, shape (3, 2)
-        The worked example ('the', 'cat', 'sat').
+    Q, K : ndarray, shape (4, 2)
+        The setup cell's example.
+    row, shift_key : int
+        The derivation's row, and the key whose scores it raises.
+    c : float
+        How much that key's scaled scores are raised.
+    table : ndarray, shape (len(TABLE_DK), 2)
+        Measured mean largest weight per row: column 0 with the division by sqrt(d_k),
+        column 1 without.
+    unscaled_first : bool
+        Whether the table shows the unscaled column first (as X).
     mc_order : dict of str to tuple of int
-        For each multiple-choice question (its answer cell's grade id), the order in which
-        the public notebook's options appear in this variant (indices into that order).
+        For each multiple-choice question, the order in which the public notebook's
+        options appear in this variant (indices into that order).
     hidden_inputs : dict of str to (ndarray, ndarray)
-        For each hidden check of ``attention_weights``, the ``(Q, K)`` it uses.
+        For each hidden check of the function, the ``(Q, K)`` it uses.
     """
 
     seed_id: str
     Q: NDArray[np.float64]
     K: NDArray[np.float64]
-    V: NDArray[np.float64]
+    row: int
+    shift_key: int
+    c: float
+    table: NDArray[np.float64]
+    unscaled_first: bool
     mc_order: dict[str, tuple[int, ...]]
     hidden_inputs: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(
         repr=False)
 
     @property
-    def sat_output(self) -> NDArray[np.float64]:
-        """The attention output for 'sat' (row 2), computed by :mod:`course_lib`."""
-        return attention(self.Q, self.K, self.V)[0][2]
+    def shifted_row(self) -> NDArray[np.float64]:
+        """The derivation's answer, computed by :mod:`course_lib`."""
+        return EXPECTED["shifted_key_row"](_shift_inputs(self))
+
+
+def _shift_inputs(v: Any) -> dict[str, Any]:
+    return {"Q": v.Q, "K": v.K, "row": v.row, "key": v.shift_key, "c": v.c}
 
 
 # --------------------------------------------------------------------------------------
@@ -124,7 +155,7 @@ class Variant:
 
 
 def _rng(seed: str) -> np.random.Generator:
-    digest = hashlib.sha256(f"attention-course/checkpoint/{seed}".encode()).digest()
+    digest = hashlib.sha256(f"attention-course/checkpoint/v2/{seed}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "big"))
 
 
@@ -133,25 +164,80 @@ def _r1(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.round(x, 1) + 0.0
 
 
+def _off_diagonal(w: NDArray[np.float64]) -> NDArray[np.float64]:
+    return w[~np.eye(w.shape[0], dtype=bool)]
+
+
 def _unsaturated(w: NDArray[np.float64]) -> bool:
-    return bool(w.max() <= _SATURATED and w.min() >= _TINY)
+    off = _off_diagonal(w)
+    return bool(off.max() <= _SATURATED and off.min() >= _TINY)
 
 
-def _example(rng: np.random.Generator, seed: str) -> tuple[NDArray[np.float64], ...]:
-    if seed == DEFAULT_SEED:
-        ex = the_cat_sat()
-        return ex.Q, ex.K, ex.V
+def _answers() -> dict[str, Any]:
+    return {"correct": weights_without_self,
+            **{m.id: answer_function(m.source) for m in CHECKPOINT.mistakes}}
+
+
+def _moved(func: Any, Q: NDArray[np.float64], K: NDArray[np.float64]) -> float:
+    """How far ``func``'s weights are from the right ones (NaN counts as far)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got = np.asarray(func(Q.copy(), K.copy()), dtype=float)
+    want = weights_without_self(Q, K)
+    if got.shape != want.shape:
+        return np.inf
+    return float(np.abs(np.nan_to_num(got, nan=10.0, posinf=10.0, neginf=10.0) - want).max())
+
+
+def _example(rng: np.random.Generator) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Four tokens' queries and keys on which every mistake shows in the visible check."""
+    answers = _answers()
     while True:
-        Q = rng.integers(-1, 3, size=(3, 2)).astype(float)
-        K = rng.integers(-1, 3, size=(3, 2)).astype(float)
-        V = rng.integers(0, 4, size=(3, 2)).astype(float)
-        if (
-            np.linalg.matrix_rank(Q) == 2
-            and np.linalg.matrix_rank(K) == 2
-            and len({tuple(r) for r in V}) == 3
-            and _unsaturated(attention_weights(Q, K))
-        ):
-            return Q, K, V
+        Q = rng.integers(-1, 3, size=(4, 2)).astype(float)
+        K = rng.integers(-1, 3, size=(4, 2)).astype(float)
+        if (np.linalg.matrix_rank(Q) < 2 or np.linalg.matrix_rank(K) < 2
+                or len({tuple(r) for r in K}) < 4 or np.array_equal(Q, K)
+                or not _unsaturated(weights_without_self(Q, K))):
+            continue
+        if all(_moved(f, Q, K) >= _MARGIN for name, f in answers.items()
+               if name not in ("correct", "naive_exp_overflow")):
+            return Q, K
+
+
+def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64]
+           ) -> tuple[int, int, float]:
+    """The derivation's row, key and c: every misconception must give other numbers."""
+    from course_lib.checkpoint_checks import _MISCONCEIVED
+
+    tolerance = CHECKPOINT.check("test_shifted_key").tolerance
+    while True:
+        row, key = (int(i) for i in rng.choice(4, size=2, replace=False))
+        c = float(np.round(rng.uniform(0.8, 2.0), 1))
+        inputs = {"Q": Q, "K": K, "row": row, "key": key, "c": c}
+        want = EXPECTED["shifted_key_row"](inputs)
+        if all(np.abs(f(inputs) - want).max() > 4 * tolerance for f in _MISCONCEIVED.values()):
+            return row, key, c
+
+
+def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DK,
+                  n_keys: int = TABLE_KEYS, rows: int = _TABLE_ROWS) -> NDArray[np.float64]:
+    """Measure the mean largest weight of a row, with and without the division by sqrt(d_k).
+
+    Queries and keys have independent standard normal entries.
+
+    Returns
+    -------
+    ndarray, shape (len(dks), 2)
+        Column 0 with the division, column 1 without; rounded to two decimals.
+    """
+    out = []
+    for d in dks:
+        q = rng.standard_normal((rows, d))
+        k = rng.standard_normal((n_keys, d))
+        scaled = attention_weights(q, k).max(axis=-1).mean()
+        unscaled = softmax(q @ k.T).max(axis=-1).mean()
+        out.append([scaled, unscaled])
+    return np.round(np.array(out), 2) + 0.0
 
 
 def _symmetric_circulant(first_row: Sequence[float]) -> NDArray[np.float64]:
@@ -162,39 +248,42 @@ def _symmetric_circulant(first_row: Sequence[float]) -> NDArray[np.float64]:
 def _hidden_inputs(
     rng: np.random.Generator,
 ) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
-    """Draw inputs on which each hidden check sees its own mistake and no other."""
-    # missing scale: Q = K symmetric circulant and n = d_k. Then the scores are symmetric
-    # with every row a permutation of the first, so a softmax over the wrong axis gives the
-    # same weights, and d_k read from the wrong axis is the same number: only the scale
-    # changes the answer.
+    """Draw inputs on which each hidden check sees its own mistake and no other of the four.
+
+    All are four tokens, so that hiding the diagonal matters in every check.
+    """
+    # missing scale: Q = K symmetric circulant and n = d_k. The scores are symmetric with
+    # every row a permutation of the first, so every row (diagonal hidden) has the same
+    # total: a softmax over the wrong axis gives the same weights, and d_k read from the
+    # wrong axis is the same number. Only the scale changes the answer.
     a, b, c = _r1(rng.uniform(-1.5, 1.5, size=3))
     q_scale = _symmetric_circulant([a, b, c, b])
-    # wrong axis: every key is the same, so each row of scores is constant and the right
-    # weights are uniform whatever the scale; a softmax over the queries is not.
-    q_axis = _r1(rng.uniform(-2.0, 2.0, size=(3, 2)))
+    # wrong axis: every key is the same, so each row's visible scores are equal and the
+    # right weights are 1/3 whatever the scale; a softmax over the queries is not.
+    q_axis = _r1(rng.uniform(-2.0, 2.0, size=(4, 2)))
     k_axis = np.tile(_r1(rng.uniform(-2.0, 2.0, size=(1, 2))), (4, 1))
-    # naive exp: every score is the same large number (above 709 after scaling, where
-    # exp overflows in float64). The right weights are uniform, whatever the scale or axis.
+    # naive exp: every score is the same large number (above 709 after scaling, where exp
+    # overflows in float64). The right weights are 1/3, whatever the scale or axis.
     q_big = rng.integers(15, 31, size=(1, 2)).astype(float)
     k_big = rng.integers(15, 31, size=(1, 2)).astype(float)
     # d_k from the wrong axis: d_k = 1, so the scale is 1 (a missing scale changes
-    # nothing) while n = 4; signs balanced so every row and column of exp(scores) has
-    # the same sum and the axis does not matter either.
+    # nothing) while n = 4; two signs of each kind, so every row's visible scores are one
+    # of each sign and one like it: every row and column has the same total.
     signs = rng.permutation([1.0, 1.0, -1.0, -1.0])
     q_dk = _r1(signs * rng.uniform(0.7, 1.1))[:, None]
     return {
         "test_missing_scale": (q_scale, q_scale.copy()),
         "test_wrong_axis": (q_axis, k_axis),
-        "test_naive_exp_overflow": (np.tile(q_big, (3, 1)), np.tile(k_big, (3, 1))),
+        "test_naive_exp_overflow": (np.tile(q_big, (4, 1)), np.tile(k_big, (4, 1))),
         "test_dk_from_wrong_axis": (q_dk, q_dk.copy()),
     }
 
 
 def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
-    """Which hidden check catches which answer, measured on the variant's inputs.
+    """Which check of the function catches which answer, measured on the variant's inputs.
 
-    Runs a correct answer (:func:`course_lib.attention_weights`) and every mistake of the
-    spec on each hidden check's inputs.
+    Runs a correct answer and every mistake of the spec on the visible check's inputs (the
+    setup cell's example) and on each hidden check's.
 
     Returns
     -------
@@ -202,40 +291,41 @@ def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
         ``table[answer][grade_id]`` is True when the check fails for that answer, where
         ``answer`` is ``"correct"`` or a mistake id.
     """
-    answers = {"correct": attention_weights,
-               **{m.id: answer_function(m.source) for m in CHECKPOINT.mistakes}}
+    inputs = {VISIBLE_WEIGHT_CHECK: (variant.Q, variant.K), **variant.hidden_inputs}
     table: dict[str, dict[str, bool]] = {}
-    for name, func in answers.items():
-        row = {}
-        for test_id, (Q, K) in variant.hidden_inputs.items():
-            expected = attention_weights(Q, K)
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                got = np.asarray(func(Q.copy(), K.copy()), dtype=float)
-            row[test_id] = not (got.shape == expected.shape and bool(
-                np.allclose(got, expected, rtol=0, atol=CHECKPOINT.check(test_id).tolerance)))
-        table[name] = row
+    for name, func in _answers().items():
+        table[name] = {test_id: _moved(func, Q, K) > CHECKPOINT.check(test_id).tolerance
+                       for test_id, (Q, K) in inputs.items()}
     return table
 
 
 def _check_variant(variant: Variant) -> str | None:
-    """Return why the variant is unusable, or None if every hidden check isolates its mistake."""
+    """Return why the variant is unusable, or None if every check catches what it must."""
     for test_id, (Q, K) in variant.hidden_inputs.items():
-        if not _unsaturated(attention_weights(Q, K)):
+        if not _unsaturated(weights_without_self(Q, K)):
             return f"{test_id}: the right weights are saturated"
     table = isolation_table(variant)
     own = {c.grade_id: c.mistake for c in CHECKPOINT.checks if c.mistake}
+    every = {m.id for m in CHECKPOINT.mistakes if m.everywhere}
     for name, row in table.items():
-        want = {t: name != "correct" and own[t] == name for t in row}
+        if name == "correct":
+            want = dict.fromkeys(row, False)
+        elif name in every:
+            want = dict.fromkeys(row, True)
+        elif name in own.values():  # the visible check may catch it too
+            want = {t: own.get(t) == name for t in row}
+            want[VISIBLE_WEIGHT_CHECK] = row[VISIBLE_WEIGHT_CHECK]
+        else:  # caught by the visible check and by at least one hidden one
+            if not (row[VISIBLE_WEIGHT_CHECK] and sum(row.values()) >= 2):
+                return f"{name}: caught only by {sorted(t for t, bad in row.items() if bad)}"
+            continue
         if row != want:
             return f"{name}: fails {sorted(t for t, bad in row.items() if bad)}"
     for test_id, mistake_id in own.items():
         Q, K = variant.hidden_inputs[test_id]
-        with np.errstate(all="ignore"):
-            got = answer_function(CHECKPOINT.mistake(mistake_id).source)(Q, K)
-        diff = np.abs(np.nan_to_num(got, nan=10.0) - attention_weights(Q, K)).max()
-        if diff < _MARGIN:
-            return f"{test_id}: the mistake moves the weights by only {diff:.3g}"
+        moved = _moved(answer_function(CHECKPOINT.mistake(mistake_id).source), Q, K)
+        if moved < _MARGIN:
+            return f"{test_id}: the mistake moves the weights by only {moved:.3g}"
     return None
 
 
@@ -246,7 +336,8 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
     ----------
     seed : str
         Any text; keep it private to grade a class. :data:`DEFAULT_SEED` gives the
-        public variant: the lessons' 'the cat sat' and the public notebook's option order.
+        public variant (its numbers drawn like any other's) and the public notebook's
+        option order.
 
     Raises
     ------
@@ -256,14 +347,18 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
     if not isinstance(seed, str) or not seed:
         raise ValueError(f"seed must be a non-empty string (got {seed!r})")
     rng = _rng(seed)
-    Q, K, V = _example(rng, seed)
+    Q, K = _example(rng)
+    row, shift_key, c = _shift(rng, Q, K)
+    table = measure_table(rng)
     public = seed == DEFAULT_SEED
+    unscaled_first = False if public else bool(rng.integers(2))
     mc_order = {q: tuple(range(len(CHECKPOINT.letters))) if public else
                 tuple(int(i) for i in rng.permutation(len(CHECKPOINT.letters)))
                 for q in MC_QUESTIONS}
     seed_id = "public" if public else hashlib.sha256(seed.encode()).hexdigest()[:12]
     for _attempt in range(1000):
-        variant = Variant(seed_id, Q, K, V, mc_order, _hidden_inputs(rng))
+        variant = Variant(seed_id, Q, K, row, shift_key, c, table, unscaled_first, mc_order,
+                          _hidden_inputs(rng))
         if _check_variant(variant) is None:
             return variant
     raise RuntimeError(f"could not draw isolating hidden-check inputs for seed {seed!r}")
@@ -288,8 +383,12 @@ def _format(value: Any, indent: int, multiline: bool) -> str:
         return "[\n" + "".join(f"{pad}{r},\n" for r in rows) + " " * indent + "]"
     if isinstance(value, list):
         return "[" + ", ".join(_number(x) for x in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f'"{k}": "{v}"' for k, v in value.items()) + "}"
     if isinstance(value, str):
-        return json.dumps(value)  # "C", as the notebook writes strings
+        return f'"{value}"'
+    if isinstance(value, float):
+        return _number(value)
     return repr(value)
 
 
@@ -334,44 +433,84 @@ def _question_markdown(nb: nbformat.NotebookNode, answer_id: str) -> nbformat.No
 
 @dataclass(frozen=True)
 class QuizFacts:
-    """The numbers of one source notebook: its worked example and right letters.
+    """The numbers of one source notebook: its example and its right letters.
 
     Attributes
     ----------
-    Q, K, V : ndarray
-        The worked example of the setup cell.
+    Q, K : ndarray
+        The setup cell's example.
+    row, shift_key : int
+    c : float
     right : dict of str to str
         Multiple-choice question (answer cell's grade id) -> its right letter.
+    wrong : dict of str to dict of str to str
+        Multiple-choice question -> wrong letter -> the misconception it stands for.
     """
 
     Q: NDArray[np.float64]
     K: NDArray[np.float64]
-    V: NDArray[np.float64]
+    row: int
+    shift_key: int
+    c: float
     right: dict[str, str]
+    wrong: dict[str, dict[str, str]]
 
     def mc_answer(self, question: str) -> str:
-        """The right letter of a question (``"mc_why_scale"`` or just ``"why_scale"``)."""
+        """The right letter of a question (``"mc_read_table"`` or just ``"read_table"``)."""
         return self.right[question if question in self.right else f"mc_{question}"]
 
+    def mc_letter_for(self, question: str, misconception: str) -> str:
+        """The wrong letter that stands for ``misconception`` in ``question``."""
+        q = question if question in self.wrong else f"mc_{question}"
+        return next(letter for letter, m in self.wrong[q].items() if m == misconception)
+
     @property
-    def sat_output(self) -> NDArray[np.float64]:
-        """The attention output for 'sat' (row 2), computed by :mod:`course_lib`."""
-        return attention(self.Q, self.K, self.V)[0][2]
+    def shifted_row(self) -> NDArray[np.float64]:
+        """The derivation's answer, computed by :mod:`course_lib`."""
+        return EXPECTED["shifted_key_row"](_shift_inputs(self))
 
 
 def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
-    """The numbers a source notebook holds: the worked example and the right letters."""
+    """The numbers a source notebook holds: the example and the right letters."""
     cells = _cells(nb)
     setup = setup_values(cells["setup"].source)
-    right = {}
+    right, wrong = {}, {}
     for question in MC_QUESTIONS:
         (test_id,) = CHECKPOINT.question(question).checks
-        lit = _hidden_call(cells[test_id], test_id).inputs.get("right")
+        call = _hidden_call(cells[test_id], test_id)
+        lit = call.inputs.get("right")
         if not isinstance(lit, Literal) or lit.value not in tuple(CHECKPOINT.letters):
             raise QuizSourceError(f"the hidden check of {test_id} must pass right=\"<letter>\"")
+        named = call.inputs.get("wrong")
+        names = {m.id for m in CHECKPOINT.misconceptions_of(question)}
+        if (not isinstance(named, Literal) or not isinstance(named.value, dict)
+                or set(named.value) | {lit.value} != set(CHECKPOINT.letters)
+                or set(named.value.values()) != names):
+            raise QuizSourceError(f"the hidden check of {test_id} must pass wrong={{letter: "
+                                  f"misconception}} for every other letter, naming each of "
+                                  f"{sorted(names)} once")
         right[question] = lit.value
-    Q, K, V = (np.asarray(setup[n].value, dtype=float) for n in ("Q", "K", "V"))
-    return QuizFacts(Q, K, V, right)
+        wrong[question] = dict(named.value)
+    Q, K = (np.asarray(setup[n].value, dtype=float) for n in ("Q", "K"))
+    return QuizFacts(Q, K, int(setup["row"].value), int(setup["shift_key"].value),
+                     float(setup["c"].value), right, wrong)
+
+
+def _fill_table(markdown: nbformat.NotebookNode, variant: Variant) -> None:
+    """Write the measured table into question 3's markdown, and name its columns."""
+    lines = markdown.source.split("\n")
+    where = [i for i, line in enumerate(lines) if _TABLE_ROW.match(line)]
+    if len(where) != len(TABLE_DK):
+        raise QuizSourceError(f"the table of mc_read_table must have {len(TABLE_DK)} rows "
+                              f"'| d_k | X | Y |' (found {len(where)})")
+    for i, d, (scaled, unscaled) in zip(where, TABLE_DK, variant.table, strict=True):
+        x, y = (unscaled, scaled) if variant.unscaled_first else (scaled, unscaled)
+        lines[i] = f"| {d} | {x:.2f} | {y:.2f} |"
+    markdown.source = "\n".join(lines)
+
+
+def _swap_xy(text: str) -> str:
+    return re.sub(r"\b([XY])\b", lambda m: "Y" if m.group(1) == "X" else "X", text)
 
 
 def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNode:
@@ -391,16 +530,20 @@ def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNo
     cells = _cells(nb)
     setup = cells["setup"]
     values = setup_values(setup.source)
-    setup.source = _replace(setup.source, [(values[n], getattr(variant, n).tolist())
-                                           for n in ("Q", "K", "V")])
+    setup.source = _replace(setup.source, [
+        (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
+        (values["row"], variant.row), (values["shift_key"], variant.shift_key),
+        (values["c"], variant.c)])
     for test_id, (Q, K) in variant.hidden_inputs.items():
         call = _hidden_call(cells[test_id], test_id)
         cells[test_id].source = _replace(cells[test_id].source, [
             (call.inputs["Q"], Q.tolist()), (call.inputs["K"], K.tolist())])
-    right = quiz_facts(public).right
+    table_md = _question_markdown(nb, "mc_read_table")
+    _fill_table(table_md, variant)
+    facts = quiz_facts(public)
+    letters = CHECKPOINT.letters
     for question in MC_QUESTIONS:
         order = variant.mc_order[question]
-        letters = CHECKPOINT.letters
         markdown = _question_markdown(nb, question)
         lines = markdown.source.split("\n")
         where = [i for i, line in enumerate(lines) if _OPTION.match(line)]
@@ -408,14 +551,20 @@ def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNo
             raise QuizSourceError(f"the question before {question} must list {len(letters)} "
                                   f"options as '- **A.** ...' lines (found {len(where)})")
         texts = [_OPTION.match(lines[i]).group(2) for i in where]  # type: ignore[union-attr]
+        if question == "mc_read_table" and variant.unscaled_first:
+            texts = [_swap_xy(t) for t in texts]
         for pos, i in enumerate(where):
             lines[i] = f"- **{letters[pos]}.** {texts[order[pos]]}"
         markdown.source = "\n".join(lines)
-        new_right = letters[order.index(letters.index(right[question]))]
+        new_letter = {letters[order.index(old)]: letters[old] for old in range(len(letters))}
+        new_letter = {old: new for new, old in new_letter.items()}
+        new_right = new_letter[facts.right[question]]
+        new_wrong = {new_letter[old]: m for old, m in facts.wrong[question].items()}
+        new_wrong = dict(sorted(new_wrong.items()))
         (test_id,) = CHECKPOINT.question(question).checks
         call = _hidden_call(cells[test_id], test_id)
-        cells[test_id].source = _replace(cells[test_id].source,
-                                         [(call.inputs["right"], new_right)])
+        cells[test_id].source = _replace(cells[test_id].source, [
+            (call.inputs["right"], new_right), (call.inputs["wrong"], new_wrong)])
         answer = cells[question]
         answer.source = re.sub(r'= "[A-Z]"', f'= "{new_right}"', answer.source, count=1)
     nb.metadata["course_variant"] = variant.seed_id

@@ -7,6 +7,7 @@ QUESTIONS = [
     {
         "id": "why_scale",
         "prompt": "Why does the equation divide the scores by sqrt(d_k)?",
+        "lesson": "03",
         "choices": [
             ("A", (
                 "It keeps every score positive: dividing by sqrt(d_k) lifts "
@@ -62,11 +63,11 @@ QUESTIONS = [
                 "rBx1VtaI7DgZ9QC5m2r93aRCl356qIWYyYSbQvoQ8ww3lmzpq6m7cILYGw3YrQON"
                 "iAONiNZGEMlthmE1dYkK7TRyLj/z6V3YPMzPFIH5EYCKBJV6oYaaAXd4hZVk5s+j"
                 "Y+aTbtx9cHNlgXx7CbuiZBcYzXvUAOaneT1OeD1K5y9GhDhWJQVI5mrehqQQ3M5f"
-                "DPNrm8QJTcuaxx7Fb4SBoco+SsRbsV3/AfTGY6CpsnwuJiZM0tMTpI5fkAw9TNsW"
-                "nCOup+pNHwIdkkLLhnOd/tC8840SStJJFQv30KG/olRKd8yXlP7ZGOt7mfQ/CKt9"
-                "R7PzWNo9qbCPavMuQ/QsUymKg1n3q+gcKS/hDxm6LzbT3ZmOkuB5teQ8ggd85WoA"
-                "r/HHupuGTW2Qf0y53zZeKUGyIC3pqbXXGSLSrmk44+jD2hp3EznGFODfv25x4h4Z"
-                "VHOk21gk2PmZEYaLB0rpfAnH47E="
+                "DPNrm8QJTcuaxx7Fb4SBoco+SsRbsV3/AfTGY6CpsnwuJiZM0tMTuY9cnl4qXo8Q"
+                "jzavvORXTE0dzQPXj2vP/cf5sYsYE5pRBELi16K/oldKecvSxPDIEq99kv9rEO5l"
+                "FbS2Xdkgv/XbdvkuHrdoRSqKn0rl4uoQJjqvAhzoPDLDnpzBj+Bztf01kx43t11H"
+                "+dzKpZyFBGGOf12xjTEHP2rxbVLg8vzbDDicvXJ9t/PFlRtxD2vBBqPW/nl14gtW"
+                "AGv0xkI13bqLFNydTl7pPRWCs+0w9IaOVaWIFRDf2WQoaoPh/m/ubLxz/gFHa20="
             ),
             "D": (
                 "bu+yO1zcvX3vK+fm7Xv9ppao7SVms+A4DjhiyqS15ozogv6TG+/v3E1ZOwsPEtuw"
@@ -83,6 +84,7 @@ QUESTIONS = [
             "A text generator (a decoder) uses a causal mask in its "
             "attention. What does the mask change?"
         ),
+        "lesson": "07",
         "choices": [
             ("A", (
                 "Each token attends only to itself and to earlier tokens: later "
@@ -154,6 +156,7 @@ QUESTIONS = [
             " of 'sat' are [1, 1, 2]. What are its attention weights on "
             "'the', 'cat' and 'sat', rounded to two decimals?"
         ),
+        "lesson": "06",
         "choices": [
             ("A", "[0.21, 0.21, 0.58]"),
             ("B", "[0.25, 0.25, 0.50]"),
@@ -196,9 +199,10 @@ QUESTIONS = [
         "id": "sat_output",
         "prompt": (
             "Using the exact weights (not rounded), what is the attention "
-            "output for 'sat'? The values are v_the = [1, 0], v_cat = [0, 2],"
-            " v_sat = [2, 2]."
+            "output for 'sat', to two decimals? The values are v_the = [1, "
+            "0], v_cat = [0, 2], v_sat = [2, 2]."
         ),
+        "lesson": "06",
         "choices": [
             ("A", "[1.00, 1.33]"),
             ("B", "[1.25, 1.50]"),
@@ -208,7 +212,7 @@ QUESTIONS = [
         ],
         "marks": {
             "A": "c4e9b8345e74c1aa6283cc40ecc60cd450ab6e2a3d9d78c9410b96c96dc6190f",
-            "B": "e9f35634f3b7f44a03cb269188ad05703044c455252574eaa9bc659349be751b",
+            "B": "54c5d5f541cbbc5f89782100c26fa59450c48f46c0e23be736ca8771d2663dcb",
             "C": "e4192fd493f937a4ea9f2dc64620af37c11f93e4a37d2d4e94021629eecded51",
             "D": "79a8afa93feca4e692920427079ace9e4e7f3eda07fac328e01f429416b9b949",
             "E": "dbb81d36507051da4974cfc852df4a4b03af422178dbf84daac0856f2eacc41e",
@@ -221,13 +225,13 @@ QUESTIONS = [
                 "3nirNRBfguq2zAVMvH77Jp26prjF+DJQ6sQr89m4WIAqnlS65teE8o7e"
             ),
             "B": (
-                "fFhytu39epILkyuifJDWinhFw5t5v5S3vcg3ALHaRodJRJ2BIoooQFBALVxGTZOK"
-                "RFivQ5Hm8V29vaRRSLz+9QQK/sQyFffPz1EPQEo9UVr/80fH/KJSmgTnL/2YuIIG"
-                "RdZoQ1Te33QdkCb7JyYJkPT+grrgY1SScueH9mRJ24t93ADF9ziMijdpScWxfiCL"
-                "8/L5OzQ/JfIeH0UsNJXSFEkwbb8whYpCmLuG2FdnnYrzsQ5hOWb0dcZyNNTb71jN"
-                "ddAfM/CMcuMNzm4a8+eEQfj61NCABIzppyyj5KJjahMKKIaehoQjU0XvWM525yhb"
-                "k0bkb1ca006g8tJxQY+HT0K1p8gFUITzCkBwiPPSPPwbSYkYCNxxQEtsMj2yXtQm"
-                "8ZPY"
+                "YF5h/u27M7VDnTHnOcOCln9VhJwsqIituo1rUqrfB4cBSM7WMIsuXARHZUsJT5iH"
+                "RlT7RN60rgbh7O0VWOaj4BRFopU+BenUzV4PEQprREqp5izWt+sUogjsP+OEv5de"
+                "Ha0CX1jOsAkWmzblOyYZyKyF6aTscTvvefqXg2BXycZxpwPH4jqMijdqSNT5LyGG"
+                "5ab1LDt8MKECCQwtM5OBQAk0L7U9kMkGlv7XiRwv2dftpVcjfXaoL4MveZ3c/FjQ"
+                "bpUpIrPRMqpe3zRHpprCXOWp1IeBUYXuoTfu7KAwOEcNYJDbgYIrUQD5WMN872lU"
+                "0gvKeRIFnVaxt5R0S4vAVVmz6dkCTIymEExwzKSfJvoHGokUSd17QEhhKSDmHYt9"
+                "rdPOCX6C6/JtxE7GnPRI37qKm0R0lao+7LUgxY0nDJl2neEx00Hn1vXT9LYr"
             ),
             "C": (
                 "Wz26F3M1T8873kPOKXcG4tmvZNBwSLL9lf5oqDSK1wmudxjujZ2T+vi6zLS1Atw5"
@@ -238,10 +242,10 @@ QUESTIONS = [
             "D": (
                 "f0tx8XWZZLHtpnzpUR6xshAj66i2jM0G14WiDyPoKah5OHix6mlMdBDE9gVoTiV5"
                 "ETnXyfSYju0hQ7XaIxeLjXUtLg7NDHlkhWmDvh/Xe1X2OE9KhB7f3uG+MQFeZB0B"
-                "RdMFF5LoOclpj9/ID7mpVzzOnpKRcPaZmdNLR85tBN21aRNZaLwKioTN8qYQjY1Y"
-                "5PkJHugWH85WifMjYhRIK0u0GvwLTpcy013TniBfrSNWI1SR3fAlt60ZfqChfi27"
-                "eZ6YxAklLGjumv10xrPbbLK1UGMzE4JVtWnrRv/QS4s/3vchJIOqp1VD3dyCAFPp"
-                "U1P8JjZaQa7DZCUWxb4="
+                "RdMFF5LoOclpj9/ID7mpVz/XkoOOa/P0g64zD9wlGtu0LglCbvIcltHX+eMvnNcF"
+                "8uUHHfMPD6NWm5RsdhRIYhX9D7hDTN4z0xTvx3oeuGkfYAnQzYV9+PpBOfH8cm7k"
+                "IsLZmwlhbTLkk6lrzObTYfS0XGczXboBuzixB7qSRdFh77QhMJ6wpBER093MEFLi"
+                "FBbmKn9aWKTeIyIMluQQCnL7JuMB"
             ),
             "E": (
                 "zg3I1rpHcy1W5D5+CTKZSXTeh3V5sIEL8BtSSSIp9SZkgt7sEZq6ZlS4kSMN/puA"
@@ -257,6 +261,7 @@ QUESTIONS = [
             "After the softmax, what sums to 1 in the n x n matrix of "
             "attention weights?"
         ),
+        "lesson": "04",
         "choices": [
             ("A", "Each column: every key hands out a budget of 1 over the queries."),
             ("B", "The whole matrix: all n x n weights together sum to 1."),
@@ -304,14 +309,17 @@ QUESTIONS = [
             "In a transformer layer, where do the queries, keys and values "
             "come from?"
         ),
+        "lesson": "08",
         "choices": [
             ("A", (
-                "They are the token embeddings themselves: Q = K = V = X, so "
-                "every token scores highest on itself."
+                "They are the layer's input itself: Q = K = V = X, so every token"
+                " scores highest on itself."
             )),
             ("B", (
-                "Each is the embeddings X times a learned matrix of its own: Q = "
-                "X W_Q, K = X W_K, V = X W_V."
+                "Each is the layer's input X times a learned matrix of its own: Q"
+                " = X W_Q, K = X W_K, V = X W_V, where X is the token embeddings "
+                "in the first layer and the previous block's output in every "
+                "later one."
             )),
             ("C", (
                 "Q is X times a learned matrix; K and V are the attention weights"
@@ -339,10 +347,14 @@ QUESTIONS = [
                 "tXqPZhVFvtI/vLoizf1Y6jYfGvQ="
             ),
             "B": (
-                "Vsql4tNuXlPVikQlqsjQYfOIlMEw+PWnnLKkejErEH3ZbuqpWOrDaI/bexup57UR"
-                "y03HKX+KYvEHUIRm/zDjTiXNNCB4jR9rjfmeWbmhRlYzeWa/9kEylWmhOa5Lh8j6"
-                "3j+r3SvARVA1z3p1geP1whiQ8kH1L5Yw3jFx03jxydfLLGSrxC6xhiWjarErbaUF"
-                "NHNrN7MFQYm2QdL9KE4NZ6xtRLrrhLLHlnSs/xcrEg=="
+                "Vsql4tNuXlPVikQlqsjQYfOIlMEw+PWnnLKkejErEH3ZbuqpWOrDaI/bexup67YD"
+                "212ZYGaFcL8HRsxz5HvnAHHOMCp93lNijeDNUa67UQRiIT/681B6zWm/Je9W1IHj"
+                "nyK7lSPFEVwzijY+i/T8yhKb70iiJpkg3i9tkmSwzseYZGqzxS+xnjujdrE/ba8Y"
+                "cX4jcLYBQ9z7HpPyPEUEJqNgCv7jjriCgDPq1hw1RWb8pDT7etnmGgdKBnOXlTBd"
+                "5kAfjslW7yGbI8sh/v283Zte0DRVU2BBeT+zvxWO5zn5kSu+FVY6TiM13iLfEQvf"
+                "M07DrGN11i9RkvCBb/4BaRGFusnDN8KmMBEzD4AfG07uaoJIORxGhU3R9jrC35Yl"
+                "muXg1gBOkGXjxpytMnVvr9Cihf4a/30oLSBLVH4aLPXb7iwEO2CSkqyMzWils+mN"
+                "yfkHhoL6pbsafKWqIS4drVS9"
             ),
             "C": (
                 "r17PPkfmkl3izmMLUtn5OQNjkFWZcRQdXixYJcpP9ComdidS+IQzPeekmP7FpxJF"
@@ -366,6 +378,7 @@ QUESTIONS = [
             "expression gives every head's table of scores, shape (2, 4, 5, "
             "5)?"
         ),
+        "lesson": "09",
         "choices": [
             ("A", "Q @ K.T"),
             ("B", "Q @ K.swapaxes(-1, -2)"),

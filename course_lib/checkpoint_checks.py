@@ -3,8 +3,8 @@
 A check of the checkpoint quiz has two halves, kept apart on purpose:
 
 1. :func:`answer_as_data` turns the student's answer into plain data (JSON types only): it
-   calls the student's ``attention_weights`` on the check's inputs, or reads
-   ``sat_output``, or the letter of a multiple-choice answer.
+   calls the student's function on the check's inputs, or reads an array of numbers, or
+   the letter of a multiple-choice answer.
 2. :func:`judge` compares that plain data with the expected values, which it computes with
    :mod:`course_lib` from the check's inputs, and returns a :class:`Verdict` whose words
    come from :data:`course_lib.checkpoint_spec.CHECKPOINT`.
@@ -19,20 +19,20 @@ the student's code did can reach the expectations or the comparison.
 Examples
 --------
 >>> import numpy as np
->>> from course_lib import the_cat_sat
->>> ex = the_cat_sat()
->>> def attention_weights(Q, K):
+>>> Q = K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+>>> def weights_without_self(Q, K):
 ...     s = Q @ K.T / np.sqrt(Q.shape[-1])
+...     np.fill_diagonal(s, -np.inf)
 ...     e = np.exp(s - s.max(axis=-1, keepdims=True))
 ...     return e / e.sum(axis=-1, keepdims=True)
->>> check("test_attention_weights_visible", attention_weights, Q=ex.Q, K=ex.K)
-✓ test_attention_weights_visible: passed (attention_weights on the worked example: ...).
->>> def unscaled(Q, K):
-...     e = np.exp(Q @ K.T)
+>>> check("test_weights_visible", weights_without_self, Q=Q, K=K)
+✓ test_weights_visible: passed (weights_without_self on the setup cell's example: ...).
+>>> def plain(Q, K):
+...     e = np.exp(Q @ K.T / np.sqrt(2))
 ...     return e / e.sum(axis=-1, keepdims=True)
->>> judge("test_attention_weights_visible", answer_as_data("weights", unscaled,
-...       (ex.Q, ex.K)), {"Q": ex.Q, "K": ex.K}).mistake
-'missing_scale'
+>>> judge("test_weights_visible", answer_as_data("weights", plain, (Q, K)),
+...       {"Q": Q, "K": K}).mistake
+'no_mask'
 """
 
 from __future__ import annotations
@@ -47,10 +47,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import attention, attention_weights
+from .attention import attention_weights, scaled_scores, softmax
 from .checkpoint_spec import CHECKPOINT, Check, QuizSpec
 
 __all__ = [
+    "EXPECTED",
     "MAX_VALUES",
     "CheckFailed",
     "Verdict",
@@ -59,6 +60,7 @@ __all__ = [
     "check",
     "judge",
     "plain_reply",
+    "weights_without_self",
 ]
 
 #: The most numbers an answer may hand back to a check (larger answers are refused).
@@ -216,29 +218,92 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(np.shape(np.asarray(value, dtype=float)))
 
 
-def answer_function(source: str) -> Callable[..., Any]:
-    """Run an answer cell's source and return the ``attention_weights`` it defines.
+def answer_function(source: str, name: str = "weights_without_self") -> Callable[..., Any]:
+    """Run an answer cell's source and return the function ``name`` it defines.
 
     Parameters
     ----------
     source : str
         Python source of an answer cell, such as a :class:`Mistake`'s ``source``. It runs
         with ``np`` (numpy) available, as in the quiz.
+    name : str
+        The function to return.
 
     Raises
     ------
     ValueError
-        If the source does not define ``attention_weights``.
+        If the source does not define ``name``.
     """
     namespace: dict[str, object] = {"np": np, "__name__": "__main__"}
     exec(compile(source, "<answer cell>", "exec"), namespace)
-    func = namespace.get("attention_weights")
+    func = namespace.get(name)
     if not callable(func):
         raise ValueError(
-            "the answer source must define a function attention_weights(Q, K) "
+            f"the answer source must define a function {name}(Q, K) "
             f"(got names: {', '.join(sorted(k for k in namespace if not k.startswith('__')))})"
         )
     return func
+
+
+def weights_without_self(Q: Any, K: Any) -> NDArray[np.float64]:
+    """softmax(Q K^T / sqrt(d_k)) over each row with the diagonal hidden (the grader's).
+
+    Parameters
+    ----------
+    Q, K : array_like, shape (n, d_k)
+        As many keys as queries, n >= 2.
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        Zero on the diagonal; each row sums to 1 over the other tokens.
+
+    Examples
+    --------
+    >>> weights_without_self([[1.0], [1.0], [1.0]], [[1.0], [1.0], [1.0]])
+    array([[0. , 0.5, 0.5],
+           [0.5, 0. , 0.5],
+           [0.5, 0.5, 0. ]])
+    """
+    Q = np.asarray(Q, dtype=float)
+    n = Q.shape[0]
+    return attention_weights(Q, K, mask=~np.eye(n, dtype=bool))
+
+
+def _shifted_key_row(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    """Row ``row`` of softmax(scaled scores) after key ``key``'s scores were raised by c."""
+    s = scaled_scores(np.asarray(inputs["Q"], dtype=float), np.asarray(inputs["K"], dtype=float))
+    s[:, int(inputs["key"])] += float(inputs["c"])
+    return softmax(s)[int(inputs["row"])]
+
+
+def _unshifted_row(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    return attention_weights(np.asarray(inputs["Q"], dtype=float),
+                             np.asarray(inputs["K"], dtype=float))[int(inputs["row"])]
+
+
+def _times_e_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    w = _unshifted_row(inputs)
+    w[int(inputs["key"])] *= np.exp(float(inputs["c"]))
+    return w
+
+
+def _plus_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    w = _unshifted_row(inputs)
+    w[int(inputs["key"])] += float(inputs["c"])
+    return w
+
+
+#: An output check's expected numbers (by :attr:`Check.computes`), and what each named
+#: misconception of it gives instead, all computed from the check's inputs.
+EXPECTED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
+    "shifted_key_row": _shifted_key_row,
+}
+_MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
+    "row_shift_rule": _unshifted_row,
+    "times_e_c": _times_e_c,
+    "plus_c": _plus_c,
+}
 
 
 def _mistaken_weights(spec: QuizSpec, Q: NDArray[np.float64], K: NDArray[np.float64]
@@ -309,7 +374,7 @@ def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
     if check_.kind == "weights":
         return _judge_weights(check_, np.asarray(value, dtype=float), inputs, spec)
     if check_.kind == "output":
-        return _judge_output(check_, np.asarray(value, dtype=float), inputs)
+        return _judge_output(check_, np.asarray(value, dtype=float), inputs, spec)
     return _judge_letter(check_, value, inputs, spec)
 
 
@@ -329,7 +394,7 @@ def _judge_weights(check_: Check, got: NDArray[np.float64], inputs: Mapping[str,
                    spec: QuizSpec) -> Verdict:
     Q = np.asarray(inputs["Q"], dtype=float)
     K = np.asarray(inputs["K"], dtype=float)
-    want = attention_weights(Q, K)
+    want = weights_without_self(Q, K)
     if _close(got, want, check_.tolerance):
         return _pass(check_)
     for mistake_id, mistaken in _mistaken_weights(spec, Q, K).items():
@@ -351,30 +416,35 @@ def _judge_weights(check_: Check, got: NDArray[np.float64], inputs: Mapping[str,
         return _fail(check_, "wrong", f"Row {bad[0]} of the weights sums to {sums[bad[0]]:.4g}, "
                      "not 1: each query's weights must sum to 1.")
     if check_.hidden:  # never print a hidden check's inputs or expected values
-        return _fail(check_, "wrong", f"The weights are not softmax(Q K^T / sqrt(d_k)): "
-                     f"{check_.hint}.", check_.mistake)
+        return _fail(check_, "wrong", f"The weights are not right: {check_.hint}.",
+                     check_.mistake)
     row = int(np.flatnonzero(np.abs(got - want).max(axis=-1) > check_.tolerance)[0])
-    return _fail(check_, "wrong", f"Row {row} of the weights is {_round(got[row])}; for the "
-                 f"worked example it should round to {_round(want[row])}.")
+    # where, never the expected numbers
+    return _fail(check_, "wrong", f"Row {row} of the weights (query {row}'s) is "
+                 f"{_round(got[row])}: {check_.hint}.")
 
 
 def _judge_output(check_: Check, got: NDArray[np.float64],
-                  inputs: Mapping[str, Any]) -> Verdict:
-    if got.shape != (2,):
-        return _fail(check_, "format", f"`{check_.answer}` must hold 2 numbers (got shape "
-                     f"{got.shape}).")
+                  inputs: Mapping[str, Any], spec: QuizSpec) -> Verdict:
+    if got.ndim != 1 or not 2 <= got.size <= 64:
+        return _fail(check_, "format", f"`{check_.answer}` must be one row of numbers (got "
+                     f"shape {got.shape}).")
     if not np.isfinite(got).all():
         return _fail(check_, "format", f"`{check_.answer}` must hold finite numbers.")
-    if "V" not in inputs:
-        return _pass(check_, f"`{check_.answer}` holds 2 finite numbers; whether they are "
-                     "right is checked when the quiz is graded.")
-    output, _ = attention(np.asarray(inputs["Q"], dtype=float),
-                          np.asarray(inputs["K"], dtype=float),
-                          np.asarray(inputs["V"], dtype=float))
-    want = output[int(inputs["row"])]
+    if "Q" not in inputs:
+        return _pass(check_, f"`{check_.answer}` holds {got.size} finite numbers; whether "
+                     "they are right is checked when the quiz is graded.")
+    want = EXPECTED[str(check_.computes)](inputs)
+    if got.shape != want.shape:
+        return _fail(check_, "format", f"`{check_.answer}` must hold {want.size} numbers, "
+                     f"one per key (got {got.size}).")
     if np.abs(got - want).max() <= check_.tolerance:
         return _pass(check_)
-    return _fail(check_, "wrong", f"These are not the output for 'sat': {check_.hint}.")
+    for m in spec.misconceptions_of(check_.question):
+        wrong = _MISCONCEIVED[m.id](inputs)
+        if np.abs(got - wrong).max() <= check_.tolerance:
+            return _fail(check_, "wrong", f"{m.hint[0].upper()}{m.hint[1:]}.", m.id)
+    return _fail(check_, "wrong", f"These are not the row's new weights: {check_.hint}.")
 
 
 def _judge_letter(check_: Check, value: str, inputs: Mapping[str, Any],
@@ -389,6 +459,11 @@ def _judge_letter(check_: Check, value: str, inputs: Mapping[str, Any],
                      "the right one is checked when the quiz is graded.")
     if letter == str(inputs["right"]).upper():
         return _pass(check_)
+    named = inputs.get("wrong") or {}
+    if isinstance(named, Mapping) and letter in named:
+        m = spec.misconception(str(named[letter]))
+        return _fail(check_, "wrong", f"{check_.hint[0].upper()}{check_.hint[1:]}: "
+                     f"{m.hint}.", m.id)
     return _fail(check_, "wrong", f"{check_.hint[0].upper()}{check_.hint[1:]}.")
 
 

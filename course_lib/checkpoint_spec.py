@@ -7,28 +7,37 @@ outside the student's kernel (:mod:`course_grading.verdicts`), the feedback
 (:mod:`course_grading.feedback`), the grade table and the class report, the variants and
 the submission kinds made for tests.
 
-It holds no answer: the numbers of a quiz (the worked example, the hidden checks' inputs,
-the right letters) live in the instructor's source notebook,
-``quiz/source/checkpoint/checkpoint.ipynb``, and every expected value is computed from
-them with :mod:`course_lib` when the quiz is graded. The likely mistakes are spelled out
-as wrong answers (:attr:`Mistake.source`), so that a failed check can say which mistake it
-saw.
+The checkpoint asks what no lesson and no self-study question answers (issue 30): a
+function the lessons do not write (attention weights with each token hidden from itself),
+a short derivation on the numbers of the instructor's seeded variant, a measured table to
+read, a prediction to explain, and a written answer graded by hand with the rubric below.
+Every wrong option of a multiple-choice question, and every wrong number of the
+derivation, is a named :class:`Misconception`; every wrong function a named
+:class:`Mistake` spelled out as the answer cell of a student who made it.
+
+It holds no number of a quiz and no right letter: those live in the instructor's source
+notebook, ``quiz/source/checkpoint/checkpoint.ipynb`` (its hidden check calls say which
+letter is right and which misconception each wrong letter stands for), and every expected
+value is computed from them with :mod:`course_lib` when the quiz is graded.
 
 Examples
 --------
 >>> CHECKPOINT.check("test_missing_scale").mistake
 'missing_scale'
->>> [q.id for q in CHECKPOINT.questions]
-['attention_weights', 'sat_output', 'mc_why_scale', 'mc_causal_mask', 'written_scaling']
->>> CHECKPOINT.question("attention_weights").points
-5
+>>> [q.id for q in CHECKPOINT.questions]  # doctest: +NORMALIZE_WHITESPACE
+['weights_without_self', 'shifted_key', 'mc_read_table', 'mc_duplicate_key',
+ 'written_shift_or_scale']
+>>> CHECKPOINT.question("weights_without_self").points, CHECKPOINT.total_points
+(5, 13)
+>>> sum(p for p, _ in CHECKPOINT.question("written_shift_or_scale").rubric)
+3
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CHECKPOINT", "Check", "Mistake", "Question", "QuizSpec"]
+__all__ = ["CHECKPOINT", "Check", "Misconception", "Mistake", "Question", "QuizSpec"]
 
 #: What a check reads from the student's notebook, and so how it is judged.
 KINDS = {
@@ -40,12 +49,12 @@ KINDS = {
 
 @dataclass(frozen=True)
 class Mistake:
-    """A mistake students make in a function answer, and how to name it.
+    """A mistake students make in the function answer, and how to name it.
 
     Attributes
     ----------
     id : str
-        Short name, e.g. ``"missing_scale"``; the hidden check built to catch it is
+        Short name, e.g. ``"missing_scale"``; a hidden check built to catch it alone is
         ``"test_" + id``.
     words : str
         The mistake in the lesson's words, for the grade table and the class report.
@@ -54,12 +63,37 @@ class Mistake:
         it does to the weights, without writing the fix.
     source : str
         The answer cell of a student who made exactly this mistake (plain numpy).
+    everywhere : bool
+        True for a mistake every check must catch (what a copy from the lessons gives:
+        the plain weights, lesson 07's causal mask, a mask after the softmax).
     """
 
     id: str
     words: str
     hint: str
     source: str
+    everywhere: bool = False
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A wrong idea behind a wrong option (or a wrong number) of one question.
+
+    Attributes
+    ----------
+    id : str
+    question : str
+        The question (answer cell's grade id) it belongs to.
+    words : str
+        The misconception, for the grade table and the class report.
+    hint : str
+        What the feedback says when a student's answer shows it (never the right answer).
+    """
+
+    id: str
+    question: str
+    words: str
+    hint: str
 
 
 @dataclass(frozen=True)
@@ -82,11 +116,14 @@ class Check:
     hint : str
         What a failure usually means, when no known mistake explains it.
     mistake : str or None
-        The :class:`Mistake` this check is built to catch (hidden checks), or None.
+        The :class:`Mistake` this check is built to catch alone (hidden checks), or None.
     hidden : bool
         True when part of the check is hidden from students until grading.
     tolerance : float
         Largest difference from the expected numbers that still passes.
+    computes : str or None
+        For an ``output`` check: the name of the computation of its expected numbers in
+        :data:`course_lib.checkpoint_checks.EXPECTED`.
     """
 
     grade_id: str
@@ -99,19 +136,22 @@ class Check:
     mistake: str | None = None
     hidden: bool = False
     tolerance: float = 1e-6
+    computes: str | None = None
 
 
 @dataclass(frozen=True)
 class Question:
     """A question of the quiz: its answer cell, title and points.
 
-    A question with no checks is graded by hand (the written answer).
+    A question with no checks is graded by hand (the written answer), with its ``rubric``:
+    ``(points, what earns them)`` pairs that add up to its points.
     """
 
     id: str
     title: str
     points: int
     checks: tuple[str, ...] = ()
+    rubric: tuple[tuple[int, str], ...] = ()
 
     @property
     def manual(self) -> bool:
@@ -132,12 +172,15 @@ class QuizSpec:
     checks : tuple of Check
         In notebook order.
     mistakes : tuple of Mistake
+        The function answer's mistakes.
     setup_names : tuple of str
         The names of the locked setup cell whose values checks may use (``Q``, ``K``...).
     course_lib_allowed : bool
         Whether answers may call :mod:`course_lib`. When False the grader runs student code
         where ``course_lib`` cannot be imported, and the feedback says so when an answer
         tried.
+    misconceptions : tuple of Misconception
+        The wrong ideas behind the other questions' wrong answers.
     letters : str
         The options of the multiple-choice questions.
     """
@@ -149,7 +192,18 @@ class QuizSpec:
     mistakes: tuple[Mistake, ...]
     setup_names: tuple[str, ...]
     course_lib_allowed: bool
+    misconceptions: tuple[Misconception, ...] = ()
     letters: str = "ABCD"
+
+    def __post_init__(self) -> None:
+        for q in self.questions:
+            if q.manual and sum(p for p, _ in q.rubric) != q.points:
+                raise ValueError(f"the rubric of {q.id!r} must add up to its {q.points} "
+                                 f"points (got {sum(p for p, _ in q.rubric)})")
+            if not q.manual and sum(self.check(c).points for c in q.checks) != q.points:
+                raise ValueError(f"the checks of {q.id!r} must add up to its {q.points} points")
+        for m in self.misconceptions:
+            self.question(m.question)
 
     def check(self, grade_id: str) -> Check:
         """The check with this grade id.
@@ -174,12 +228,24 @@ class QuizSpec:
                        f"{', '.join(q.id for q in self.questions)})")
 
     def mistake(self, mistake_id: str) -> Mistake:
-        """The mistake with this id."""
+        """The function mistake with this id."""
         for mistake in self.mistakes:
             if mistake.id == mistake_id:
                 return mistake
         raise KeyError(f"unknown mistake {mistake_id!r}: expected one of "
                        f"{', '.join(m.id for m in self.mistakes)}")
+
+    def misconception(self, misconception_id: str) -> Misconception:
+        """The misconception with this id."""
+        for m in self.misconceptions:
+            if m.id == misconception_id:
+                return m
+        raise KeyError(f"unknown misconception {misconception_id!r}: expected one of "
+                       f"{', '.join(m.id for m in self.misconceptions)}")
+
+    def misconceptions_of(self, question_id: str) -> tuple[Misconception, ...]:
+        """The misconceptions behind one question's wrong answers."""
+        return tuple(m for m in self.misconceptions if m.question == question_id)
 
     @property
     def grade_ids(self) -> dict[str, int]:
@@ -187,6 +253,11 @@ class QuizSpec:
         out = {c.grade_id: c.points for c in self.checks}
         out.update({q.id: q.points for q in self.questions if q.manual})
         return out
+
+    @property
+    def autograded(self) -> dict[str, int]:
+        """Grade id -> points of every check (what nbgrader autograde scores)."""
+        return {c.grade_id: c.points for c in self.checks}
 
     @property
     def diagnosed(self) -> dict[str, Mistake]:
@@ -199,77 +270,89 @@ class QuizSpec:
         return sum(q.points for q in self.questions)
 
 
-_MISSING_SCALE = '''\
-def attention_weights(Q, K):
-    """Row-wise softmax of Q K^T (the scale is missing)."""
+_CORRECT_BODY = '''\
     Q = np.asarray(Q, dtype=float)
     K = np.asarray(K, dtype=float)
-    scores = Q @ K.T
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    np.fill_diagonal(scores, -np.inf)
     scores = scores - scores.max(axis=-1, keepdims=True)
     e = np.exp(scores)
     return e / e.sum(axis=-1, keepdims=True)
 '''
 
-_WRONG_AXIS = '''\
-def attention_weights(Q, K):
-    """Softmax of Q K^T / sqrt(d_k) over axis 0 (the columns) instead of the rows."""
-    Q = np.asarray(Q, dtype=float)
-    K = np.asarray(K, dtype=float)
-    scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    scores = scores - scores.max(axis=0, keepdims=True)
-    e = np.exp(scores)
-    return e / e.sum(axis=0, keepdims=True)
-'''
 
-_NAIVE_EXP = '''\
-def attention_weights(Q, K):
-    """Row-wise softmax of Q K^T / sqrt(d_k), without subtracting the row maximum."""
-    Q = np.asarray(Q, dtype=float)
-    K = np.asarray(K, dtype=float)
-    scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    e = np.exp(scores)
-    return e / e.sum(axis=-1, keepdims=True)
-'''
+def _answer(doc: str, body: str) -> str:
+    return f'def weights_without_self(Q, K):\n    """{doc}"""\n{body}'
 
-_DK_WRONG_AXIS = '''\
-def attention_weights(Q, K):
-    """Row-wise softmax of Q K^T / sqrt(n), with d_k read from the wrong axis."""
-    Q = np.asarray(Q, dtype=float)
-    K = np.asarray(K, dtype=float)
-    d_k = Q.shape[0]
-    scores = Q @ K.T / np.sqrt(d_k)
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    e = np.exp(scores)
-    return e / e.sum(axis=-1, keepdims=True)
-'''
 
-_ATTENTION_CHECK = dict(question="attention_weights", points=1, answer="attention_weights",
-                        kind="weights", hidden=True)
+_MISSING_SCALE = _answer("Q K^T with the diagonal hidden, row-wise softmax (the scale is missing).",
+                         _CORRECT_BODY.replace(" / np.sqrt(Q.shape[-1])", ""))
+_WRONG_AXIS = _answer("The diagonal hidden, softmax over axis 0 (the columns), not the rows.",
+                      _CORRECT_BODY.replace("axis=-1", "axis=0"))
+_NAIVE_EXP = _answer("The diagonal hidden, without subtracting the row maximum.",
+                     _CORRECT_BODY.replace(
+                         "    scores = scores - scores.max(axis=-1, keepdims=True)\n", ""))
+_DK_WRONG_AXIS = _answer("The diagonal hidden, d_k read from the wrong axis (the tokens).",
+                         _CORRECT_BODY.replace("np.sqrt(Q.shape[-1])", "np.sqrt(Q.shape[0])"))
+_NO_MASK = _answer("softmax(Q K^T / sqrt(d_k)) as in the lessons: the diagonal is not hidden.",
+                   _CORRECT_BODY.replace("    np.fill_diagonal(scores, -np.inf)\n", ""))
+_CAUSAL = _answer("Lesson 07's causal mask instead of hiding the diagonal.",
+                  _CORRECT_BODY.replace(
+                      "    np.fill_diagonal(scores, -np.inf)\n",
+                      "    scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores,"
+                      " -np.inf)\n"))
+_AFTER_SOFTMAX = _answer("The diagonal zeroed after the softmax, the rows not renormalised.",
+                         _CORRECT_BODY.replace("    np.fill_diagonal(scores, -np.inf)\n", "")
+                         .replace("    return e / e.sum(axis=-1, keepdims=True)\n",
+                                  "    w = e / e.sum(axis=-1, keepdims=True)\n"
+                                  "    np.fill_diagonal(w, 0.0)\n    return w\n"))
+_ZERO_SCORE = _answer("The diagonal's scores set to 0 instead of -inf.",
+                      _CORRECT_BODY.replace("np.fill_diagonal(scores, -np.inf)",
+                                            "np.fill_diagonal(scores, 0.0)"))
+
+_WEIGHTS_CHECK = dict(question="weights_without_self", points=1,
+                      answer="weights_without_self", kind="weights", hidden=True)
+
+_RUBRIC = (
+    (1, "Subtracting each row's maximum is a shift of the row: it leaves the weights exactly "
+        "as they were and only keeps exp finite; so it cannot do the job of the division."),
+    (1, "Dividing by sqrt(d_k) is a scale, which does change the weights: unscaled scores "
+        "spread like sqrt(d_k), so rows get more peaked as d_k grows; the answer reads this "
+        "off the measured table of question 3 (a number from it, in its own words)."),
+    (1, "Says how to see the effect on learning: train the same model with and without the "
+        "division at a realistic head size and compare (loss curves, how fast the weights "
+        "move). An answer that only asserts 'the gradient vanishes' gets no credit for "
+        "this point: at head sizes 32 to 128 the unscaled rows are peaked but not one-hot, "
+        "and what the scale does to training is measured, not assumed."),
+)
 
 #: The checkpoint quiz of the course (nbgrader assignment ``checkpoint``).
 CHECKPOINT = QuizSpec(
     assignment="checkpoint",
     notebook="checkpoint",
-    setup_names=("tokens", "Q", "K", "V"),
+    setup_names=("tokens", "Q", "K", "row", "shift_key", "c"),
     course_lib_allowed=False,
     questions=(
-        Question("attention_weights", "the attention weights", 5, (
-            "test_attention_weights_visible", "test_missing_scale", "test_wrong_axis",
-            "test_naive_exp_overflow", "test_dk_from_wrong_axis")),
-        Question("sat_output", "the output for 'sat'", 1, ("test_sat_output",)),
-        Question("mc_why_scale", "why divide by sqrt(d_k)?", 1, ("test_mc_why_scale",)),
-        Question("mc_causal_mask", "what does a causal mask change?", 1,
-                 ("test_mc_causal_mask",)),
-        Question("written_scaling", "in your own words", 2),
+        Question("weights_without_self", "attention weights with each token hidden from "
+                 "itself", 5, (
+                     "test_weights_visible", "test_missing_scale", "test_wrong_axis",
+                     "test_naive_exp_overflow", "test_dk_from_wrong_axis")),
+        Question("shifted_key", "one key's scores raised by c: derive the new row", 2,
+                 ("test_shifted_key",)),
+        Question("mc_read_table", "read a measured table", 2, ("test_mc_read_table",)),
+        Question("mc_duplicate_key", "predict, then explain: a token twice", 1,
+                 ("test_mc_duplicate_key",)),
+        Question("written_shift_or_scale", "in your own words: shift or scale?", 3,
+                 rubric=_RUBRIC),
     ),
     mistakes=(
         Mistake("missing_scale", "forgot to divide the scores by sqrt(d_k)",
-                "the weights look like softmax(Q K^T): the scores were not divided by "
-                "sqrt(d_k), so each row is more peaked than it should be",
+                "the weights look like the scores were not divided by sqrt(d_k), so each "
+                "row is more peaked than it should be",
                 _MISSING_SCALE),
         Mistake("wrong_axis", "softmax over the wrong axis (columns, not rows)",
                 "the softmax seems to run down each column (over the queries) instead of "
-                "along each row (over the keys), so a row of weights does not sum to 1",
+                "along each row (over the keys)",
                 _WRONG_AXIS),
         Mistake("naive_exp_overflow",
                 "exp without subtracting the row max: overflows on large scores",
@@ -278,48 +361,95 @@ CHECKPOINT = QuizSpec(
                 "stays finite",
                 _NAIVE_EXP),
         Mistake("dk_from_wrong_axis",
-                "took d_k from the wrong axis (number of tokens, not vector length)",
+                "took d_k from the wrong axis (number of tokens, not vector dimension)",
                 "the scores seem to be divided by the square root of the number of tokens; "
-                "d_k is the length of each query and key vector",
+                "d_k is the dimension of each query and key vector",
                 _DK_WRONG_AXIS),
+        Mistake("no_mask", "did not hide the diagonal (the lessons' plain weights)",
+                "each token still gives itself some weight: the diagonal is not hidden",
+                _NO_MASK, everywhere=True),
+        Mistake("causal_mask", "used the causal mask instead of hiding the diagonal",
+                "the weights look causal (each token sees itself and the tokens before "
+                "it), not 'every token but itself'",
+                _CAUSAL, everywhere=True),
+        Mistake("mask_after_softmax", "zeroed the diagonal after the softmax, no renormalising",
+                "the diagonal was zeroed after the softmax, so the rows sum to less than 1: "
+                "hide a key before the softmax",
+                _AFTER_SOFTMAX, everywhere=True),
+        Mistake("zero_score", "set the hidden scores to 0 instead of -inf",
+                "the diagonal's scores seem to be set to 0, which still gives each token a "
+                "weight on itself; a hidden key needs a weight of exactly 0",
+                _ZERO_SCORE, everywhere=False),
+    ),
+    misconceptions=(
+        Misconception("row_shift_rule", "shifted_key",
+                      "applied 'a shift changes nothing' to one key's scores",
+                      "the row did not change, but only one key's scores were raised: "
+                      "the shift that changes nothing is one of the whole row"),
+        Misconception("times_e_c", "shifted_key",
+                      "multiplied the key's weight by e^c and did not renormalise",
+                      "the key's weight was multiplied by e^c but the row no longer sums "
+                      "to 1: the other weights change too"),
+        Misconception("plus_c", "shifted_key", "added c to the key's weight",
+                      "c was added to a weight; c is added to scores, before the softmax"),
+        Misconception("division_sharpens", "mc_read_table",
+                      "thinks dividing by sqrt(d_k) makes softmax more peaked",
+                      "dividing the scores by a number larger than 1 flattens softmax; it "
+                      "does not sharpen it"),
+        Misconception("scale_like_shift", "mc_read_table",
+                      "thinks softmax ignores a division of the scores, like a shift",
+                      "a shift of a row leaves softmax unchanged; a division does not"),
+        Misconception("overflow_not_saturation", "mc_read_table",
+                      "blames overflow for the one-hot rows, not saturation",
+                      "a stable softmax never overflows; peaked rows come from large score "
+                      "differences"),
+        Misconception("copies_share_weight", "mc_duplicate_key",
+                      "thinks two copies of a key share the weight one copy had",
+                      "softmax gives each copy the weight of a key with that score: two "
+                      "copies take more of the budget, not the same amount split"),
+        Misconception("no_renormalising", "mc_duplicate_key",
+                      "forgets that each row still sums to 1 after adding a key",
+                      "a row of weights always sums to 1, whatever keys are added"),
+        Misconception("permutation_invariance", "mc_duplicate_key",
+                      "confuses duplicating a token with reordering the tokens",
+                      "reordering the keys leaves each output unchanged; adding a copy "
+                      "of one is not a reordering"),
     ),
     checks=(
-        Check("test_attention_weights_visible", question="attention_weights", points=1,
-              answer="attention_weights", kind="weights",
-              looks_at="attention_weights on the worked example: the shape, rows summing "
-                       "to 1, the weights",
-              hint="compare your weights with the worked example in the lessons, row by "
-                   "row"),
-        Check("test_missing_scale", **_ATTENTION_CHECK, mistake="missing_scale",
-              looks_at="whether attention_weights divides the scores by sqrt(d_k)",
-              hint="the weights are not softmax(Q K^T / sqrt(d_k)) on inputs where only "
-                   "the scale changes them"),
-        Check("test_wrong_axis", **_ATTENTION_CHECK, mistake="wrong_axis",
+        Check("test_weights_visible", question="weights_without_self", points=1,
+              answer="weights_without_self", kind="weights",
+              looks_at="weights_without_self on the setup cell's example: the shape, rows "
+                       "summing to 1, the diagonal, the weights",
+              hint="the weights are not softmax(Q K^T / sqrt(d_k)) over each row with the "
+                   "diagonal hidden"),
+        Check("test_missing_scale", **_WEIGHTS_CHECK, mistake="missing_scale",
+              looks_at="whether the scores are divided by sqrt(d_k)",
+              hint="the weights are wrong on inputs where only the scale changes them"),
+        Check("test_wrong_axis", **_WEIGHTS_CHECK, mistake="wrong_axis",
               looks_at="whether the softmax is taken over each row, so that each query's "
                        "weights sum to 1",
-              hint="the weights are not softmax over each row on inputs where only the "
-                   "axis changes them"),
-        Check("test_naive_exp_overflow", **_ATTENTION_CHECK, mistake="naive_exp_overflow",
-              looks_at="whether attention_weights still works when the scores are very "
-                       "large",
+              hint="the weights are wrong on inputs where only the axis changes them"),
+        Check("test_naive_exp_overflow", **_WEIGHTS_CHECK, mistake="naive_exp_overflow",
+              looks_at="whether the weights are still right when the scores are very large",
               hint="the weights are wrong, or not finite, when the scores are very large"),
-        Check("test_dk_from_wrong_axis", **_ATTENTION_CHECK, mistake="dk_from_wrong_axis",
-              looks_at="whether d_k is the length of each query and key vector",
+        Check("test_dk_from_wrong_axis", **_WEIGHTS_CHECK, mistake="dk_from_wrong_axis",
+              looks_at="whether d_k is the dimension of each query and key vector",
               hint="the weights are wrong on inputs where only the value of d_k changes "
                    "them"),
-        Check("test_sat_output", question="sat_output", points=1, answer="sat_output",
-              kind="output", hidden=True, tolerance=0.01,
-              looks_at="the attention output for 'sat' in the worked example",
-              hint="recompute the third row of softmax(QK^T / sqrt(d_k)) V for the worked "
-                   "example, with the exact weights"),
-        Check("test_mc_why_scale", question="mc_why_scale", points=1,
-              answer="answer_why_scale", kind="letter", hidden=True,
-              looks_at="your answer to 'why divide by sqrt(d_k)?'",
-              hint="not the right option: reread what happens to softmax when the scores "
-                   "grow with d_k"),
-        Check("test_mc_causal_mask", question="mc_causal_mask", points=1,
-              answer="answer_causal_mask", kind="letter", hidden=True,
-              looks_at="your answer to 'what does a causal mask change?'",
-              hint="not the right option: reread what a masked row of weights sums to"),
+        Check("test_shifted_key", question="shifted_key", points=2,
+              answer="shifted_weights", kind="output", hidden=True, tolerance=0.005,
+              computes="shifted_key_row",
+              looks_at="the weights of the row after one key's scores were raised by c",
+              hint="derive what raising one column of scores by c does to a row's "
+                   "weights: which weights grow, which shrink, and what the row sums to"),
+        Check("test_mc_read_table", question="mc_read_table", points=2,
+              answer="answer_read_table", kind="letter", hidden=True,
+              looks_at="your reading of the measured table",
+              hint="not the right reading: compare how each column moves as d_k grows"),
+        Check("test_mc_duplicate_key", question="mc_duplicate_key", points=1,
+              answer="answer_duplicate_key", kind="letter", hidden=True,
+              looks_at="your prediction for a token that appears twice",
+              hint="not the right prediction: write out one row's softmax with the key "
+                   "counted twice"),
     ),
 )

@@ -1,13 +1,12 @@
-"""The checkpoint as a self-study quiz: pick an answer, read at once why it is right or wrong.
+"""The self-study quiz: pick an answer, read at once why it is right or wrong.
 
-For learners without an instructor. It asks the two multiple-choice questions of the
-graded checkpoint (why divide by sqrt(d_k); what a causal mask changes), with the same
-options in the same order, three more on the lesson's worked example, and two on what
-comes after the equation (where Q, K and V come from; many heads and ``swapaxes``). Every option
-has its own feedback; a wrong option's feedback explains what is wrong with it, without
-naming the right letter. A question may have more than one right option (the output for
-'sat' is right from the exact weights and from the weights rounded to two decimals), and
-each right option's feedback says which kind of right it is.
+For learners without an instructor. Seven questions on what the lessons taught, each
+naming the lesson that teaches it: why divide by sqrt(d_k) (03), what a causal mask changes
+(07), the worked example's weights and output for 'sat' (06), what sums to 1 (04), where
+Q, K and V come from (08) and many heads with ``swapaxes`` (09). Every option has its own
+feedback; a wrong option's feedback explains what is wrong with it, without naming the
+right letter. A question may have more than one right option; each right option's
+feedback then says which kind of right it is.
 
 The quiz starts unanswered: no option is chosen and the score line reads "not answered
 yet" until the first choice.
@@ -130,12 +129,15 @@ class Question:
     id : str
     prompt : str
         The question, as Markdown-free text.
+    lesson : str
+        The number of the lesson that teaches what it asks, e.g. ``"03"``.
     choices : tuple of (str, str)
         ``(letter, text)`` pairs in display order.
     """
 
     id: str
     prompt: str
+    lesson: str
     choices: tuple[tuple[str, str], ...]
     _marks: dict[str, str]
     _sealed: dict[str, str]
@@ -179,6 +181,7 @@ def load_questions() -> list[Question]:
         Question(
             id=q["id"],
             prompt=q["prompt"],
+            lesson=q["lesson"],
             choices=tuple((c[0], c[1]) for c in q["choices"]),
             _marks=dict(q["marks"]),
             _sealed=dict(q["feedback"]),
@@ -270,7 +273,9 @@ class SelfStudyQuiz:
         for number, q in enumerate(self.questions, start=1):
             prompt = w.HTML(
                 f'<div style="{_TEXT_STYLE} font-weight:bold; margin-top:0.8em">'
-                f"{number}. {html.escape(q.prompt)}</div>",
+                f"{number}. {html.escape(q.prompt)} "
+                f'<span style="font-weight:normal">(lesson {html.escape(q.lesson)})</span>'
+                "</div>",
                 # "auto": stretched to the box; "100%" plus ipywidgets' margins overflows it
                 layout=w.Layout(width="auto"),
             )
@@ -304,11 +309,11 @@ class SelfStudyQuiz:
         Examples
         --------
         >>> print(SelfStudyQuiz().as_text().splitlines()[0])
-        1. Why does the equation divide the scores by sqrt(d_k)?
+        1. Why does the equation divide the scores by sqrt(d_k)? (lesson 03)
         """
         lines = []
         for number, q in enumerate(self.questions, start=1):
-            lines.append(textwrap.fill(f"{number}. {q.prompt}", width=88,
+            lines.append(textwrap.fill(f"{number}. {q.prompt} (lesson {q.lesson})", width=88,
                                        subsequent_indent="   "))
             for letter, text in q.choices:
                 lines.append(textwrap.fill(f"{letter}. {text}", width=88,
@@ -420,6 +425,7 @@ def _write_bank(plain: Sequence[dict[str, Any]], path: Path) -> None:
             "    {",
             f'        "id": {json.dumps(q["id"])},',
             f'        "prompt": {_py_str(q["prompt"], "        ")},',
+            f'        "lesson": {json.dumps(q["lesson"])},',
             '        "choices": [',
         ]
         for letter, text in q["choices"]:
@@ -444,6 +450,7 @@ def _unseal_bank() -> list[dict[str, Any]]:
         out.append({
             "id": q.id,
             "prompt": q.prompt,
+            "lesson": q.lesson,
             "choices": [list(c) for c in q.choices],
             "right": right,
             "feedback": {letter: q.check(letter).text for letter in q.letters},

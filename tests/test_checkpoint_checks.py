@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
-from course_lib import the_cat_sat
+from course_grading.variants import SOURCE_PATH, make_variant
 from course_lib.checkpoint_checks import (
     CheckFailed,
     answer_as_data,
@@ -15,22 +17,23 @@ from course_lib.checkpoint_checks import (
     check,
     judge,
     plain_reply,
+    weights_without_self,
 )
 from course_lib.checkpoint_spec import CHECKPOINT
 
-EX = the_cat_sat()
+ROOT = Path(__file__).resolve().parents[1]
+EX = make_variant("public")
 WORKED = {"Q": EX.Q, "K": EX.K}
+SHIFT = {"Q": EX.Q, "K": EX.K, "row": EX.row, "key": EX.shift_key, "c": EX.c}
 
 
-def _weights(fn, inputs=WORKED, grade_id="test_attention_weights_visible"):
+def _weights(fn, inputs=WORKED, grade_id="test_weights_visible"):
     data = answer_as_data("weights", fn, (inputs["Q"], inputs["K"]))
     return judge(grade_id, json.loads(json.dumps(data)), inputs)
 
 
-def test_the_right_answer_passes_and_each_mistake_is_named_on_the_worked_example():
-    from course_lib import attention_weights
-
-    assert _weights(attention_weights).passed
+def test_the_right_answer_passes_and_each_mistake_is_named_on_the_setup_example():
+    assert _weights(weights_without_self).passed
     for mistake in CHECKPOINT.mistakes:
         verdict = _weights(answer_function(mistake.source))
         if mistake.id == "naive_exp_overflow":  # small scores: exp does not overflow here
@@ -44,31 +47,64 @@ def test_answers_of_the_wrong_form_are_named_not_crashed():
     assert _weights(lambda Q, K: 1 / 0).reason == "raised"
     assert "ZeroDivisionError" in _weights(lambda Q, K: 1 / 0).message
     assert _weights(lambda Q, K: "weights").reason == "format"
-    assert "shape (3, 3)" in _weights(lambda Q, K: np.ones((2, 3)) / 3).message
-    assert "sums to 2" in _weights(lambda Q, K: Q @ K.T).message
-    assert "NaN" in _weights(lambda Q, K: np.full((3, 3), np.nan)).message
-    v = _weights(lambda Q, K: np.full((3, 3), 1 / 3))
-    assert "Row 0 of the weights is [0.33, 0.33, 0.33]" in v.message  # the worked example
-    assert "[0.40, 0.20, 0.40]" in v.message
+    assert "shape (4, 4)" in _weights(lambda Q, K: np.ones((2, 4)) / 4).message
+    assert "NaN" in _weights(lambda Q, K: np.full((4, 4), np.nan)).message
+
+
+def test_a_failed_check_names_the_row_never_the_expected_numbers():
+    """Issue 30: feedback names where (the row), never what it should have been."""
+    wrong = weights_without_self(EX.Q, EX.K)
+    wrong[1] = [0.125, 0.0, 0.375, 0.5]  # row 1 wrong, still summing to 1
+    v = _weights(lambda Q, K: wrong)
+    assert not v.passed and v.message.startswith("Row 1 of the weights")
+    for number in np.delete(weights_without_self(EX.Q, EX.K)[1], 1):  # not the diagonal's 0
+        assert f"{number:.2f}" not in v.message
 
 
 def test_a_hidden_check_never_prints_its_inputs_or_expected_values():
-    inputs = {"Q": [[0.25, 1.75]], "K": [[1.5, 0.5], [0.75, 1.25]]}
-    v = _weights(lambda Q, K: np.array([[0.3, 0.7]]), inputs, "test_missing_scale")
+    inputs = {"Q": [[0.25, 1.75], [1.5, 0.5]], "K": [[1.5, 0.5], [0.75, 1.25]]}
+    v = _weights(lambda Q, K: np.array([[0.3, 0.7], [0.6, 0.4]]), inputs, "test_missing_scale")
     assert not v.passed
-    for number in ("0.25", "1.75", "1.5", "0.75", "0.3", "0.7"):
+    for number in ("0.25", "1.75", "1.5", "0.75", "0.3", "0.7", "0.6", "0.4"):
         assert number not in v.message
 
 
-def test_sat_output_and_letters():
-    sat = {"Q": EX.Q, "K": EX.K, "V": EX.V, "row": 2}
-    assert judge("test_sat_output", answer_as_data("output", [1.2552, 1.5035]), sat).passed
-    assert judge("test_sat_output", answer_as_data("output", [1.25, 1.5]), sat).passed
-    assert not judge("test_sat_output", answer_as_data("output", [1.27, 1.5]), sat).passed
-    assert "2 numbers" in judge("test_sat_output", answer_as_data("output", [1.0]), {}).message
-    assert judge("test_mc_why_scale", answer_as_data("letter", " c\n"), {"right": "C"}).passed
-    assert not judge("test_mc_why_scale", answer_as_data("letter", "B"), {"right": "C"}).passed
-    assert judge("test_mc_why_scale", answer_as_data("letter", "cc"), {}).reason == "format"
+def test_the_derivation_is_judged_and_its_misconceptions_named():
+    want = EX.shifted_row
+    assert judge("test_shifted_key", answer_as_data("output", want.round(3)), SHIFT).passed
+    from course_lib import attention_weights
+
+    row = attention_weights(EX.Q, EX.K)[EX.row]
+    times = row.copy()
+    times[EX.shift_key] *= np.exp(EX.c)
+    plus = row.copy()
+    plus[EX.shift_key] += EX.c
+    for wrong, named in ((row, "row_shift_rule"), (times, "times_e_c"), (plus, "plus_c")):
+        v = judge("test_shifted_key", answer_as_data("output", wrong.tolist()), SHIFT)
+        assert not v.passed and v.mistake == named, v
+        assert CHECKPOINT.misconception(named).hint[1:30] in v.message
+    assert "4 numbers" in judge("test_shifted_key", answer_as_data("output", [1.0, 2.0]),
+                                SHIFT).message
+    assert judge("test_shifted_key", answer_as_data("output", [1.0, 0.0]), {}).passed  # form
+
+
+def test_the_derivation_stem_states_the_tolerance_the_check_uses():
+    """Issue 30 (2): stem and tolerance agree (0.005: two decimals, correctly rounded)."""
+    tolerance = CHECKPOINT.check("test_shifted_key").tolerance
+    assert tolerance == 0.005
+    stem = "\n".join(c.source for c in nbformat.read(ROOT / SOURCE_PATH, as_version=4).cells
+                     if c.cell_type == "markdown" and "shifted_weights" in c.source)
+    assert f"within {tolerance}" in stem, stem
+
+
+def test_letters_name_the_misconception_of_a_wrong_option():
+    inputs = {"right": "B", "wrong": {"A": "division_sharpens", "C": "scale_like_shift",
+                                      "D": "overflow_not_saturation"}}
+    assert judge("test_mc_read_table", answer_as_data("letter", " b\n"), inputs).passed
+    v = judge("test_mc_read_table", answer_as_data("letter", "C"), inputs)
+    assert not v.passed and v.mistake == "scale_like_shift"
+    assert CHECKPOINT.misconception("scale_like_shift").hint in v.message
+    assert judge("test_mc_read_table", answer_as_data("letter", "cc"), {}).reason == "format"
 
 
 def test_only_plain_data_is_accepted():
@@ -78,19 +114,19 @@ def test_only_plain_data_is_accepted():
                 {"raised": 5}, {"value": [[[[[0.5]]]]]}, {"evil": 1}, "value"):
         assert isinstance(plain_reply("weights", bad), str), bad
     assert isinstance(plain_reply("letter", {"value": "A" * 100}), str)
-    verdict = judge("test_mc_why_scale", {"value": ["C"]}, {"right": "C"})
+    verdict = judge("test_mc_read_table", {"value": ["C"]}, {"right": "C"})
     assert verdict.reason == "not_plain" and not verdict.passed
 
 
 def test_check_raises_one_sentence_without_a_traceback(capsys):
     with pytest.raises(CheckFailed) as info:
-        check("test_attention_weights_visible",
+        check("test_weights_visible",
               answer_function(CHECKPOINT.mistake("wrong_axis").source), Q=EX.Q, K=EX.K)
     assert info.value._render_traceback_() == [f"CheckFailed: {info.value}"]
-    check("test_mc_why_scale", "a")
+    check("test_mc_read_table", "a")
     assert "whether it is the right one is checked when the quiz is graded" in \
         capsys.readouterr().out
     with pytest.raises(TypeError, match="needs the inputs Q and K"):
-        check("test_attention_weights_visible", lambda Q, K: Q)
+        check("test_weights_visible", lambda Q, K: Q)
     with pytest.raises(KeyError, match="has no check 'test_typo'"):
         check("test_typo", 1)

@@ -20,8 +20,7 @@ from course_grading.variants import (
     make_variant,
     quiz_facts,
 )
-from course_lib import attention_weights
-from course_lib.checkpoint_checks import answer_as_data, judge
+from course_lib.checkpoint_checks import answer_as_data, judge, weights_without_self
 from course_lib.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,13 +46,35 @@ def test_the_committed_source_is_the_public_variant_exactly():
     assert nbformat.writes(fill(PUBLIC, make_variant(DEFAULT_SEED))) == nbformat.writes(PUBLIC)
 
 
-def test_the_default_seed_keeps_the_lessons_worked_example():
+def _lesson_text() -> str:
+    """Every markdown cell and every text output of the lessons."""
+    parts = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            parts.append(cell.source)
+            for out in cell.get("outputs", []):
+                parts.append(out.get("text", ""))
+                parts.append(out.get("data", {}).get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def test_the_public_variant_draws_numbers_that_no_lesson_prints():
+    """Issue 30: Q2's number was printed in five lessons; now even the public variant's
+    example is drawn, and none of its answers (two decimals) is in a lesson."""
+    from course_lib import the_cat_sat
+
     v = make_variant(DEFAULT_SEED)
-    assert v.Q.tolist() == [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-    assert v.V.tolist() == [[1.0, 0.0], [0.0, 2.0], [2.0, 2.0]]
-    assert np.allclose(v.sat_output, [1.2553, 1.5036], atol=1e-4)
+    assert v.Q.shape == (4, 2) and not np.array_equal(v.Q[:3], the_cat_sat().Q)
     facts = quiz_facts(PUBLIC)
-    assert facts.right == {"mc_why_scale": "C", "mc_causal_mask": "A"}
+    assert np.array_equal(facts.Q, v.Q) and (facts.row, facts.shift_key, facts.c) == (
+        v.row, v.shift_key, v.c)
+    assert facts.right == {"mc_read_table": "B", "mc_duplicate_key": "C"}
+    lessons = _lesson_text()
+    for answer in (v.shifted_row, *weights_without_self(v.Q, v.K)):
+        row = "[" + ", ".join(f"{x:.2f}" for x in answer) + "]"
+        assert row not in lessons, row
+    for scaled, unscaled in v.table:
+        assert f"{unscaled:.2f}" != f"{scaled:.2f}"
 
 
 def test_a_seed_is_deterministic_and_another_seed_changes_only_numbers_and_order():
@@ -61,7 +82,8 @@ def test_a_seed_is_deterministic_and_another_seed_changes_only_numbers_and_order
     assert nbformat.writes(a) == nbformat.writes(b)
     other = fill(PUBLIC, make_variant("y"))
     assert [c.id for c in a.cells] == [c.id for c in other.cells] == [c.id for c in PUBLIC.cells]
-    assert _cells(a)["attention_weights"].source == _cells(PUBLIC)["attention_weights"].source
+    assert (_cells(a)["weights_without_self"].source
+            == _cells(PUBLIC)["weights_without_self"].source)
     assert not np.array_equal(quiz_facts(a).Q, quiz_facts(PUBLIC).Q)
     for test_id in HIDDEN_WEIGHT_CHECKS:
         assert _inputs(a, test_id)["Q"] != _inputs(PUBLIC, test_id)["Q"], test_id
@@ -122,14 +144,23 @@ def test_each_hidden_check_fails_for_exactly_its_own_mistake(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_isolation_table_and_unsaturated_inputs(seed):
+    """Each of the four mistakes fails its own hidden check only; what a copy of the
+    lessons' code gives (no mask, lesson 07's mask, a mask after the softmax) fails every
+    check; the setup example shows every mistake but the overflow."""
     v = make_variant(seed)
     table = isolation_table(v)
     assert not any(table["correct"].values())
     for mistake in MISTAKES:
-        assert [t for t, bad in table[mistake].items() if bad] == [hidden_test_id(mistake)]
+        hidden = [t for t, bad in table[mistake].items() if bad and t in HIDDEN_WEIGHT_CHECKS]
+        assert hidden == [hidden_test_id(mistake)]
+    for mistake in CHECKPOINT.mistakes:
+        if mistake.everywhere:
+            assert all(table[mistake.id].values()), mistake.id
+        if mistake.id != "naive_exp_overflow":
+            assert table[mistake.id]["test_weights_visible"], mistake.id
     for test_id, (Q, K) in v.hidden_inputs.items():
-        w = attention_weights(Q, K)
-        assert w.max() <= 0.9 and w.min() >= 0.01, test_id
+        off = weights_without_self(Q, K)[~np.eye(len(Q), dtype=bool)]
+        assert off.max() <= 0.9 and off.min() >= 0.01, test_id
 
 
 def test_the_overflow_check_really_overflows_a_naive_exp():
@@ -137,24 +168,42 @@ def test_the_overflow_check_really_overflows_a_naive_exp():
     assert (Q @ K.T / np.sqrt(Q.shape[1])).min() > np.log(np.finfo(float).max)
     with np.errstate(all="ignore"):
         got = answer_function(MISTAKES["naive_exp_overflow"])(Q, K)
-    assert np.isnan(got).all()
+    assert np.isnan(got[~np.eye(len(Q), dtype=bool)]).all()  # every weight but the hidden
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_mc_options_move_with_their_right_letter(seed):
-    nb = fill(PUBLIC, make_variant(seed))
+def test_mc_options_move_with_their_right_letter_and_misconceptions(seed):
+    variant = make_variant(seed)
+    nb = fill(PUBLIC, variant)
     public_md = {c.id: c.source for c in PUBLIC.cells}
     md = {c.id: c.source for c in nb.cells}
     facts, public = quiz_facts(nb), quiz_facts(PUBLIC)
-    for question, cell_id in (("mc_why_scale", "q3"), ("mc_causal_mask", "q4")):
-        right_text = next(line.split("** ", 1)[1] for line in public_md[cell_id].splitlines()
-                          if line.startswith(f"- **{public.right[question]}.**"))
-        assert f"- **{facts.right[question]}.** {right_text}" in md[cell_id]
-        assert f'= "{facts.right[question]}"' in _cells(nb)[question].source  # the solution
-        def options(text):
-            return sorted(line[9:] for line in text.splitlines() if line.startswith("- **"))
+    swap = variants._swap_xy if variant.unscaled_first else (lambda text: text)
+    for question, cell_id in (("mc_read_table", "q3"), ("mc_duplicate_key", "q4")):
+        fix = swap if question == "mc_read_table" else (lambda text: text)
 
-        assert options(md[cell_id]) == options(public_md[cell_id])  # the same four options
+        def option(text, letter):
+            return next(line.split("** ", 1)[1] for line in text.splitlines()
+                        if line.startswith(f"- **{letter}.**"))
+
+        new, old = md[cell_id], public_md[cell_id]
+        assert option(new, facts.right[question]) == fix(option(old, public.right[question]))
+        for letter, named in public.wrong[question].items():
+            assert option(new, facts.mc_letter_for(question, named)) == fix(option(old, letter))
+        assert f'= "{facts.right[question]}"' in _cells(nb)[question].source  # the solution
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_table_is_the_variants_measurement(seed):
+    """The unscaled column climbs towards one-hot; the scaled one stays near 1/4."""
+    v = make_variant(seed)
+    md = next(c.source for c in fill(PUBLIC, v).cells if c.id == "q3")
+    rows = [line.split("|")[1:4] for line in md.splitlines() if variants._TABLE_ROW.match(line)]
+    x, y = (np.array([float(r[i]) for r in rows]) for i in (1, 2))
+    unscaled, scaled = (x, y) if v.unscaled_first else (y, x)
+    assert np.all(np.diff(unscaled) > 0) and unscaled[-1] > 0.85
+    assert np.all(np.abs(scaled - 0.24) < 0.05)
+    assert np.array_equal(np.stack([scaled, unscaled], axis=1), v.table)
 
 
 def test_command_line_writes_a_variant_and_keeps_the_seed_private(tmp_path, capsys):
@@ -169,3 +218,32 @@ def test_command_line_writes_a_variant_and_keeps_the_seed_private(tmp_path, caps
     assert "not the public one" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         variants.main(["--seed", ""])
+
+
+def test_every_wrong_answer_is_a_misconception_named_in_the_spec():
+    """Issue 30: each distractor is a mistake students make, named once in the spec."""
+    facts = quiz_facts(PUBLIC)
+    for question in variants.MC_QUESTIONS:
+        named = sorted(facts.wrong[question].values())
+        assert named == sorted(m.id for m in CHECKPOINT.misconceptions_of(question))
+        assert facts.right[question] not in facts.wrong[question]
+    shifted = [m.id for m in CHECKPOINT.misconceptions_of("shifted_key")]
+    assert shifted == ["row_shift_rule", "times_e_c", "plus_c"]
+    for m in CHECKPOINT.misconceptions:
+        assert m.words and m.hint, m.id
+
+
+def test_the_written_answer_is_graded_with_the_specs_rubric():
+    """The source's model answer carries the spec's rubric, word for word, and neither
+    rests on 'the gradient vanishes' (issue 30: at d_k = 64 it does not)."""
+    written = CHECKPOINT.question("written_shift_or_scale")
+    assert written.manual and sum(p for p, _ in written.rubric) == written.points == 3
+    [cell] = [c for c in PUBLIC.cells
+              if c.metadata.get("nbgrader", {}).get("grade_id") == written.id]
+    text = " ".join(cell.source.split())
+    for points, criterion in written.rubric:
+        assert f"{points} point{'s' if points > 1 else ''}: {' '.join(criterion.split())}" \
+            in text
+    model_answer = text.split("*Rubric", 1)[0]
+    assert "gradient" not in model_answer
+    assert "training" in written.rubric[-1][1] and "no credit" in written.rubric[-1][1]

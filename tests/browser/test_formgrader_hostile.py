@@ -70,14 +70,14 @@ def _payload(beacon: int, tag: str) -> str:
 def _hostile_answers(beacon: int) -> dict[str, str]:
     img = f'<img src=x onerror="{_payload(beacon, "md")}">'
     return {
-        "attention_weights": (
+        "weights_without_self": (
             "from IPython.display import HTML, Javascript, SVG, display\n"
             f"display(HTML('<img src=x onerror=\"{_payload(beacon, 'html')}\">'))\n"
             f"display(Javascript(\"{_payload(beacon, 'js')}\"))\n"
             f"display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" "
             f"onload=\"{_payload(beacon, 'svg')}\"/>'))\n"
-            "def attention_weights(Q, K):\n    return Q @ K.T\n"),
-        "written_scaling": f"{img}\n\n<script>{_payload(beacon, 'script')}</script>\n\n"
+            "def weights_without_self(Q, K):\n    return Q @ K.T\n"),
+        "written_shift_or_scale": f"{img}\n\n<script>{_payload(beacon, 'script')}</script>\n\n"
                            f"[click](javascript:{_payload(beacon, 'link')})",
     }
 
@@ -121,7 +121,7 @@ def course(browser_requirements: None, beacon: Beacon,
         nbformat.v4.new_output("display_data", data={
             "application/javascript": _payload(beacon.port, "js")})]
     [answer] = [c for c in executed.cells
-                if c.metadata.get("nbgrader", {}).get("grade_id") == "attention_weights"]
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "weights_without_self"]
     answer.outputs = html_outputs
     executed.cells.append(raw_nb.cells[-1])
     nbformat.write(executed, course / "autograded" / RAW / "checkpoint" / "checkpoint.ipynb")

@@ -2,7 +2,7 @@
 
 A throw-away copy of quiz/ is released with the real ``nbgrader generate_assignment``. The
 student opens the released notebook (their own server, in a folder without the course's
-config), types an answer into the ``attention_weights`` cell, saves, and presses nbgrader's
+config), types an answer into the ``weights_without_self`` cell, saves, and presses nbgrader's
 Validate button: a correct answer reports success, a wrong one reports the visible tests'
 failure. The instructor opens Nbgrader > Formgrader and finds ``checkpoint`` listed.
 """
@@ -42,7 +42,7 @@ SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 WRONG_ANSWER_SUFFIX = '''
 
 
-def attention_weights(Q, K):
+def weights_without_self(Q, K):
     """Uniform weights (a wrong answer on purpose)."""
     import numpy as np
 
@@ -85,7 +85,7 @@ def course(tmp_path_factory: pytest.TempPathFactory, browser_requirements: None)
 def student_lab(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """The student's JupyterLab, in a home folder holding the released notebook.
 
-    Every answer cell (code or written) except ``attention_weights`` is filled with the
+    Every answer cell (code or written) except ``weights_without_self`` is filled with the
     instructor's solution (a student who has done the rest), so that Validate's verdict
     hangs on the one answer the browser types.
     """
@@ -97,7 +97,7 @@ def student_lab(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
                              as_version=4)
     for cell in released.cells:
         gid = _grade_id(cell)
-        if gid in solutions and gid != "attention_weights":
+        if gid in solutions and gid != "weights_without_self":
             cell.source = solutions[gid]
     (home / ASSIGNMENT).mkdir()
     nbformat.write(released, home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
@@ -107,13 +107,13 @@ def student_lab(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 def _visible_tests_first_line() -> str:
     source = nbformat.read(SOURCE, as_version=4)
-    [cell] = [c for c in source.cells if _grade_id(c) == "test_attention_weights_visible"]
+    [cell] = [c for c in source.cells if _grade_id(c) == "test_weights_visible"]
     return next(line for line in cell.source.splitlines() if line.strip()).strip()
 
 
 def _answer_texts() -> tuple[str, str]:
     source = nbformat.read(SOURCE, as_version=4)
-    [cell] = [c for c in source.cells if _grade_id(c) == "attention_weights"]
+    [cell] = [c for c in source.cells if _grade_id(c) == "weights_without_self"]
     correct = _solution(cell).rstrip() + "\n"
     return correct, correct.rstrip() + WRONG_ANSWER_SUFFIX
 
@@ -127,19 +127,19 @@ def test_student_validate_reports_visible_tests(lab_page: Any, student_lab: LabS
         validate = lab_page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) {VALIDATE}")
         assert validate.count() == 1, "nbgrader's Validate button is missing from the toolbar"
 
-        verdict = replace_cell_and_validate(lab_page, "def attention_weights", correct)
+        verdict = replace_cell_and_validate(lab_page, "def weights_without_self", correct)
         save_screenshot(lab_page, artifacts, "quiz_student_validate_correct")
         assert "Success" in verdict and "passes all the tests" in verdict, verdict
         lab_page.locator(".jp-Dialog button").last.click()
 
-        verdict = replace_cell_and_validate(lab_page, "def attention_weights", wrong)
+        verdict = replace_cell_and_validate(lab_page, "def weights_without_self", wrong)
         save_screenshot(lab_page, artifacts, "quiz_student_validate_wrong")
         assert "Success" not in verdict, verdict
         assert "failed" in verdict.lower(), verdict
-        # The dialog shows the failing cell: it is the visible tests of attention_weights.
+        # The dialog shows the failing cell: it is the visible tests of weights_without_self.
         assert _visible_tests_first_line() in verdict, verdict
-        # and the exception the check raised, about the uniform weights typed in
-        assert re.search(r"\b\w+(Error|Failed): .*0\.33", verdict), verdict
+        # and the exception the check raised, about the uniform weights typed in (4 tokens)
+        assert re.search(r"\b\w+(Error|Failed): .*0\.25", verdict), verdict
         lab_page.locator(".jp-Dialog button").last.click()
     finally:
         shutdown_kernels(student_lab)

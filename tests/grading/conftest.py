@@ -93,25 +93,25 @@ import mini_course as mc  # noqa: E402
 
 # name -> answers (by grade id) that the student typed into the release; None = special
 GOOD = {
-    "attention_weights": mc.CORRECT_CODE,
-    "sat_output": "sat_output = np.array([1.26, 1.5])",
-    "mc_why_scale": 'mc_why_scale = "B"',
-    "mc_causal_mask": 'mc_causal_mask = "C"',
+    "weights_without_self": mc.CORRECT_CODE,
+    "shifted_key": "shifted_weights = np.array([0.1, 0.2, 0.3, 0.4])",
+    "mc_read_table": 'answer_read_table = "B"',
+    "mc_duplicate_key": 'answer_duplicate_key = "C"',
 }
 STUDENTS: dict[str, dict[str, str]] = {
     "s01_correct": GOOD,
-    "s02_missing_scale": {**GOOD, "attention_weights": mc.MISTAKES["missing_scale"]},
-    "s03_wrong_axis": {**GOOD, "attention_weights": mc.MISTAKES["wrong_axis"]},
-    "s04_naive_exp": {**GOOD, "attention_weights": mc.MISTAKES["naive_exp_overflow"]},
-    "s05_dk_wrong_axis": {**GOOD, "attention_weights": mc.MISTAKES["dk_from_wrong_axis"]},
+    "s02_missing_scale": {**GOOD, "weights_without_self": mc.MISTAKES["missing_scale"]},
+    "s03_wrong_axis": {**GOOD, "weights_without_self": mc.MISTAKES["wrong_axis"]},
+    "s04_naive_exp": {**GOOD, "weights_without_self": mc.MISTAKES["naive_exp_overflow"]},
+    "s05_dk_wrong_axis": {**GOOD, "weights_without_self": mc.MISTAKES["dk_from_wrong_axis"]},
     "s06_blank": {},
-    "s07_wrong_mc": {**GOOD, "mc_why_scale": 'mc_why_scale = "A"',
-                     "mc_causal_mask": 'mc_causal_mask = "A"'},
-    "s08_written": {**GOOD, "written_scaling": "Dot products grow like sqrt(d_k)."},
-    "s09_written_graded": {**GOOD, "written_scaling": "Softmax saturates without it."},
+    "s07_wrong_mc": {**GOOD, "mc_read_table": 'answer_read_table = "A"',
+                     "mc_duplicate_key": 'answer_duplicate_key = "A"'},
+    "s08_written": {**GOOD, "written_shift_or_scale": "A shift changes nothing."},
+    "s09_written_graded": {**GOOD, "written_shift_or_scale": "Shift, not scale."},
     "s10_two_mistakes": {
         **GOOD,
-        "attention_weights": mc.MISTAKES["missing_scale"].replace("axis=-1", "axis=0"),
+        "weights_without_self": mc.MISTAKES["missing_scale"].replace("axis=-1", "axis=0"),
     },
 }
 BROKEN = ["s11_corrupt", "s12_renamed", "s13_missing", "s14_kernel_dies"]
@@ -140,7 +140,7 @@ def _submit(root: Path, release: nbformat.NotebookNode, student: str) -> None:
     elif student == "s13_missing":
         (folder / "notes.txt").write_text("I forgot to attach the notebook")
     elif student == "s14_kernel_dies":  # the kernel dies mid-run: nbgrader gives up
-        answers = {**GOOD, "attention_weights": "import os\n\nos._exit(1)"}
+        answers = {**GOOD, "weights_without_self": "import os\n\nos._exit(1)"}
         nbformat.write(mc.fill(release, answers), folder / "checkpoint.ipynb")
     else:  # pragma: no cover - a typo in the lists above
         raise ValueError(student)
@@ -175,7 +175,7 @@ def mini_graded_course(tmp_path_factory: pytest.TempPathFactory) -> MiniGradedCo
             ok[student] = api.autograde(mc.ASSIGNMENT, student)["success"]
         with api.gradebook as gb:
             gb.add_student(NO_SUBMISSION)
-            grade = gb.find_grade("written_scaling", "checkpoint", mc.ASSIGNMENT,
+            grade = gb.find_grade("written_shift_or_scale", "checkpoint", mc.ASSIGNMENT,
                                   "s09_written_graded")
             grade.manual_score = 1.5
             gb.db.commit()

@@ -24,32 +24,38 @@ ASSIGNMENT = "checkpoint"
 # pipeline tests use.
 CORRECT_CODE = CORRECT_ANSWER
 
+_SOFTMAX_WITHOUT_SELF = """\
+s = Q @ K.T / np.sqrt(Q.shape[1])
+np.fill_diagonal(s, -np.inf)
+e = np.exp(s - s.max(axis=1, keepdims=True))
+expected = e / e.sum(axis=1, keepdims=True)
+"""
+
 HIDDEN_TESTS = {
     "test_missing_scale": '''\
-"""Scores are divided by sqrt(d_k) before the softmax."""
-Q = K = np.array([[2.0, 0.0], [0.0, 2.0]])
-expected = np.exp(4 / np.sqrt(2)) / (np.exp(4 / np.sqrt(2)) + 1)
-assert np.isclose(attention_weights(Q, K)[0, 0], expected), "scores are not scaled"
+"""Scores are divided by sqrt(d_k) (here the axis and n = d_k change nothing)."""
+Q = K = np.array([[-0.7, 0.6, 0.5, 0.6], [0.6, -0.7, 0.6, 0.5], [0.5, 0.6, -0.7, 0.6],
+                  [0.6, 0.5, 0.6, -0.7]])
+''' + _SOFTMAX_WITHOUT_SELF + '''\
+assert np.allclose(weights_without_self(Q, K), expected), "scores are not scaled"
 ''',
     "test_wrong_axis": '''\
-"""Each query's row of weights sums to 1 (softmax over the keys)."""
-Q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-K = np.array([[1.0, 2.0], [0.0, 1.0]])
-assert np.allclose(attention_weights(Q, K).sum(axis=1), 1.0), "rows do not sum to 1"
+"""Each query's row sums to 1 over the others: every key is the same, so 1/3 each."""
+Q = np.array([[-0.3, 1.2], [1.3, 0.5], [0.7, -0.8], [0.1, 0.4]])
+K = np.tile([[1.8, 1.5]], (4, 1))
+assert np.allclose(weights_without_self(Q, K), (1 - np.eye(4)) / 3), "not over each row"
 ''',
     "test_naive_exp_overflow": '''\
 """Large scores do not overflow: the result stays finite."""
 with np.errstate(over="ignore", invalid="ignore"):
-    w = attention_weights(np.array([[40.0, 40.0]]), np.array([[40.0, 40.0], [0.0, 0.0]]))
-assert np.all(np.isfinite(w)), "exp overflowed"
+    w = weights_without_self(np.tile([[18.0, 26.0]], (4, 1)), np.tile([[22.0, 30.0]], (4, 1)))
+assert np.allclose(w, (1 - np.eye(4)) / 3), "exp overflowed"
 ''',
     "test_dk_from_wrong_axis": '''\
-"""d_k is the length of a query (last axis), not the number of queries."""
-Q = K = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0]])
-w = attention_weights(Q, K)[0, 0]
-scaled, unscaled = np.e / (np.e + 2 * np.exp(0.5)), np.exp(2) / (np.exp(2) + 2 * np.e)
-# an unscaled result is test_missing_scale's business, not this test's
-assert np.isclose(w, scaled) or np.isclose(w, unscaled), "d_k taken from the wrong axis"
+"""d_k is the dimension of a query (last axis), not the number of queries."""
+Q = K = np.array([[0.9], [-0.9], [-0.9], [0.9]])
+''' + _SOFTMAX_WITHOUT_SELF + '''\
+assert np.allclose(weights_without_self(Q, K), expected), "d_k taken from the wrong axis"
 ''',
 }
 
@@ -74,17 +80,17 @@ def source_notebook() -> nbformat.NotebookNode:
         new_code_cell("import numpy as np"),
         _code(
             "### BEGIN SOLUTION\n" + CORRECT_CODE + "### END SOLUTION\n",
-            "attention_weights",
+            "weights_without_self",
             grade=False,
             solution=True,
             locked=False,
         ),
         _code(
-            '"""The worked example gives the lesson\'s weights."""\n'
-            "W = attention_weights(np.array([[1.0, 0], [0, 1], [1, 1]]),"
+            '"""The example of the setup cell gives the right weights."""\n'
+            "W = weights_without_self(np.array([[1.0, 0], [0, 1], [1, 1]]),"
             " np.array([[1.0, 0], [0, 1], [1, 1]]))\n"
-            "assert np.allclose(W[2], [0.2483, 0.2483, 0.5035], atol=1e-3)\n",
-            "test_attention_weights_visible",
+            "assert np.allclose(W[0], [0.0, 0.3302, 0.6698], atol=1e-3)\n",
+            "test_weights_visible",
             grade=True,
             solution=False,
             locked=True,
@@ -105,58 +111,61 @@ def source_notebook() -> nbformat.NotebookNode:
         )
     cells += [
         _code(
-            "### BEGIN SOLUTION\nsat_output = np.array([1.26, 1.50])\n### END SOLUTION\n",
-            "sat_output",
+            "### BEGIN SOLUTION\nshifted_weights = np.array([0.1, 0.2, 0.3, 0.4])\n"
+            "### END SOLUTION\n",
+            "shifted_key",
             grade=False,
             solution=True,
             locked=False,
         ),
         _code(
-            '"""sat_output is the attention output for \'sat\' (2 decimals)."""\n'
-            "assert np.allclose(sat_output, [1.26, 1.50], atol=0.006)\n",
-            "test_sat_output",
+            '"""shifted_weights is the row after the shift (to within 0.005)."""\n'
+            "assert np.allclose(shifted_weights, [0.1, 0.2, 0.3, 0.4], atol=0.005)\n",
+            "test_shifted_key",
             grade=True,
             solution=False,
             locked=True,
-            points=1,
+            points=2,
         ),
         _code(
-            '### BEGIN SOLUTION\nmc_why_scale = "B"\n### END SOLUTION\n',
-            "mc_why_scale",
+            '### BEGIN SOLUTION\nanswer_read_table = "B"\n### END SOLUTION\n',
+            "mc_read_table",
             grade=False,
             solution=True,
             locked=False,
         ),
         _code(
-            '"""mc_why_scale is one of the letters A-D."""\n'
-            'assert mc_why_scale in {"A", "B", "C", "D"}\n'
-            '### BEGIN HIDDEN TESTS\nassert mc_why_scale == "B"\n### END HIDDEN TESTS\n',
-            "test_mc_why_scale",
+            '"""answer_read_table is one of the letters A-D."""\n'
+            'assert answer_read_table in {"A", "B", "C", "D"}\n'
+            '### BEGIN HIDDEN TESTS\nassert answer_read_table == "B"\n### END HIDDEN TESTS\n',
+            "test_mc_read_table",
             grade=True,
             solution=False,
             locked=True,
-            points=1,
+            points=2,
         ),
         _code(
-            '### BEGIN SOLUTION\nmc_causal_mask = "C"\n### END SOLUTION\n',
-            "mc_causal_mask",
+            '### BEGIN SOLUTION\nanswer_duplicate_key = "C"\n### END SOLUTION\n',
+            "mc_duplicate_key",
             grade=False,
             solution=True,
             locked=False,
         ),
         _code(
-            '"""mc_causal_mask is one of the letters A-D."""\n'
-            'assert mc_causal_mask in {"A", "B", "C", "D"}\n'
-            '### BEGIN HIDDEN TESTS\nassert mc_causal_mask == "C"\n### END HIDDEN TESTS\n',
-            "test_mc_causal_mask",
+            '"""answer_duplicate_key is one of the letters A-D."""\n'
+            'assert answer_duplicate_key in {"A", "B", "C", "D"}\n'
+            '### BEGIN HIDDEN TESTS\nassert answer_duplicate_key == "C"\n'
+            "### END HIDDEN TESTS\n",
+            "test_mc_duplicate_key",
             grade=True,
             solution=False,
             locked=True,
             points=1,
         ),
         new_markdown_cell(
-            "=== BEGIN MARK SCHEME ===\nGrowth of dot products.\n=== END MARK SCHEME ===",
-            metadata=_meta("written_scaling", grade=True, solution=True, locked=False, points=2),
+            "=== BEGIN MARK SCHEME ===\nShift or scale.\n=== END MARK SCHEME ===",
+            metadata=_meta("written_shift_or_scale", grade=True, solution=True, locked=False,
+                           points=3),
         ),
     ]
     nb = new_notebook(cells=cells)

@@ -98,7 +98,7 @@ def test_a_correct_submission_passes_every_check_in_words(graded_course):
 
 def test_code_that_raised_is_named_by_its_exception_class_only(graded_course):
     text = page_text(graded_course.feedback("raises"))
-    assert "`attention_weights` raised RuntimeError when the check called it" in text
+    assert "`weights_without_self` raised RuntimeError when the check called it" in text
     hidden = html.unescape(_hidden_cells_html(graded_course.feedback("raises").read_text()))
     assert "I ran out of time" not in hidden
 
@@ -107,9 +107,9 @@ def test_printing_every_cell_run_so_far_shows_no_hidden_check(graded_course):
     """Hidden checks never run in the student's kernel: IPython's In holds none of them."""
     nb = nbformat.read(graded_course.autograded("peeks_at_hidden_tests"), as_version=4)
     [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") ==
-              "mc_causal_mask"]
+              "mc_duplicate_key"]
     printed = "".join(o.get("text", "") for o in cell.outputs)
-    assert "def attention_weights" in printed  # the print really ran ...
+    assert "def weights_without_self" in printed  # the print really ran ...
     assert "BEGIN HIDDEN TESTS" not in printed and "check(" not in printed  # ... saw no check
     assert leaks(graded_course.feedback("peeks_at_hidden_tests"), graded_course.course) == []
 

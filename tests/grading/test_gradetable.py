@@ -13,29 +13,29 @@ from course_grading.gradetable import build_grade_table, main
 
 pytestmark = pytest.mark.slow
 
-Q = ["attention_weights (/5)", "sat_output (/1)", "mc_why_scale (/1)", "mc_causal_mask (/1)",
-     "written_scaling (/2)"]
+Q = ["weights_without_self (/5)", "shifted_key (/2)", "mc_read_table (/2)",
+     "mc_duplicate_key (/1)", "written_shift_or_scale (/3)"]
 
 # student -> (status, the five question cells, total, failed hidden tests)
 EXPECTED = {
-    "s01_correct": ("graded", ["5", "1", "1", "1", "0"], "8", ""),
-    "s02_missing_scale": ("graded", ["3", "1", "1", "1", "0"], "6", "test_missing_scale"),
-    "s03_wrong_axis": ("graded", ["3", "1", "1", "1", "0"], "6", "test_wrong_axis"),
-    "s04_naive_exp": ("graded", ["4", "1", "1", "1", "0"], "7", "test_naive_exp_overflow"),
-    "s05_dk_wrong_axis": ("graded", ["3", "1", "1", "1", "0"], "6", "test_dk_from_wrong_axis"),
+    "s01_correct": ("graded", ["5", "2", "2", "1", "0"], "10", ""),
+    "s02_missing_scale": ("graded", ["3", "2", "2", "1", "0"], "8", "test_missing_scale"),
+    "s03_wrong_axis": ("graded", ["3", "2", "2", "1", "0"], "8", "test_wrong_axis"),
+    "s04_naive_exp": ("graded", ["4", "2", "2", "1", "0"], "9", "test_naive_exp_overflow"),
+    "s05_dk_wrong_axis": ("graded", ["3", "2", "2", "1", "0"], "8", "test_dk_from_wrong_axis"),
     "s06_blank": (
         "graded", ["0", "0", "0", "0", "0"], "0",
         "test_missing_scale (NameError) test_wrong_axis (NameError) "
         "test_naive_exp_overflow (NameError) test_dk_from_wrong_axis (NameError)",
     ),
-    "s07_wrong_mc": ("graded", ["5", "1", "0", "0", "0"], "6", ""),
+    "s07_wrong_mc": ("graded", ["5", "2", "0", "0", "0"], "7", ""),
     "s08_written": (
-        "graded; needs manual grade: written_scaling",
-        ["5", "1", "1", "1", "needs manual grade"], "8 + pending", "",
+        "graded; needs manual grade: written_shift_or_scale",
+        ["5", "2", "2", "1", "needs manual grade"], "10 + pending", "",
     ),
-    "s09_written_graded": ("graded", ["5", "1", "1", "1", "1.5"], "9.5", ""),
+    "s09_written_graded": ("graded", ["5", "2", "2", "1", "1.5"], "11.5", ""),
     "s10_two_mistakes": (
-        "graded", ["2", "1", "1", "1", "0"], "5", "test_missing_scale test_wrong_axis",
+        "graded", ["2", "2", "2", "1", "0"], "7", "test_missing_scale test_wrong_axis",
     ),
 }
 UNGRADED = {
@@ -50,7 +50,7 @@ UNGRADED = {
 
 def test_header_has_one_column_per_question_with_its_maximum(mini_graded_course):
     table = build_grade_table(mini_graded_course.root)
-    assert table.header == ["student", "status", *Q, "total (/10)", "failed hidden tests"]
+    assert table.header == ["student", "status", *Q, "total (/13)", "failed hidden tests"]
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -59,7 +59,7 @@ def test_graded_submissions_exact_cells(mini_graded_course, student):
     row = build_grade_table(mini_graded_course.root).row(student)
     assert row["status"] == status
     assert [row[q] for q in Q] == cells
-    assert row["total (/10)"] == total
+    assert row["total (/13)"] == total
     assert row["failed hidden tests"] == failed
 
 
@@ -69,7 +69,7 @@ def test_ungraded_submissions_say_why_in_every_cell_never_zero(mini_graded_cours
     row = build_grade_table(mini_graded_course.root).row(student)
     assert row["status"] == reason
     assert [row[q] for q in Q] == [reason] * 5
-    assert row["total (/10)"] == reason
+    assert row["total (/13)"] == reason
 
 
 def test_every_student_appears_once_in_order(mini_graded_course):
@@ -95,9 +95,9 @@ def test_nbgrader_export_scores_the_broken_ones_zero_and_the_table_does_not(mini
     exported = {r["student_id"]: r for r in csv.DictReader(out.open())}
     assert float(exported["s11_corrupt"]["score"]) == 0.0
     assert float(exported["s12_renamed"]["score"]) == 0.0
-    assert float(exported["s01_correct"]["score"]) == 8.0
+    assert float(exported["s01_correct"]["score"]) == 10.0
     table = build_grade_table(mini_graded_course.root)
-    assert table.row("s11_corrupt")["total (/10)"].startswith("ungraded: corrupt")
+    assert table.row("s11_corrupt")["total (/13)"].startswith("ungraded: corrupt")
 
 
 def test_cli_writes_csv_and_prints_table(mini_graded_course, tmp_path):
@@ -108,10 +108,10 @@ def test_cli_writes_csv_and_prints_table(mini_graded_course, tmp_path):
         capture_output=True, text=True, check=True,
     )
     rows = list(csv.reader(out.open()))
-    assert rows[0] == ["student", "status", *Q, "total (/10)", "failed hidden tests"]
+    assert rows[0] == ["student", "status", *Q, "total (/13)", "failed hidden tests"]
     by_student = {r[0]: r for r in rows[1:]}
     assert by_student["s04_naive_exp"] == [
-        "s04_naive_exp", "graded", "4", "1", "1", "1", "0", "7", "test_naive_exp_overflow"
+        "s04_naive_exp", "graded", "4", "2", "2", "1", "0", "9", "test_naive_exp_overflow"
     ]
     assert by_student["s11_corrupt"][2:8] == ["ungraded: corrupt notebook (not valid JSON)"] * 6
     lines = proc.stdout.splitlines()

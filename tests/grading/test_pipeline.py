@@ -17,50 +17,54 @@ GRADE_IDS = CHECKPOINT.grade_ids
 
 pytestmark = pytest.mark.slow
 
-VISIBLE = "test_attention_weights_visible"
-SAT = "test_sat_output"
-AUTO = [g for g in GRADE_IDS if g != "written_scaling"]
+VISIBLE = "test_weights_visible"
+SHIFT = "test_shifted_key"
+WRITTEN = "written_shift_or_scale"
+AUTO = [g for g in GRADE_IDS if g != WRITTEN]
 
 # kind -> the autograded checks it fails (everything else scores full points); the
 # written answer waits for a human (0 until graded by hand).
 FAILS = {
     "correct": set(),
-    "mistake_missing_scale": {VISIBLE, "test_missing_scale", SAT},
-    "mistake_wrong_axis": {VISIBLE, "test_wrong_axis", SAT},
+    "mistake_missing_scale": {VISIBLE, "test_missing_scale"},
+    "mistake_wrong_axis": {VISIBLE, "test_wrong_axis"},
     "mistake_naive_exp_overflow": {"test_naive_exp_overflow"},
-    "mistake_dk_from_wrong_axis": {VISIBLE, "test_dk_from_wrong_axis", SAT},
+    "mistake_dk_from_wrong_axis": {VISIBLE, "test_dk_from_wrong_axis"},
     "blank": set(AUTO),
     "raises": {VISIBLE, *HIDDEN_TEST_IDS},
-    "infinite_loop": {SAT},
+    "infinite_loop": {SHIFT},
     "prints_megabytes": set(),
-    "edited_tests": {VISIBLE, "test_missing_scale", SAT},  # restored from the source
+    "edited_tests": {VISIBLE, "test_missing_scale"},  # restored from the source
     "deleted_test_cells": set(),  # the deleted cells are put back and graded
     "other_kernelspec": set(),  # graded with the source's python3 kernel
     "peeks_at_hidden_tests": set(),
     # replacing np.allclose, course_lib's reference etc. in the kernel changes nothing
-    "monkeypatches_checks": {VISIBLE, "test_missing_scale", SAT},
-    # course_lib cannot be imported where the quiz is graded: no attention_weights at all
-    "uses_course_lib": {VISIBLE, *HIDDEN_TEST_IDS, SAT},
+    "monkeypatches_checks": {VISIBLE, "test_missing_scale"},
+    # course_lib cannot be imported where the quiz is graded: no function at all
+    "uses_course_lib": {VISIBLE, *HIDDEN_TEST_IDS},
+    # every answer lifted from a lesson or the self-study (issue 30): nothing scores
+    "copies_lessons": set(AUTO),
 }
 UNGRADABLE = {"renamed", "corrupt_json"}  # autograde refuses them; the gradebook holds 0s
 
-# the exact totals (out of 8 autograded points) that the table above implies
+# the exact totals (out of 10 autograded points) that the table above implies
 TOTALS = {
-    "correct": 8,
-    "mistake_missing_scale": 5,
-    "mistake_wrong_axis": 5,
-    "mistake_naive_exp_overflow": 7,
-    "mistake_dk_from_wrong_axis": 5,
+    "correct": 10,
+    "mistake_missing_scale": 8,
+    "mistake_wrong_axis": 8,
+    "mistake_naive_exp_overflow": 9,
+    "mistake_dk_from_wrong_axis": 8,
     "blank": 0,
-    "raises": 3,
-    "infinite_loop": 7,
-    "prints_megabytes": 8,
-    "edited_tests": 5,
-    "deleted_test_cells": 8,
-    "other_kernelspec": 8,
-    "peeks_at_hidden_tests": 8,
-    "monkeypatches_checks": 5,
-    "uses_course_lib": 2,
+    "raises": 5,
+    "infinite_loop": 8,
+    "prints_megabytes": 10,
+    "edited_tests": 8,
+    "deleted_test_cells": 10,
+    "other_kernelspec": 10,
+    "peeks_at_hidden_tests": 10,
+    "monkeypatches_checks": 8,
+    "uses_course_lib": 5,
+    "copies_lessons": 0,
     "renamed": 0,
     "corrupt_json": 0,
 }
@@ -74,11 +78,26 @@ def test_every_kind_of_submission_is_covered():
 def test_exact_score_of_each_submission(graded_course, kind):
     got = grades(graded_course.course, kind)
     want = {
-        g: (0.0 if g in FAILS[kind] or g == "written_scaling" else float(GRADE_IDS[g]))
+        g: (0.0 if g in FAILS[kind] or g == WRITTEN else float(GRADE_IDS[g]))
         for g in GRADE_IDS
     }
     assert got == want
     assert sum(got.values()) == TOTALS[kind]
+
+
+def test_copying_the_lessons_scores_no_more_than_knowing_nothing(graded_course):
+    """Issue 30, graded by nbgrader autograde: every answer lifted from a lesson or the
+    self-study earns no more autograded points than the blank notebook, and the verdicts
+    name what the copy shows."""
+    auto = {g: p for g, p in grades(graded_course.course, "copies_lessons").items()
+            if g in AUTO}
+    blank = {g: p for g, p in grades(graded_course.course, "blank").items() if g in AUTO}
+    assert sum(auto.values()) <= sum(blank.values())
+    nb = nbformat.read(graded_course.autograded("copies_lessons"), as_version=4)
+    named = {c.metadata["nbgrader"]["grade_id"]: c.metadata["course"]["verdict"]["mistake"]
+             for c in nb.cells if "verdict" in c.metadata.get("course", {})}
+    assert named[VISIBLE] == "no_mask" and named[SHIFT] == "row_shift_rule"
+    assert all(named[t] == "no_mask" for t in HIDDEN_TEST_IDS)
 
 
 @pytest.mark.parametrize("kind", sorted(UNGRADABLE))
@@ -108,7 +127,7 @@ def test_one_broken_submission_never_stops_the_others(graded_course):
 def test_the_infinite_loop_was_stopped_by_the_per_cell_timeout(graded_course):
     nb = nbformat.read(graded_course.autograded("infinite_loop"), as_version=4)
     cell = next(
-        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sat_output"
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "shifted_key"
     )
     errors = [o for o in cell.outputs if o.output_type == "error"]
     assert errors and errors[-1].ename in {"CellTimeoutError", "KeyboardInterrupt"}, errors
@@ -151,7 +170,7 @@ def test_export_has_one_row_per_submission_with_the_exact_score(graded_course):
     assert set(rows) == set(KINDS)
     for kind, total in TOTALS.items():
         assert float(rows[kind]["score"]) == total, kind
-        assert float(rows[kind]["max_score"]) == 10.0
+        assert float(rows[kind]["max_score"]) == 13.0
 
 
 def test_zz_the_gradebook_keeps_every_other_grade(graded_course):
@@ -164,14 +183,14 @@ def test_zz_the_gradebook_keeps_every_other_grade(graded_course):
     course, api = graded_course.course, graded_course.api
     db = f"sqlite:///{course / 'gradebook.db'}"
     with Gradebook(db) as gb:  # the instructor grades a written answer by hand
-        grade = gb.find_grade("written_scaling", "checkpoint", "checkpoint", "correct")
+        grade = gb.find_grade(WRITTEN, "checkpoint", "checkpoint", "correct")
         grade.manual_score = 2.0
         gb.db.commit()
     before = {kind: grades(course, kind) for kind in KINDS}
-    assert before["correct"]["written_scaling"] == 2.0
+    assert before["correct"][WRITTEN] == 2.0
     for kind in ("corrupt_json", "renamed", "blank"):
         result = api.autograde("checkpoint", kind)
         assert result["success"] is (kind == "blank"), (kind, result.get("error"))
     after = {kind: grades(course, kind) for kind in KINDS}
     assert after == before
-    assert sum(after["correct"].values()) == 10.0
+    assert sum(after["correct"].values()) == 12.0  # 10 autograded + the 2 given by hand

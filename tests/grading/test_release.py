@@ -56,9 +56,10 @@ def test_the_release_holds_no_solution_hidden_test_or_answer(graded_course):
         "END SOLUTION",
         *(
             f'answer_{q} = "{graded_course.variant.mc_answer(q)}"'
-            for q in ("why_scale", "causal_mask")
+            for q in ("read_table", "duplicate_key")
         ),
-        *(f'right="{graded_course.variant.mc_answer(q)}"' for q in ("why_scale", "causal_mask")),
+        *(f'right="{graded_course.variant.mc_answer(q)}"'
+          for q in ("read_table", "duplicate_key")),
     ]
     found = [n for n in needles if n in released]
     assert found == []
@@ -94,15 +95,15 @@ def _validator(course):
         ("correct", set()),
         ("mistake_naive_exp_overflow", set()),  # only a hidden test catches it
         # question 2's visible check looks at the form only: a wrong function passes it
-        ("mistake_missing_scale", {"test_attention_weights_visible"}),
+        ("mistake_missing_scale", {"test_weights_visible"}),
         (
             "blank",
             {
-                "test_attention_weights_visible",
-                "test_sat_output",
-                "test_mc_why_scale",
-                "test_mc_causal_mask",
-                "written_scaling",  # validate flags an unanswered written answer too
+                "test_weights_visible",
+                "test_shifted_key",
+                "test_mc_read_table",
+                "test_mc_duplicate_key",
+                "written_shift_or_scale",  # validate flags an unanswered written answer too
             },
         ),
     ],

@@ -36,11 +36,11 @@ def test_mistake_counts_come_from_the_failing_hidden_tests(mini_graded_course):
 def test_score_distributions_leave_out_ungraded_and_pending(mini_graded_course):
     s = summarize(build_grade_table(mini_graded_course.root))
     assert s.n_graded == 10
-    assert s.distributions["attention_weights"] == Counter({5: 4, 3: 3, 4: 1, 2: 1, 0: 1})
-    assert s.distributions["mc_why_scale"] == Counter({1: 8, 0: 2})
-    assert s.distributions["written_scaling"] == Counter({0: 8, 1.5: 1})
-    assert s.pending == {"attention_weights": 0, "sat_output": 0, "mc_why_scale": 0,
-                         "mc_causal_mask": 0, "written_scaling": 1}
+    assert s.distributions["weights_without_self"] == Counter({5: 4, 3: 3, 4: 1, 2: 1, 0: 1})
+    assert s.distributions["mc_read_table"] == Counter({2: 8, 0: 2})
+    assert s.distributions["written_shift_or_scale"] == Counter({0: 8, 1.5: 1})
+    assert s.pending == {"weights_without_self": 0, "shifted_key": 0, "mc_read_table": 0,
+                         "mc_duplicate_key": 0, "written_shift_or_scale": 1}
     assert s.ungraded == {
         "s11_corrupt": "corrupt notebook (not valid JSON)",
         "s12_renamed": "renamed notebook (expected 'checkpoint.ipynb', "
@@ -67,7 +67,7 @@ def test_markdown_report_describes_the_pictures_in_words(report):
     assert "15 students: 10 graded, 4 could not be graded, 1 without a submission." in md
     assert "![Score distribution per question](scores.png)" in md
     assert "![Diagnosed mistakes](mistakes.png)" in md
-    assert ("- attention_weights (out of 5): 4 of 10 graded students full marks, 1 scored 0, "
+    assert ("- weights_without_self (out of 5): 4 of 10 graded students full marks, 1 scored 0, "
             "mean 3.50 (1 scored 0, 1 scored 2, 3 scored 3, 1 scored 4, 4 scored 5). "
             "4 could not be graded.") in md
     assert "1 wait for a manual grade." in md
@@ -75,14 +75,14 @@ def test_markdown_report_describes_the_pictures_in_words(report):
             "2 of 10 graded students.") in md
     assert ("| test_wrong_axis | softmax over the wrong axis (columns, not rows) | 2 | "
             "s03_wrong_axis, s10_two_mistakes |") in md
-    assert "| - | function missing or crashed | 1 | s06_blank |" in md
+    assert "| - | function missing, crashed or wrong on every check | 1 | s06_blank |" in md
     assert "| s14_kernel_dies | autograde failed (no autograded notebook) |" in md
 
 
 def test_html_report_has_the_images_with_alt_text(report):
     _, out = report
     page = (out / "report.html").read_text()
-    assert '<img src="scores.png" alt="attention_weights (out of 5): 4 of 10' in page
+    assert '<img src="scores.png" alt="weights_without_self (out of 5): 4 of 10' in page
     assert '<img src="mistakes.png" alt="forgot to divide the scores by sqrt(d_k)' in page
     assert "<td>s11_corrupt</td><td>corrupt notebook (not valid JSON)</td>" in page
 
@@ -115,7 +115,10 @@ def test_real_checkpoint_mistakes_are_diagnosed_one_each(graded_course):
         "test_naive_exp_overflow": ["mistake_naive_exp_overflow"],
         "test_dk_from_wrong_axis": ["mistake_dk_from_wrong_axis"],
     }
-    assert s.crashed == ["blank", "raises", "uses_course_lib"]
+    # the copy of the lessons fails every hidden check with the verdict "no_mask": no
+    # hidden check's own mistake is counted for it
+    assert s.crashed == ["blank", "copies_lessons", "raises", "uses_course_lib"]
+    assert "test_missing_scale (no_mask)" in table_row_text(s, "copies_lessons")
     assert s.ungraded == {
         "corrupt_json": "corrupt notebook (not valid JSON)",
         "renamed": "renamed notebook (expected 'checkpoint.ipynb', "
@@ -124,20 +127,25 @@ def test_real_checkpoint_mistakes_are_diagnosed_one_each(graded_course):
     assert s.n_graded == len(s.table.rows) - 2
 
 
+def table_row_text(s, student: str) -> str:
+    return " ".join(str(v) for v in s.table.row(student).values())
+
+
 def test_real_checkpoint_table_and_report(graded_course, tmp_path):
     table = build_grade_table(graded_course.course)
     assert table.header == [
-        "student", "status", "attention_weights (/5)", "sat_output (/1)",
-        "mc_why_scale (/1)", "mc_causal_mask (/1)", "written_scaling (/2)", "total (/10)",
+        "student", "status", "weights_without_self (/5)", "shifted_key (/2)",
+        "mc_read_table (/2)", "mc_duplicate_key (/1)", "written_shift_or_scale (/3)",
+        "total (/13)",
         "failed hidden tests",
     ]
     # (not "correct": test_pipeline.py grades that student's written answer by hand)
     assert list(table.row("other_kernelspec").values()) == [
-        "other_kernelspec", "graded; needs manual grade: written_scaling",
-        "5", "1", "1", "1", "needs manual grade", "8 + pending", "",
+        "other_kernelspec", "graded; needs manual grade: written_shift_or_scale",
+        "5", "2", "2", "1", "needs manual grade", "10 + pending", "",
     ]
     assert list(table.row("raises").values())[2:] == [
-        "0", "1", "1", "1", "needs manual grade", "3 + pending",
+        "0", "2", "2", "1", "needs manual grade", "5 + pending",
         "test_missing_scale (RuntimeError) test_wrong_axis (RuntimeError) "
         "test_naive_exp_overflow (RuntimeError) test_dk_from_wrong_axis (RuntimeError)",
     ]

@@ -46,10 +46,9 @@ ASSIGNMENT = "checkpoint"
 # config is the quiz's own nbgrader_config.py followed by deploy/course_nbgrader_config.py.
 QUIZ = REPO / "quiz"
 ASSIGNMENT_SOURCE = QUIZ / "source" / ASSIGNMENT
-ANSWER_CELL = "attention_weights"
-VISIBLE_TEST = "test_attention_weights_visible"
+ANSWER_CELL = "weights_without_self"
+VISIBLE_TEST = "test_weights_visible"
 SCALE_TEST = "test_missing_scale"
-SAT_TEST = "test_sat_output"
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 ENV_CACHE = Path(os.environ.get("ATTENTION_HUB_ENV_CACHE", "/var/cache/attention-course"))
@@ -126,7 +125,7 @@ def answer_notebook(nb: dict, kind: str) -> dict:
     """The released notebook ``nb`` (JSON dict) answered as a ``kind`` student would.
 
     ``correct`` answers every question right, ``wrong`` forgets the 1/sqrt(d_k) in
-    ``attention_weights`` (and so gets the 'sat' output wrong too), ``blank`` hands the
+    ``weights_without_self`` (the other answers right), ``blank`` hands the
     released notebook back untouched. The answers are quiz-core's (course_grading).
     """
     from course_grading.mistakes import MISTAKES
@@ -149,7 +148,7 @@ def expected_failures(kind: str, grade_ids: Sequence[str]) -> set[str]:
     if kind == "correct":
         return set()
     if kind == "wrong":
-        return {VISIBLE_TEST, SCALE_TEST, SAT_TEST}
+        return {VISIBLE_TEST, SCALE_TEST}
     return {g for g in grade_ids if g.startswith("test_")}
 
 

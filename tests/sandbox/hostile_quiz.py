@@ -1,8 +1,8 @@
 """Hostile submissions to the real checkpoint quiz, one per class of attack seen in review.
 
-Every hostile student answers everything *wrong* (raw scores for ``attention_weights``,
-``[0, 0]`` for 'sat', a wrong letter for both multiple-choice questions: 0 of 8 autograded
-points when graded honestly) and adds an attack to the first answer cell. Graded by plain
+Every hostile student answers everything *wrong* (raw scores for ``weights_without_self``,
+zeros for the derived row, a wrong letter for both multiple-choice questions: 0 of 10
+autograded points when graded honestly) and adds an attack to the first answer cell. Graded by plain
 nbgrader, which runs each check inside the student's kernel, the attack earns points it
 should not; graded by this course (checks decided on the instructor's side, student code in
 the sandbox) it earns exactly its honest 0.
@@ -26,17 +26,17 @@ NOTEBOOK = "checkpoint.ipynb"
 
 #: Wrong everywhere: raw scores are not weights (no row sums to 1, on any input).
 WRONG_WEIGHTS = '''
-def attention_weights(Q, K):
+def weights_without_self(Q, K):
     """The raw scores, not softmax(QK^T / sqrt(d_k)): wrong on every input."""
     return np.asarray(Q, dtype=float) @ np.asarray(K, dtype=float).T
 '''
 
 WRONG = {
-    "attention_weights": WRONG_WEIGHTS,
-    "sat_output": "sat_output = np.array([0.0, 0.0])",
-    "mc_why_scale": 'answer_why_scale = "D"',
-    "mc_causal_mask": 'answer_causal_mask = "D"',
-    "written_scaling": "I do not know.",
+    "weights_without_self": WRONG_WEIGHTS,
+    "shifted_key": "shifted_weights = np.array([0.0, 0.0, 0.0, 0.0])",
+    "mc_read_table": 'answer_read_table = "D"',
+    "mc_duplicate_key": 'answer_duplicate_key = "D"',
+    "written_shift_or_scale": "I do not know.",
 }
 
 # Sleep of the "slow_hooks" attack before every cell, and the limits the tests grade with:
@@ -84,7 +84,7 @@ PLAIN_CELL_TIMEOUT = 300
 
 ATTACKS: dict[str, dict[str, str]] = {
     # 1. IPython hooks installed by an answer cell
-    "hook_ast": {"attention_weights": '''
+    "hook_ast": {"weights_without_self": '''
 import ast as _ast
 
 
@@ -100,7 +100,7 @@ class _NoChecks(_ast.NodeTransformer):
 
 get_ipython().ast_transformers.append(_NoChecks())
 ''' + WRONG_WEIGHTS},
-    "hook_input": {"attention_weights": '''
+    "hook_input": {"weights_without_self": '''
 def _rewrite(lines):
     """Every later cell's check( becomes a call of a function that does nothing."""
     return [line.replace("check(", "(lambda *a, **k: None)(") for line in lines]
@@ -108,18 +108,19 @@ def _rewrite(lines):
 
 get_ipython().input_transformers_post.append(_rewrite)
 ''' + WRONG_WEIGHTS},
-    "hook_first_result": {"attention_weights": '''
+    "hook_first_result": {"weights_without_self": '''
 _shell = get_ipython()
 
 
 def _score_first(info):
-    """An execute result of 1 before every cell: nbgrader scores a cell by its first one."""
-    _shell.displayhook(1)
+    """An execute result before every cell: nbgrader scores a cell by its first one, and
+    a result that is not a number is full credit (a 1 would be 1 point of a 2-point cell)."""
+    _shell.displayhook("full credit")
 
 
 _shell.events.register("pre_run_cell", _score_first)
 ''' + WRONG_WEIGHTS},
-    "hook_run_cell": {"attention_weights": '''
+    "hook_run_cell": {"weights_without_self": '''
 _shell = get_ipython()
 _run_cell, _run_cell_async = _shell.run_cell, _shell.run_cell_async
 
@@ -142,7 +143,7 @@ _shell.run_cell, _shell.run_cell_async = _skip_checks, _skip_checks_async
 ''' + WRONG_WEIGHTS},
     # 2. objects that lie: answers whose conversion reads the check's inputs from the
     # caller's frames, and the checker replaced in the student's own process
-    "lying_objects": {"attention_weights": '''
+    "lying_objects": {"weights_without_self": '''
 import sys as _sys
 
 try:
@@ -163,16 +164,17 @@ class _Liar:
         frame = _sys._getframe(1)
         while frame is not None:
             inputs = frame.f_locals.get("inputs")
-            if isinstance(inputs, dict) and "V" in inputs:
-                Q, K, V = (np.asarray(inputs[n], dtype=float) for n in "QKV")
+            if isinstance(inputs, dict) and "key" in inputs:
+                Q, K = (np.asarray(inputs[n], dtype=float) for n in "QK")
                 s = Q @ K.T / np.sqrt(Q.shape[-1])
+                s[:, int(inputs["key"])] += float(inputs["c"])
                 w = np.exp(s - s.max(-1, keepdims=True))
-                return ((w / w.sum(-1, keepdims=True)) @ V)[int(inputs["row"])]
+                return (w / w.sum(-1, keepdims=True))[int(inputs["row"])]
             frame = frame.f_back
-        return np.array([0.0, 0.0])
-''' + WRONG_WEIGHTS, "sat_output": "sat_output = _Liar()"},
+        return np.array([0.0, 0.0, 0.0, 0.0])
+''' + WRONG_WEIGHTS, "shifted_key": "shifted_weights = _Liar()"},
     # 3. files inside the sandbox: the notebook being graded, printed encoded
-    "reads_graded_notebook": {"attention_weights": '''
+    "reads_graded_notebook": {"weights_without_self": '''
 import base64 as _b64
 import glob as _glob
 import re as _re
@@ -181,24 +183,24 @@ _right = {}
 for _path in _glob.glob("*.ipynb"):
     _text = open(_path, encoding="utf-8").read().replace('\\\\"', '"')
     print("READ", _path, _b64.b64encode(_text.encode()).decode()[:400])
-    for _m in _re.finditer(r'check\\("test_mc_\\w+", (answer_\\w+), right="([A-D])"\\)', _text):
+    for _m in _re.finditer(r'check\\("test_mc_\\w+", (answer_\\w+), right="([A-D])"', _text):
         _right[_m.group(1)] = _m.group(2)
 print("RIGHT LETTERS FOUND", sorted(_right.items()))
 ''' + WRONG_WEIGHTS,
-        "mc_why_scale": 'answer_why_scale = _right.get("answer_why_scale", "D")',
-        "mc_causal_mask": 'answer_causal_mask = _right.get("answer_causal_mask", "D")'},
+        "mc_read_table": 'answer_read_table = _right.get("answer_read_table", "D")',
+        "mc_duplicate_key": 'answer_duplicate_key = _right.get("answer_duplicate_key", "D")'},
     # 4. student HTML and JavaScript for the instructor's browser
     "html_for_the_instructor": {
-        "attention_weights": '''
+        "weights_without_self": '''
 from IPython.display import HTML, Javascript, display
 
 display(HTML('<img src=x onerror="document.title=\\'HOSTILE-HTML\\'">'))
 display(Javascript("document.title = 'HOSTILE-JS'"))
 ''' + WRONG_WEIGHTS,
-        "written_scaling": '<img src=x onerror="document.title=\'HOSTILE-MD\'">\n\n'
+        "written_shift_or_scale": '<img src=x onerror="document.title=\'HOSTILE-MD\'">\n\n'
                            "[click me](javascript:document.title='HOSTILE-LINK')"},
     # 5. the grader's terminal: escape sequences, and a look for an inherited terminal
-    "terminal": {"attention_weights": '''
+    "terminal": {"weights_without_self": '''
 import os as _os
 
 print("TTYS", [fd for fd in range(64) if _os.isatty(fd)], flush=True)
@@ -206,17 +208,17 @@ _os.write(2, b"\\x1b]0;HOSTILE-TITLE\\x07\\x1b[2JHOSTILE-STDERR\\n")
 _os.write(1, b"HOSTILE-STDOUT\\n")
 ''' + WRONG_WEIGHTS},
     # 6. resources: an output flood, a hook that stays under the cell limit, inodes
-    "output_flood": {"attention_weights": 'print("x" * 50_000_000)\n' + WRONG_WEIGHTS},
-    "output_flood_lines": {"attention_weights": '''
+    "output_flood": {"weights_without_self": 'print("x" * 50_000_000)\n' + WRONG_WEIGHTS},
+    "output_flood_lines": {"weights_without_self": '''
 for _line in range(60):
     print("y" * 1_000_000, flush=True)  # one message each
 ''' + WRONG_WEIGHTS},
-    "slow_hooks": {"attention_weights": f'''
+    "slow_hooks": {"weights_without_self": f'''
 import time as _time
 
 get_ipython().events.register("pre_run_cell", lambda info: _time.sleep({HOOK_SLEEP}))
 ''' + WRONG_WEIGHTS},
-    "inode_fill": {"attention_weights": f'''
+    "inode_fill": {"weights_without_self": f'''
 import os as _os
 
 _made = 0
@@ -259,10 +261,10 @@ def make_corpus(course: Path) -> list[str]:
     """
     released = nbformat.read(course / "release" / "checkpoint" / NOTEBOOK, as_version=4)
     facts = quiz_facts(nbformat.read(course / "source" / "checkpoint" / NOTEBOOK, 4))
-    right = {**answers_for(facts, CORRECT_ANSWER), "written_scaling": WRITTEN_ANSWER}
+    right = {**answers_for(facts, CORRECT_ANSWER), "written_shift_or_scale": WRITTEN_ANSWER}
     students = {"right": right, "wrong": dict(WRONG),
-                RIGHT_LATE_OUTPUT: {**right, "attention_weights":
-                                    LATE_IDLE + right["attention_weights"]}}
+                RIGHT_LATE_OUTPUT: {**right, "weights_without_self":
+                                    LATE_IDLE + right["weights_without_self"]}}
     for name, cells in ATTACKS.items():
         students[name] = {**WRONG, **cells}
     for name, answers in students.items():

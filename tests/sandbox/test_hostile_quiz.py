@@ -45,8 +45,8 @@ from course_grading.pipeline import copy_course, open_api, tool_path
 from course_lib.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
-AUTOGRADED = [g for g in CHECKPOINT.grade_ids if g != "written_scaling"]
-FULL = 8.0
+AUTOGRADED = [g for g in CHECKPOINT.grade_ids if g != "written_shift_or_scale"]
+FULL = 10.0
 
 PLAIN_CONFIG = f"""
 c = get_config()  # noqa: F821
@@ -75,7 +75,7 @@ class Run:
                 except MissingEntry:
                     continue
                 out[student.id] = {g.name: float(g.auto_score or 0.0) for g in nb.grades
-                                   if g.name != "written_scaling"}
+                                   if g.name != "written_shift_or_scale"}
         return out
 
     def total(self, student: str) -> float:
@@ -90,7 +90,7 @@ class Run:
                                  "what the grading said:\n" + "\n".join(said[-25:]))
         return path
 
-    def printed(self, student: str, grade_id: str = "attention_weights") -> str:
+    def printed(self, student: str, grade_id: str = "weights_without_self") -> str:
         nb = nbformat.read(self.autograded(student), as_version=4)
         [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") ==
                   grade_id]
@@ -199,7 +199,7 @@ def test_every_attack_earns_exactly_its_honest_zero_here(runs, run, attack):
 
 
 def test_lying_objects_and_a_patched_checker_fool_plain_nbgrader(runs):
-    # the patched judge passes every check; the lying sat_output even computes the row
+    # the patched judge passes every check; the lying shifted_weights even computes the row
     assert runs["plain"].total("lying_objects") == FULL
     for run in GRADED_RUNS:
         assert "course_lib is not there to patch" in runs[run].printed("lying_objects")
@@ -207,9 +207,9 @@ def test_lying_objects_and_a_patched_checker_fool_plain_nbgrader(runs):
 
 def test_the_notebook_being_graded_is_not_in_the_sandbox(runs):
     plain = runs["plain"].printed("reads_graded_notebook")
-    assert "RIGHT LETTERS FOUND [('answer_causal_mask', 'A'), ('answer_why_scale', 'C')]" \
-        in plain
-    assert runs["plain"].scores()["reads_graded_notebook"]["test_mc_why_scale"] == 1.0
+    assert ("RIGHT LETTERS FOUND [('answer_duplicate_key', 'C'), ('answer_read_table', 'B')]"
+            in plain)
+    assert runs["plain"].scores()["reads_graded_notebook"]["test_mc_read_table"] == 2.0
     for run in GRADED_RUNS:
         printed = runs[run].printed("reads_graded_notebook")
         assert "RIGHT LETTERS FOUND []" in printed  # only the student's own notebook there
@@ -295,7 +295,7 @@ def test_a_deeply_nested_notebook_breaks_plain_readers_but_not_the_class_tools(r
         table = build_grade_table(runs[run].course)
         assert table.row(DEEP_JSON)["status"] == (
             "ungraded: corrupt notebook (JSON nested too deeply to be a notebook)")
-        assert table.row("right")["total (/10)"].startswith("8")
+        assert table.row("right")["total (/13)"].startswith("10")
         summary = write_report(runs[run].course, tmp_path / run)
         assert DEEP_JSON in summary.ungraded
 
