@@ -1151,6 +1151,7 @@ _REASONING = frozenset({
     "check_mat_key",
     "check_own_the_output",
     "check_rows_the_bug_changes",
+    "check_spread_by_hand",
     "check_table_bytes",
     "check_table_sizes",
     "check_weights_for_point",

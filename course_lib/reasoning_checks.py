@@ -15,6 +15,7 @@ check                              the student returns                          
 =================================  =================================================  ======
 :func:`check_table_sizes`          numbers in the score table and the output          01
 :func:`check_which_is_qkt`         "A" or "B": which product is QKᵀ                   02
+:func:`check_spread_by_hand`       the spread of q·k for entries not of variance 1    03
 :func:`check_breaks_global_max`    a table on which a given softmax goes wrong        04
 :func:`check_weights_for_point`    weights that blend the values into a point         05
 :func:`check_own_the_output`       the output of 'the' with keys of their own         06
@@ -54,6 +55,7 @@ __all__ = [
     "check_mat_key",
     "check_own_the_output",
     "check_rows_the_bug_changes",
+    "check_spread_by_hand",
     "check_table_bytes",
     "check_table_sizes",
     "check_weights_for_point",
@@ -161,6 +163,84 @@ def check_which_is_qkt(answer: Any) -> CheckResult:
         {"B": ("transposed_table", "B's row i holds key i against every query, the "
                "transpose of the table; it only looks right when the table is symmetric. "
                "Run both on the keys of their own.")})
+
+
+# ------------------------------------------------------------------------------ lesson 03
+
+#: Lesson 03's head for the spread by hand: d_k, and the standard deviation of the
+#: entries of the queries and of the keys (mean 0, all independent).
+SPREAD_EXAMPLE = (16, 2.0, 3.0)
+
+
+def check_spread_by_hand(answer: Any) -> CheckResult:
+    r"""The spread of q·k, and of q·k/√d_k, for entries of standard deviation 2 and 3.
+
+    With independent entries of mean 0, :math:`\mathrm{Var}(q_i k_i) = \sigma_q^2
+    \sigma_k^2` and the :math:`d_k` variances add, so the standard deviation of
+    :math:`q\cdot k` is :math:`\sigma_q \sigma_k \sqrt{d_k}`. The student returns it and
+    what is left after dividing by :math:`\sqrt{d_k}` (:data:`SPREAD_EXAMPLE`).
+
+    Examples
+    --------
+    >>> check_spread_by_hand(lambda: [4, 1]).mistake
+    'unit_variance_assumed'
+    >>> check_spread_by_hand(lambda: [576, 144]).mistake
+    'variance_not_spread'
+    """
+    d_k, sd_q, sd_k = SPREAD_EXAMPLE
+    root = float(np.sqrt(d_k))
+    spread = sd_q * sd_k * root
+    first = [  # wrong spreads of q·k, each with its mistake
+        ("unit_variance_assumed", root, "the first number is the spread for entries of "
+         "variance 1; here each product q_i·k_i has variance σ_q²·σ_k²."),
+        ("one_spread_only", sd_q * root, "each product q_i·k_i carries the spread of "
+         "both vectors: its variance is σ_q²·σ_k², not one of them."),
+        ("one_spread_only", sd_k * root, "each product q_i·k_i carries the spread of "
+         "both vectors: its variance is σ_q²·σ_k², not one of them."),
+        ("spreads_added", (sd_q + sd_k) * root, "in a product the spreads multiply; "
+         "they do not add."),
+        ("variance_not_spread", spread**2, "the first number is a variance; the spread "
+         "is its square root, the standard deviation."),
+        ("no_square_root_of_d_k", sd_q * sd_k * d_k, "the d_k variances add, so the "
+         "variance grows like d_k and the standard deviation like √d_k, not d_k."),
+    ]
+    second = [  # wrong spreads after the scaling, with a right first number
+        ("scaling_always_gives_one", 1.0, "dividing by √d_k takes out the growth with "
+         "d_k only: it brings the spread to 1 for entries of variance 1, and these are "
+         "not."),
+        ("divided_by_d_k", spread / d_k, "the second number divides by d_k = 16; the "
+         "scaling divides by √d_k."),
+        ("not_scaled", spread, "the second number is the spread after dividing each "
+         "score by √d_k."),
+    ]
+    what = _name_of(answer, "spread_by_hand")
+
+    def close(a: float, b: float) -> bool:
+        return abs(a - b) <= HAND_TOLERANCE
+
+    def body() -> CheckResult:
+        got = _as_array(_answer(answer, what), what, (2,)).ravel()
+        if got.shape != (2,):
+            return _fail("wrong_shape", f"`{what}` should return 2 numbers (got {got.size}).")
+        if close(got[0], spread) and close(got[1], spread / root):
+            return _ok(f"each product has variance {sd_q:g}²·{sd_k:g}², the {d_k} "
+                       f"variances add, so q·k spreads by\n{sd_q:g}·{sd_k:g}·√{d_k} = "
+                       f"{spread:g}; dividing by √{d_k} leaves {spread / root:g}, the "
+                       "spread of one product q_i·k_i.")
+        for code, wrong, sentence in first:
+            if close(got[0], wrong):
+                return _fail(code, sentence)
+        if not close(got[0], spread):
+            return _fail("wrong_values", f"{_fmt(got[:1])} is not the spread of q·k; "
+                         "start from one product q_i·k_i: its mean is 0 and its variance "
+                         "is E[q_i²]·E[k_i²].")
+        for code, wrong, sentence in second:
+            if close(got[1], wrong):
+                return _fail(code, sentence)
+        return _fail("wrong_values", "the first number is right; the second is the "
+                     "spread of each score divided by √d_k.")
+
+    return _run(body)
 
 
 # ------------------------------------------------------------------------------ lesson 04

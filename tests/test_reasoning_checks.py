@@ -24,6 +24,8 @@ def own_output(**kw):
 
 
 MAT = np.array(reasoning_checks.MAT_EMBEDDING)
+D_K, SD_Q, SD_K = reasoning_checks.SPREAD_EXAMPLE
+SPREAD = SD_Q * SD_K * np.sqrt(D_K)  # the standard deviation of q·k
 EMB = projections.embedded_example()
 
 #: check -> (a right answer, {mistake: a wrong answer that makes it}), the answers computed.
@@ -33,6 +35,16 @@ CASES = {
         "output_is_square": [10_000, 10_000], "output_uses_d_k": [10_000, 1600],
         "wrong_values": [10_001, 800], "wrong_shape": [10_000]}),
     "check_which_is_qkt": ("A", {"transposed_table": "B", "not_an_option": "C"}),
+    "check_spread_by_hand": ([SPREAD, SPREAD / np.sqrt(D_K)], {
+        "unit_variance_assumed": [np.sqrt(D_K), 1.0],
+        "one_spread_only": [SD_K * np.sqrt(D_K), SD_K],
+        "spreads_added": [(SD_Q + SD_K) * np.sqrt(D_K), SD_Q + SD_K],
+        "variance_not_spread": [SPREAD**2, SPREAD**2 / np.sqrt(D_K)],
+        "no_square_root_of_d_k": [SD_Q * SD_K * D_K, SD_Q * SD_K * np.sqrt(D_K)],
+        "scaling_always_gives_one": [SPREAD, 1.0],
+        "divided_by_d_k": [SPREAD, SPREAD / D_K],
+        "not_scaled": [SPREAD, SPREAD],
+        "wrong_values": [SPREAD + 1, SPREAD / np.sqrt(D_K)], "wrong_shape": [SPREAD]}),
     "check_breaks_global_max": ([[0.0, 1.0], [-2000.0, -2001.0]], {
         "rows_too_close": [[0.0, 1.0], [-3.0, 2.0]], "one_key": [[0.0], [-3.0]]}),
     "check_weights_for_point": (
@@ -110,3 +122,14 @@ def test_the_bugs_are_real():
     with np.errstate(all="ignore"):
         assert np.isnan(reasoning_checks.buggy_softmax(x)[1]).all()
     assert np.allclose(reasoning_checks.buggy_softmax(x[:1]), cl.softmax(x[:1]))
+
+
+def test_the_spread_by_hand_is_what_a_measurement_gives():
+    """Lesson 03's hand answer, sd_q·sd_k·sqrt(d_k), is the spread of q·k when measured."""
+    rng = np.random.default_rng(0)
+    q = rng.normal(0.0, SD_Q, size=(200_000, D_K))
+    k = rng.normal(0.0, SD_K, size=(200_000, D_K))
+    spread = (q * k).sum(axis=1).std()
+    assert abs(spread - SPREAD) < 0.01 * SPREAD, spread
+    assert abs(spread / np.sqrt(D_K) - SD_Q * SD_K) < 0.01 * SD_Q * SD_K
+    assert checks.check_spread_by_hand(lambda: [SPREAD, SPREAD / np.sqrt(D_K)])
