@@ -61,7 +61,8 @@ _JINJA = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 _INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"text/x-mathjax-config\")"
                             r"[^>]*>", re.I)
 _HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
-_STATIC_BASE = re.compile(r'src="(\{\{[^}]*\}\})/formgrader/static/')
+_STATIC_BASE = re.compile(r'(?:src|href)="(\{\{[^}]*\}\})/formgrader/static/')
+_MATHJAX = "{{ mathjax() }}"
 
 
 class UnsafeTemplateError(RuntimeError):
@@ -127,6 +128,9 @@ class ScriptFreeLoader(jinja2.BaseLoader):
         if template == "base.tpl":  # every list page: the script that binds the handlers
             text = text.replace("</head>", f'  <script src="{page_base}/{STATIC_URL}/'
                                 'formgrade_page.js"></script>\n</head>', 1)
+        # nbconvert's MathJax comes from a CDN the policy blocks: a stand-in from this server
+        text = text.replace(_MATHJAX, f'<script src="{page_base}/{STATIC_URL}/no_mathjax.js">'
+                                      '</script>')
         text = rewrite_template(text, page_base)
         leftover = _INLINE_SCRIPT.search(text) or _HANDLER.search(text)
         if leftover:
@@ -143,18 +147,28 @@ def _nbgrader_templates() -> str:
     return str(handlers.template_path)
 
 
-def _swap_templates(webapp: Any) -> None:
-    """Point formgrader's page renderer and notebook exporter at the rewritten templates."""
-    loader = ScriptFreeLoader(_nbgrader_templates())
-    settings = webapp.settings
-    if "nbgrader_jinja2_env" in settings:
-        settings["nbgrader_jinja2_env"] = jinja2.Environment(loader=loader)
+def _swap_templates(settings: dict[str, Any]) -> None:
+    """Point formgrader's page renderer and notebook exporter at the rewritten templates.
+
+    Idempotent and cheap once done: it runs before every formgrader request, because
+    nbgrader's formgrader extension may load after this one (JupyterHub's single-user
+    server loads extensions in name order) and then sets its own template settings.
+    """
+    env = settings.get("nbgrader_jinja2_env")
     exporter = settings.get("nbgrader_exporter")
-    if exporter is not None:
+    env_done = env is None or isinstance(env.loader, ScriptFreeLoader)
+    exporter_done = exporter is None or any(
+        isinstance(x, ScriptFreeLoader) for x in exporter.extra_loaders)
+    if env_done and exporter_done:
+        return
+    loader = ScriptFreeLoader(_nbgrader_templates())
+    if not env_done:
+        settings["nbgrader_jinja2_env"] = jinja2.Environment(loader=loader)
+    if not exporter_done:
         exporter.extra_loaders = [loader]
 
 
-def _csp_transform(base_url: str) -> type:
+def _csp_transform(base_url: str, settings: dict[str, Any]) -> type:
     from tornado.web import OutputTransform
 
     formgrader = base_url.rstrip("/") + "/formgrader"
@@ -164,8 +178,11 @@ def _csp_transform(base_url: str) -> type:
         """Adds the course's Content-Security-Policy to every formgrader response."""
 
         def __init__(self, request: Any) -> None:
+            # made per request, before the handler runs: the templates are swapped in time
             super().__init__(request)
             self.path = request.path
+            if self.path == formgrader or self.path.startswith(formgrader + "/"):
+                _swap_templates(settings)
 
         def transform_first_chunk(self, status_code: int, headers: Any, chunk: bytes,
                                   finishing: bool) -> tuple[int, Any, bytes]:
@@ -187,17 +204,13 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Add the policy, the two script files and the rewritten templates to the server."""
     from jupyter_server.utils import url_path_join
-    from tornado.ioloop import IOLoop
     from tornado.web import StaticFileHandler
 
     webapp = serverapp.web_app
     base_url = webapp.settings.get("base_url", "/")
     webapp.add_handlers(".*$", [(url_path_join(base_url, STATIC_URL, "(.*)"),
                                  StaticFileHandler, {"path": STATIC_DIR})])
-    webapp.add_transform(_csp_transform(base_url))
-    _swap_templates(webapp)
-    # nbgrader's own formgrader extension may load after this one and set its settings
-    # again: swap once more when the server starts serving.
-    IOLoop.current().add_callback(_swap_templates, webapp)
+    webapp.add_transform(_csp_transform(base_url, webapp.settings))
+    _swap_templates(webapp.settings)
     serverapp.log.info("course_grading.formgrader_csp: formgrader served with %s",
                        FORMGRADER_CSP)

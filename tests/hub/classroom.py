@@ -395,6 +395,16 @@ class ClassRun:
                  check: bool = True) -> subprocess.CompletedProcess:
         return self.as_user(person, [f"{self.env}/bin/nbgrader", *args], cwd=cwd, check=check)
 
+    def instructor_formgrader_config(self) -> Path:
+        """``~instructor/.jupyter/nbgrader_config.py``: where formgrader finds the course
+        (deploy/README.md step 6), written by the instructor (so it is theirs)."""
+        path = self.instructor.home / ".jupyter" / "nbgrader_config.py"
+        self.as_user(self.instructor, ["/bin/sh", "-c",
+                                       'mkdir -p "$(dirname "$0")" && cat > "$0"', str(path)],
+                     what="instructor: ~/.jupyter/nbgrader_config.py")
+        path.write_text(f"c.CourseDirectory.root = {str(self.course)!r}\n")
+        return path
+
     # ---- the class flow --------------------------------------------------------------
 
     def release(self) -> None:

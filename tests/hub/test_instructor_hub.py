@@ -1,0 +1,137 @@
+"""The instructor's own JupyterLab through JupyterHub: formgrader in Chromium, terminals.
+
+One class (two students on the command line, one in JupyterLab) is released, submitted,
+collected and autograded; then, through the hub's URL and with the course's
+Content-Security-Policy on every formgrader page, the instructor opens formgrader in
+Chromium, sees Manage Assignments load, grades a written answer by hand in Manual Grading
+and finds the score in the gradebook. A screenshot of each step is saved under the test's
+tmp dir. Each user's terminal (the server's terminal API, as JupyterLab's Terminal uses it)
+runs ``bash -lc 'nbgrader --version'``. Needs root (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from classroom import ASSIGNMENT, ClassRun, Hub, Person, ensure_env
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+
+pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(1200)]
+
+WRITTEN = "written_scaling"  # the quiz's written answer, graded by hand
+
+
+@pytest.fixture(scope="module")
+def hub_class(class_ready: None) -> Iterator[tuple[ClassRun, Hub]]:
+    if shutil.which("configurable-http-proxy") is None:
+        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    ensure_env()
+    with ClassRun(n_students=2, extra_students=1) as run:
+        run.release()
+        run.students_work()
+        run.nbgrader(run.instructor, "collect", ASSIGNMENT, cwd=run.course)
+        run.nbgrader(run.instructor, "autograde", ASSIGNMENT, "--force", cwd=run.course)
+        run.instructor_formgrader_config()
+        hub = run.hub = Hub(run)
+        hub.start()
+        yield run, hub
+
+
+# ---- formgrader in Chromium -------------------------------------------------------------
+
+
+class PageWatch:
+    """What a page reports: console errors, uncaught exceptions, policy violations."""
+
+    def __init__(self, page: Any) -> None:
+        self.errors: list[str] = []
+        page.add_init_script(
+            "document.addEventListener('securitypolicyviolation', e =>"
+            " console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+
+
+def _shot(page: Any, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def _hub_login(page: Any, hub: Hub, person: Person) -> None:
+    page.goto(f"{hub.base}/hub/login")
+    page.fill("#username_input", person.name)
+    page.fill("#password_input", person.password)
+    page.click("#login_submit")
+    page.wait_for_url(f"{hub.base}/user/{person.name}/lab**", timeout=180_000)
+
+
+def test_formgrader_grades_by_hand_through_the_hub(hub_class, tmp_path):
+    from labdriver import launch_chromium, missing_requirements
+    from playwright.sync_api import sync_playwright
+
+    if missing_requirements():
+        pytest.skip(missing_requirements())
+    run, hub = hub_class
+    instr = run.instructor
+    fg = f"{hub.base}/user/{instr.name}/formgrader"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            page.set_default_timeout(60_000)
+            watch = PageWatch(page)
+            _hub_login(page, hub, instr)
+            _shot(page, tmp_path, "01_lab")
+
+            # Manage Assignments loads: the checkpoint's row, no "Loading, please wait..."
+            response = page.goto(f"{fg}/manage_assignments")
+            assert "script-src 'self'" in response.headers["content-security-policy"]
+            row = page.locator("#main-table tr", has_text=ASSIGNMENT)
+            try:
+                row.first.wait_for(timeout=60_000)
+            finally:
+                _shot(page, tmp_path, "02_manage_assignments")
+            assert not page.get_by_text("Loading, please wait").is_visible()
+
+            # Manual Grading: the assignment, its notebook, a submission; grade by hand
+            page.goto(f"{fg}/gradebook")
+            page.locator(f"a[href$='/formgrader/gradebook/{ASSIGNMENT}']").first.click()
+            page.locator(f"a[href$='/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}']"
+                         ).first.click()
+            links = page.locator("a[href*='/formgrader/submissions/']")
+            links.first.wait_for()
+            _shot(page, tmp_path, "03_manual_grading_list")
+            links.first.click()
+            score = page.locator(f"input.score#{WRITTEN}")
+            score.wait_for()
+            score.fill("1.5")
+            with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url
+                                      and r.request.method == "PUT") as saved:
+                score.press("Tab")  # formgrader saves on change
+            assert saved.value.ok, saved.value.status
+            _shot(page, tmp_path, "04_graded_by_hand")
+
+            graded = {student: grades[WRITTEN][0] for student, grades in run.grades().items()}
+            by_hand = [s for s, score_ in graded.items() if score_ == 1.5]
+            assert len(by_hand) == 1, graded
+
+            # The gradebook: Manage Students -> the student -> the assignment
+            page.goto(f"{fg}/manage_students/{by_hand[0]}/{ASSIGNMENT}")
+            cell = page.locator("#main-table tr", has_text=ASSIGNMENT)
+            cell.first.wait_for()
+            _shot(page, tmp_path, "05_gradebook")
+            totals = run.grades()[by_hand[0]]
+            total = sum(score_ for score_, _ in totals.values())
+            assert f"{total:g}" in cell.first.inner_text(), (total, cell.first.inner_text())
+        finally:
+            browser.close()
+    errors = [e for e in watch.errors if "favicon" not in e]
+    assert errors == [], "\n".join(errors)
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [
+        "01_lab.png", "02_manage_assignments.png", "03_manual_grading_list.png",
+        "04_graded_by_hand.png", "05_gradebook.png"]
