@@ -33,3 +33,10 @@ c.OverwriteCells.add_missing_cells = True
 from course_grading.verdicts import enable  # noqa: E402
 
 enable(c, wall_time_limit=30)
+
+# No feedback while a written answer waits to be graded by hand (formgrader's Manual
+# Grading): generate_feedback refuses such a student's notebook, naming the cells, unless
+# c.ManualGradesFirst.allow_pending = True (or --ManualGradesFirst.allow_pending=True).
+from course_grading.feedback import guard_feedback  # noqa: E402
+
+guard_feedback(c)
