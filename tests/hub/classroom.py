@@ -732,6 +732,9 @@ class Hub:
         self.student_settings = student_settings or self.state.with_name(
             self.state.name + "-student-settings")
         self.proc: subprocess.Popen | None = None
+        # the hub installs it (deploy/jupyterhub_config.py); removed again unless it was there
+        self.profile_snippet = Path("/etc/profile.d/attention-course.sh")
+        self.snippet_was_there = self.profile_snippet.exists()
         self.ngshare_url = f"{self.base}/services/ngshare/"
         if run.exchange_kind == "ngshare":
             self._prepare_ngshare()
@@ -859,6 +862,8 @@ class Hub:
             shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.state.name}.log")
 
     def _stop(self) -> None:
+        if not self.snippet_was_there:
+            self.profile_snippet.unlink(missing_ok=True)
         if self.proc.poll() is None:
             self.proc.terminate()  # the hub stops the users' servers and its proxy
             try:

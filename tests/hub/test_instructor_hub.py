@@ -11,9 +11,13 @@ runs ``bash -lc 'nbgrader --version'``. Needs root (see conftest.py).
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 import shutil
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +113,8 @@ def test_formgrader_grades_by_hand_through_the_hub(hub_class, tmp_path):
             links.first.click()
             score = page.locator(f"input.score#{WRITTEN}")
             score.wait_for()
+            page.wait_for_load_state("networkidle")  # formgrader's views bound to the form
+            score.click()
             score.fill("1.5")
             with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url
                                       and r.request.method == "PUT") as saved:
@@ -135,3 +141,58 @@ def test_formgrader_grades_by_hand_through_the_hub(hub_class, tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [
         "01_lab.png", "02_manage_assignments.png", "03_manual_grading_list.png",
         "04_graded_by_hand.png", "05_gradebook.png"]
+
+
+# ---- terminals ---------------------------------------------------------------------------
+
+
+def _terminal_output(hub: Hub, session: Any, person: Person, command: str,
+                     timeout: float = 90) -> str:
+    """Open a terminal in ``person``'s server (the API JupyterLab's Terminal uses), type
+    ``command`` and return what the terminal printed up to the end marker."""
+    made = hub.user_api(session, person, "POST", "api/terminals")
+    made.raise_for_status()
+    name = made.json()["name"]
+    ws_url = (hub.base.replace("http://", "ws://")
+              + f"/user/{person.name}/terminals/websocket/{name}")
+    cookies = "; ".join(f"{c.name}={c.value}" for c in session.cookies)
+
+    async def talk() -> str:
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        ws = await websocket_connect(HTTPRequest(ws_url, headers={"Cookie": cookies}))
+        ws.write_message(json.dumps(["stdin", command + "; echo END-$?-END\r"]))
+        seen = ""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not re.search(r"END-\d+-END", seen):
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            msg = await asyncio.wait_for(ws.read_message(), left)
+            if msg is None:
+                break
+            kind, *rest = json.loads(msg)
+            if kind == "stdout":
+                seen += rest[0]
+        ws.close()
+        return seen
+
+    try:
+        with ThreadPoolExecutor(1) as pool:  # a loop of its own, whatever runs in this one
+            return pool.submit(asyncio.run, talk()).result()
+    finally:
+        hub.user_api(session, person, "DELETE", f"api/terminals/{name}")
+
+
+@pytest.mark.parametrize("who", ["instructor", "student"])
+def test_a_login_shell_in_the_hub_terminal_has_nbgrader(hub_class, who):
+    run, hub = hub_class
+    person = run.instructor if who == "instructor" else run.hub_students[0]
+    session, response = hub.login(person)
+    assert response.status_code == 302
+    hub.open_lab(session, person)
+    out = _terminal_output(hub, session, person, "bash -lc 'nbgrader --version'")
+    assert "END-0-END" in out, f"{who}'s terminal printed:\n{out}"
+    assert re.search(r"nbgrader version 0\.9\.\d+", out), out
