@@ -18,6 +18,10 @@ Enable it in the instructor's Jupyter server config::
 
     c.ServerApp.jpserver_extensions = {"course_grading.formgrader_csp": True}
 
+or open formgrader for a course directory with the policy on, in one command (as root too)::
+
+    python -m course_grading.formgrader_csp quiz
+
 Examples
 --------
 >>> text = '<script>\\nvar assignment_id = "{{ assignment_id }}";\\n</script>'
@@ -28,14 +32,19 @@ data-assignment_id="{{ (assignment_id) | e }}"></script>
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import jinja2
 
-__all__ = ["FILES_CSP", "FORMGRADER_CSP", "ScriptFreeLoader", "UnsafeTemplateError",
-           "rewrite_template"]
+__all__ = ["FILES_CSP", "FORMGRADER_CSP", "SERVER_CONFIG", "ScriptFreeLoader",
+           "UnsafeTemplateError", "formgrader_command", "rewrite_template"]
 
 #: The policy of every formgrader page.
 FORMGRADER_CSP = (
@@ -45,6 +54,10 @@ FORMGRADER_CSP = (
 )
 #: The policy of a student's files served by formgrader: nothing runs, nothing loads.
 FILES_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
+
+#: The Jupyter server config that turns this extension on (deploy/instructor-jupyter-config/
+#: holds the same, for JupyterHub).
+SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course_grading.formgrader_csp": True}}}
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "formgrader_static")
 STATIC_URL = "course-grading/static"
@@ -214,3 +227,56 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     _swap_templates(webapp.settings)
     serverapp.log.info("course_grading.formgrader_csp: formgrader served with %s",
                        FORMGRADER_CSP)
+
+
+def formgrader_command(course_dir: str | os.PathLike[str], extra: Sequence[str] = (),
+                       is_root: bool | None = None) -> list[str]:
+    """The ``jupyter lab`` command that opens formgrader on ``course_dir``.
+
+    Parameters
+    ----------
+    course_dir : path
+        The nbgrader course directory (holding ``nbgrader_config.py``).
+    extra : sequence of str
+        More arguments for ``jupyter lab`` (``--no-browser``, ``--ServerApp.port=...``).
+    is_root : bool, optional
+        Add ``--allow-root`` (default: when this process runs as root).
+
+    Examples
+    --------
+    >>> formgrader_command("quiz", is_root=True)[-3:]
+    ['--ServerApp.default_url=/formgrader', '--ServerApp.root_dir=quiz', '--allow-root']
+    """
+    root = os.geteuid() == 0 if is_root is None else is_root
+    return [sys.executable, "-m", "jupyterlab", "--ServerApp.default_url=/formgrader",
+            f"--ServerApp.root_dir={course_dir}", *(["--allow-root"] if root else []),
+            *extra]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m course_grading.formgrader_csp [COURSE_DIR] [jupyter lab options]``.
+
+    Runs JupyterLab in the course directory (default ``quiz``) with this extension on, and
+    opens formgrader. Returns JupyterLab's exit status.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    course = Path(args.pop(0) if args and not args[0].startswith("-") else "quiz")
+    if not (course / "nbgrader_config.py").is_file():
+        print(f"formgrader_csp: {course} must be an nbgrader course directory with an "
+              f"nbgrader_config.py (got {course.resolve()})", file=sys.stderr)
+        return 2
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="formgrader-csp-") as config_dir:
+        Path(config_dir, "jupyter_server_config.json").write_text(json.dumps(SERVER_CONFIG))
+        env = dict(os.environ)
+        env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+            p for p in (config_dir, env.get("JUPYTER_CONFIG_PATH")) if p)
+        # nbgrader's scripts (alembic, nbgrader) beside this Python, as in a venv
+        env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+        return subprocess.call(formgrader_command(course.resolve(), args), cwd=course,
+                               env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
