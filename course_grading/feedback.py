@@ -45,7 +45,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Integer, Unicode
+from traitlets import Bool, Integer, List, Unicode
 
 from course_lib.checkpoint_spec import CHECKPOINT
 
@@ -160,7 +160,21 @@ def _explanation(lines: list[str], grade_id: str, passed: bool) -> NotebookNode:
     })
 
 
-class ExplainChecks(NbGraderPreprocessor):
+class _FeedbackPreprocessor(NbGraderPreprocessor):
+    """A feedback preprocessor that takes the config nbconvert's HTML exporter gives all.
+
+    The exporter's defaults set ``NbConvertBase.display_data_priority``; nbgrader's base
+    class declares that trait without ``config=True``, so traitlets would print "Config
+    option display_data_priority not recognized" for each subclass on every run. Declared
+    configurable here (and unused), as nbgrader's own ``GetGrades`` does.
+    """
+
+    display_data_priority = List(
+        Unicode(), help="the exporter's output priority (not used by this preprocessor)"
+    ).tag(config=True)
+
+
+class ExplainChecks(_FeedbackPreprocessor):
     """nbgrader preprocessor for ``generate_feedback``: explain checks, hide hidden tests.
 
     Configure it after ``GetGrades`` (it reads the scores ``GetGrades`` puts into the
@@ -348,7 +362,7 @@ def pending_message(assignment: str, pending: dict[str, list[str]], action: str)
             "(or c.ManualGradesFirst.allow_pending = True in nbgrader_config.py).")
 
 
-class ManualGradesFirst(NbGraderPreprocessor):
+class ManualGradesFirst(_FeedbackPreprocessor):
     """``generate_feedback`` refuses a notebook whose written answers are not graded yet.
 
     Put it first in ``GenerateFeedback.preprocessors`` (:func:`guard_feedback` does). The
