@@ -106,9 +106,9 @@ STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-
 install_settings(os.path.join(HERE, "instructor-jupyter-config"), INSTRUCTOR_SETTINGS)
 
 
-def install_profile_snippet(dest):
-    """Copy profile.d/attention-course.sh to ``dest`` (root's, 0644) if it differs."""
-    with open(os.path.join(HERE, "profile.d", "attention-course.sh")) as f:
+def install_file(src, dest):
+    """Copy ``src`` to ``dest`` (root's, 0644, replaced in one step) if it differs."""
+    with open(src) as f:
         text = f.read()
     try:
         with open(dest) as f:
@@ -124,7 +124,13 @@ def install_profile_snippet(dest):
 
 
 if PROFILE_SNIPPET:
-    install_profile_snippet(PROFILE_SNIPPET)
+    install_file(os.path.join(HERE, "profile.d", "attention-course.sh"), PROFILE_SNIPPET)
+# JupyterLab's defaults in the class's environment (every user's server reads them; a user's
+# own settings still win): no news prompt, no update check (the class runs offline).
+LAB_OVERRIDES = os.path.join(ENV_PREFIX, "share", "jupyter", "lab", "settings", "overrides.d")
+os.makedirs(LAB_OVERRIDES, mode=0o755, exist_ok=True)
+install_file(os.path.join(HERE, "lab-settings", "attention-course.json"),
+             os.path.join(LAB_OVERRIDES, "attention-course.json"))
 # Every server: the class's environment first on PATH, and named for login shells.
 COURSE_BIN = os.path.join(ENV_PREFIX, "bin")
 c.Spawner.environment = {**(c.Spawner.environment if "environment" in c.Spawner else {}),

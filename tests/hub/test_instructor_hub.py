@@ -196,3 +196,20 @@ def test_a_login_shell_in_the_hub_terminal_has_nbgrader(hub_class, who):
     out = _terminal_output(hub, session, person, "bash -lc 'nbgrader --version'")
     assert "END-0-END" in out, f"{who}'s terminal printed:\n{out}"
     assert re.search(r"nbgrader version 0\.9\.\d+", out), out
+
+
+@pytest.mark.parametrize("who", ["instructor", "student"])
+def test_no_news_prompt_in_hub_servers(hub_class, who):
+    """JupyterLab asks every new user about Jupyter news unless fetchNews is decided."""
+    run, hub = hub_class
+    person = run.instructor if who == "instructor" else run.hub_students[0]
+    session, _ = hub.login(person)
+    hub.open_lab(session, person)
+    got = hub.user_api(session, person, "GET",
+                       "lab/api/settings/@jupyterlab/apputils-extension:notification")
+    got.raise_for_status()
+    # overrides arrive as the schema's defaults; the user has set nothing
+    defaults = {k: v.get("default") for k, v in got.json()["schema"]["properties"].items()}
+    assert got.json()["settings"] == {}
+    assert defaults["fetchNews"] == "false", defaults
+    assert defaults["checkForUpdates"] is False, defaults
