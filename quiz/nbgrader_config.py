@@ -6,6 +6,9 @@ autograded/, feedback/ and gradebook.db all live here). The README's section
 """
 
 import os
+import warnings
+
+from sqlalchemy.exc import SAWarning
 
 c = get_config()  # noqa: F821 (traitlets provides get_config when it loads this file)
 
@@ -40,3 +43,10 @@ enable(c, wall_time_limit=30)
 from course_grading.feedback import guard_feedback  # noqa: E402
 
 guard_feedback(c)
+
+# nbgrader 0.9.6's gradebook reads a new submission's relationships before adding it to its
+# session, so SQLAlchemy warns "Object of type <SubmittedAssignment> not in session" (three
+# times) at each student's first autograde. The rows are written all the same (the grading
+# tests read every grade back); this message, and only it, is not shown.
+warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session",
+                        category=SAWarning)

@@ -61,6 +61,7 @@ def engine(course: Path) -> subprocess.CompletedProcess:
 
 def test_the_engine_names_who_was_stopped_or_broken(engine):
     assert "RuntimeWarning" not in engine.stderr, engine.stderr
+    assert "SAWarning" not in engine.stderr, engine.stderr
     assert f"graded, but stopped or broken: {LOOP}" in engine.stdout, engine.stdout
     assert f"graded, but stopped or broken: {BROKEN}" in engine.stdout, engine.stdout
     assert "ada:" not in engine.stdout.split("stopped or broken", 1)[-1].split("\n")[0]
