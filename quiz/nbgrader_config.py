@@ -44,6 +44,13 @@ from course_grading.feedback import guard_feedback  # noqa: E402
 
 guard_feedback(c)
 
+# nbgrader warns "Attribute 'checksum' ... has changed!" for every check with hidden tests of
+# every student, because it compares the source with what the student got; that warning now
+# means that the student changed the check (course_grading/quiet_overwrite.py).
+from course_grading.quiet_overwrite import quiet_overwrite  # noqa: E402
+
+quiet_overwrite(c)
+
 # nbgrader 0.9.6's gradebook reads a new submission's relationships before adding it to its
 # session, so SQLAlchemy warns "Object of type <SubmittedAssignment> not in session" (three
 # times) at each student's first autograde. The rows are written all the same (the grading

@@ -1,7 +1,7 @@
 """Quiet, honest logs and summaries on a real run of the grading engine.
 
-Three submissions of a copy of quiz/: one right, one whose 'sat' cell loops until the cell
-time limit stops it, one whose code answer does not parse. The engine
+Four submissions of a copy of quiz/: one right, one whose 'sat' cell loops until the cell
+time limit stops it, one whose code answer does not parse, one with its checks edited. The engine
 (``python -m course_grading.parallel``, as the README types it), the grade table and the
 class report each name the two students and what happened; the engine prints no
 RuntimeWarning about itself, and ``nbgrader generate_feedback`` prints no warning about the
@@ -41,6 +41,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
     place_submission(course, "ada", make_submission("correct", released, facts))
     place_submission(course, "dave", make_submission("infinite_loop", released, facts))
+    place_submission(course, "fred", make_submission("edited_tests", released, facts))
     broken = fill_answers(nbformat.reads(released, 4),
                           {"attention_weights": "def attention_weights(Q, K:\n    return Q"})
     place_submission(course, "erin", {"checkpoint.ipynb": nbformat.writes(broken).encode()})
@@ -97,3 +98,13 @@ def test_generate_feedback_prints_no_config_warning(course, engine):
                 "--ManualGradesFirst.allow_pending=True")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "not recognized" not in done.stderr, done.stderr
+
+
+def test_nbgrader_warns_about_changed_checks_only_when_they_were_changed(course, engine):
+    """No "checksum has changed" for a check whose only difference is its hidden tests."""
+    done = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "ada")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "checksum" not in done.stderr, done.stderr
+    assert "SAWarning" not in done.stderr, done.stderr
+    edited = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "fred")
+    assert "Attribute 'checksum' for cell test_" in edited.stderr, edited.stderr[-2000:]
