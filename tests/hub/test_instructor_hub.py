@@ -133,7 +133,8 @@ def test_formgrader_grades_by_hand_through_the_hub(hub_class, tmp_path):
             _shot(page, tmp_path, "05_gradebook")
             totals = run.grades()[by_hand[0]]
             total = sum(score_ for score_, _ in totals.values())
-            assert f"{total:g}" in cell.first.inner_text(), (total, cell.first.inner_text())
+            text = cell.first.inner_text()
+            assert f"{total:g} / 10" in text and "1.5 / 2" in text, (total, text)
         finally:
             browser.close()
     errors = [e for e in watch.errors if "favicon" not in e]
