@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from classroom import ASSIGNMENT, ClassRun, Hub, Person, ensure_env
+from classroom import ASSIGNMENT, REPO, ClassRun, Hub, Person, ensure_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
@@ -214,3 +214,39 @@ def test_no_news_prompt_in_hub_servers(hub_class, who):
     assert got.json()["settings"] == {}
     assert defaults["fetchNews"] == "false", defaults
     assert defaults["checkForUpdates"] is False, defaults
+
+
+# ---- deploy/README.md as typed -----------------------------------------------------------
+
+
+def _readme_block(step: str) -> str:
+    """The first ```sh block after the line that starts step ``step`` of deploy/README."""
+    text = (REPO / "deploy" / "README.md").read_text()
+    after = text[text.index(f"\n{step}. **"):]
+    body = after[after.index("```sh\n") + len("```sh\n"):]
+    return "\n".join(line[3:] if line.startswith("   ") else line
+                     for line in body[:body.index("```")].splitlines())
+
+
+def test_step_6_as_typed_leaves_the_instructor_owning_their_files(class_ready, tmp_path):
+    import pwd
+    import stat
+    import subprocess
+
+    ensure_env()
+    with ClassRun(n_students=0) as run:
+        instr = run._add_user(f"{run.tag}-doc", run.instructors_group)
+        done = subprocess.run(["bash", "-euc", _readme_block("6")], cwd=REPO,
+                              env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                                   "INSTRUCTOR": instr.name},
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        course = instr.home / "attention-course"
+        owned = {p: pwd.getpwuid(p.stat().st_uid).pw_name for p in [
+            course, course / "nbgrader_config.py", course / "source" / ASSIGNMENT,
+            instr.home / ".jupyter", instr.home / ".jupyter" / "nbgrader_config.py"]}
+        assert set(owned.values()) == {instr.name}, owned
+        assert stat.S_IMODE(course.stat().st_mode) == 0o700
+        assert stat.S_IMODE((course / "nbgrader_config.py").stat().st_mode) == 0o600
+        assert (instr.home / ".jupyter" / "nbgrader_config.py").read_text() == (
+            f"c.CourseDirectory.root = '{course}'\n")
