@@ -250,3 +250,35 @@ def test_step_6_as_typed_leaves_the_instructor_owning_their_files(class_ready, t
         assert stat.S_IMODE((course / "nbgrader_config.py").stat().st_mode) == 0o600
         assert (instr.home / ".jupyter" / "nbgrader_config.py").read_text() == (
             f"c.CourseDirectory.root = '{course}'\n")
+
+
+def test_step_5_as_typed_makes_the_exchange_with_its_modes(class_ready, tmp_path):
+    import pwd
+    import stat
+    import subprocess
+
+    from classroom import (
+        COURSE_EXCHANGE_MODE,
+        EXCHANGE_ROOT_MODE,
+        FEEDBACK_MODE,
+        INBOUND_MODE,
+        OUTBOUND_MODE,
+    )
+
+    ensure_env()
+    with ClassRun(n_students=0) as run:
+        exchange = run.root / "doc-exchange"
+        done = subprocess.run(["bash", "-euc", _readme_block("5")], cwd=REPO,
+                              env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                                   "INSTRUCTOR": run.instructor.name,
+                                   "EXCHANGE": str(exchange)},
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        course = exchange / "attention-course"
+        want = {exchange: EXCHANGE_ROOT_MODE, course: COURSE_EXCHANGE_MODE,
+                course / "outbound": OUTBOUND_MODE, course / "inbound": INBOUND_MODE,
+                course / "feedback": FEEDBACK_MODE}
+        got = {p: stat.S_IMODE(p.stat().st_mode) for p in want}
+        assert got == want
+        assert {pwd.getpwuid(p.stat().st_uid).pw_name for p in want if p != exchange} == {
+            run.instructor.name}
