@@ -707,6 +707,10 @@ class Postgres:
 # --------------------------------------------------------------------------------------
 
 
+PROFILE_SNIPPET = Path("/etc/profile.d/attention-course.sh")
+SNIPPET_WAS_THERE = PROFILE_SNIPPET.exists()  # before this process started any hub
+
+
 class Hub:
     """deploy/jupyterhub_config.py run by root on 127.0.0.1 (free ports) for ``run``'s class.
 
@@ -733,8 +737,9 @@ class Hub:
             self.state.name + "-student-settings")
         self.proc: subprocess.Popen | None = None
         # the hub installs it (deploy/jupyterhub_config.py); removed again unless it was there
-        self.profile_snippet = Path("/etc/profile.d/attention-course.sh")
-        self.snippet_was_there = self.profile_snippet.exists()
+        # before any test's hub (several hubs of one run may overlap)
+        self.profile_snippet = PROFILE_SNIPPET
+        self.snippet_was_there = SNIPPET_WAS_THERE
         self.ngshare_url = f"{self.base}/services/ngshare/"
         if run.exchange_kind == "ngshare":
             self._prepare_ngshare()
