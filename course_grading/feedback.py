@@ -33,21 +33,27 @@ Examples
 
 from __future__ import annotations
 
+import glob
 import html
+import os
 import re
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from nbconvert.exporters import HTMLExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Integer, Unicode
+from traitlets import Bool, Integer, List, Unicode
 
 from course_lib.checkpoint_spec import CHECKPOINT
 
 from .probe import reported_exception
 
-__all__ = ["FEEDBACK_CSP", "ExplainChecks", "SafeHTMLExporter", "hidden_lines", "visible_part"]
+__all__ = ["FEEDBACK_CSP", "CheckedReleaseFeedback", "ExplainChecks", "ManualGradesFirst",
+           "PendingManualGrades", "SafeHTMLExporter", "guard_feedback", "hidden_lines",
+           "pending_manual_grades", "visible_part"]
 
 #: The policy of every feedback page: no script of any kind, no request to anywhere.
 FEEDBACK_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline' data:; "
@@ -155,7 +161,21 @@ def _explanation(lines: list[str], grade_id: str, passed: bool) -> NotebookNode:
     })
 
 
-class ExplainChecks(NbGraderPreprocessor):
+class _FeedbackPreprocessor(NbGraderPreprocessor):
+    """A feedback preprocessor that takes the config nbconvert's HTML exporter gives all.
+
+    The exporter's defaults set ``NbConvertBase.display_data_priority``; nbgrader's base
+    class declares that trait without ``config=True``, so traitlets would print "Config
+    option display_data_priority not recognized" for each subclass on every run. Declared
+    configurable here (and unused), as nbgrader's own ``GetGrades`` does.
+    """
+
+    display_data_priority = List(
+        Unicode(), help="the exporter's output priority (not used by this preprocessor)"
+    ).tag(config=True)
+
+
+class ExplainChecks(_FeedbackPreprocessor):
     """nbgrader preprocessor for ``generate_feedback``: explain checks, hide hidden tests.
 
     Configure it after ``GetGrades`` (it reads the scores ``GetGrades`` puts into the
@@ -278,3 +298,141 @@ class SafeHTMLExporter(HTMLExporter):
             raise ValueError("the feedback template produced no <head> to hold its "
                              "Content-Security-Policy")
         return output[: head.end()] + meta + output[head.end():], resources
+
+
+# --------------------------------------------------------------------------------------
+# No feedback while a written answer waits for a human
+# --------------------------------------------------------------------------------------
+
+
+class PendingManualGrades(RuntimeError):
+    """Feedback was asked for while answers still wait to be graded by hand."""
+
+
+def pending_manual_grades(db_url: str, assignment: str,
+                          students: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """The answers of ``assignment`` that still wait to be graded by hand, by student.
+
+    Parameters
+    ----------
+    db_url : str
+        The gradebook's URL (``CourseDirectory.db_url``).
+    assignment : str
+        The assignment's name.
+    students : iterable of str, optional
+        Only these students (default: every student with a submission).
+
+    Returns
+    -------
+    dict of str to list of str
+        ``{student: ["<notebook>/<grade id>", ...]}``, students without a pending grade
+        left out, both sorted.
+    """
+    from nbgrader.api import Gradebook
+
+    wanted = None if students is None else set(students)
+    pending: dict[str, list[str]] = {}
+    with Gradebook(db_url) as gb:
+        for submission in gb.assignment_submissions(assignment):
+            if wanted is not None and submission.student_id not in wanted:
+                continue
+            cells = sorted(f"{nb.name}/{grade.name}" for nb in submission.notebooks
+                           for grade in nb.grades if grade.needs_manual_grade)
+            if cells:
+                pending[submission.student_id] = cells
+    return dict(sorted(pending.items()))
+
+
+def pending_message(assignment: str, pending: dict[str, list[str]], action: str) -> str:
+    """The refusal's words: who and which cells wait, and how to go on.
+
+    >>> print(pending_message("checkpoint", {"bob": ["checkpoint/written_scaling"]},
+    ...                       "generate feedback"))  # doctest: +NORMALIZE_WHITESPACE
+    Not going to generate feedback for checkpoint: 1 student has answers that wait to be
+    graded by hand (bob: checkpoint/written_scaling). Grade them in formgrader (Manual
+    Grading), or, to send feedback with those answers at 0 points, add
+    --ManualGradesFirst.allow_pending=True (or c.ManualGradesFirst.allow_pending = True in
+    nbgrader_config.py).
+    """
+    who = "; ".join(f"{student}: {', '.join(cells)}" for student, cells in pending.items())
+    count = f"{len(pending)} student{'s' if len(pending) != 1 else ''} ha" + (
+        "s" if len(pending) == 1 else "ve")
+    return (f"Not going to {action} for {assignment}: {count} answers that wait to be graded "
+            f"by hand ({who}). Grade them in formgrader (Manual Grading), or, to send "
+            "feedback with those answers at 0 points, add --ManualGradesFirst.allow_pending=True "
+            "(or c.ManualGradesFirst.allow_pending = True in nbgrader_config.py).")
+
+
+class ManualGradesFirst(_FeedbackPreprocessor):
+    """``generate_feedback`` refuses a notebook whose written answers are not graded yet.
+
+    Put it first in ``GenerateFeedback.preprocessors`` (:func:`guard_feedback` does). The
+    notebook fails with :class:`PendingManualGrades`, naming the student and the cells; the
+    other students' feedback is written, and nbgrader exits with an error.
+    ``allow_pending = True`` lets such feedback go out (the answers count 0 points).
+    """
+
+    allow_pending = Bool(
+        False, help="write feedback even while answers wait to be graded by hand"
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict
+                   ) -> tuple[NotebookNode, ResourcesDict]:
+        """Raise :class:`PendingManualGrades` if this submission has ungraded answers."""
+        if not self.allow_pending:
+            info = resources["nbgrader"]
+            pending = pending_manual_grades(info["db_url"], info["assignment"],
+                                            [info["student"]])
+            if pending:
+                raise PendingManualGrades(
+                    pending_message(info["assignment"], pending, "generate feedback"))
+        return nb, resources
+
+
+def _release_feedback_base() -> type:
+    from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+    return ExchangeReleaseFeedback
+
+
+class CheckedReleaseFeedback(_release_feedback_base()):  # type: ignore[misc]
+    """nbgrader's ``release_feedback`` (filesystem exchange) that refuses, as a whole, while
+    a student whose feedback it would release has answers waiting to be graded by hand.
+
+    ``c.ExchangeFactory.release_feedback = "course_grading.feedback.CheckedReleaseFeedback"``
+    (deploy/course_nbgrader_config.py). ``ManualGradesFirst.allow_pending`` lets it go on.
+    """
+
+    def copy_files(self) -> None:
+        """Check the gradebook, then release as nbgrader does."""
+        if not ManualGradesFirst(config=self.config).allow_pending:
+            students = {Path(p).parts[-3]
+                        for p in glob.glob(os.path.join(self.src_path, "*.html"))}
+            pending = pending_manual_grades(self.coursedir.db_url,
+                                            self.coursedir.assignment_id, students)
+            if pending:
+                self.fail(pending_message(self.coursedir.assignment_id, pending,
+                                          "release feedback"))
+        super().copy_files()
+
+
+def guard_feedback(c: Any, release: bool = False) -> None:
+    """No feedback while answers wait to be graded by hand: put :class:`ManualGradesFirst`
+    first in ``c.GenerateFeedback.preprocessors`` and, with ``release=True`` (filesystem
+    exchange only), check ``release_feedback`` too (:class:`CheckedReleaseFeedback`).
+
+    Parameters
+    ----------
+    c : traitlets.config.Config
+        The nbgrader config being built, after ``GenerateFeedback.preprocessors`` is set.
+    release : bool
+        Also set ``ExchangeFactory.release_feedback`` (not with ngshare, whose exchange
+        classes the global config sets).
+    """
+    from nbgrader.preprocessors import GetGrades
+
+    chain = list(c.GenerateFeedback.get("preprocessors") or [GetGrades])
+    if ManualGradesFirst not in chain:
+        c.GenerateFeedback.preprocessors = [ManualGradesFirst, *chain]
+    if release:
+        c.ExchangeFactory.release_feedback = f"{__name__}.CheckedReleaseFeedback"

@@ -18,6 +18,10 @@ Enable it in the instructor's Jupyter server config::
 
     c.ServerApp.jpserver_extensions = {"course_grading.formgrader_csp": True}
 
+or open formgrader for a course directory with the policy on, in one command (as root too)::
+
+    python -m course_grading.formgrader_csp quiz
+
 Examples
 --------
 >>> text = '<script>\\nvar assignment_id = "{{ assignment_id }}";\\n</script>'
@@ -28,14 +32,19 @@ data-assignment_id="{{ (assignment_id) | e }}"></script>
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import jinja2
 
-__all__ = ["FILES_CSP", "FORMGRADER_CSP", "ScriptFreeLoader", "UnsafeTemplateError",
-           "rewrite_template"]
+__all__ = ["FILES_CSP", "FORMGRADER_CSP", "SERVER_CONFIG", "ScriptFreeLoader",
+           "UnsafeTemplateError", "formgrader_command", "rewrite_template"]
 
 #: The policy of every formgrader page.
 FORMGRADER_CSP = (
@@ -45,6 +54,10 @@ FORMGRADER_CSP = (
 )
 #: The policy of a student's files served by formgrader: nothing runs, nothing loads.
 FILES_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
+
+#: The Jupyter server config that turns this extension on (deploy/instructor-jupyter-config/
+#: holds the same, for JupyterHub).
+SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course_grading.formgrader_csp": True}}}
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "formgrader_static")
 STATIC_URL = "course-grading/static"
@@ -61,7 +74,8 @@ _JINJA = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 _INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"text/x-mathjax-config\")"
                             r"[^>]*>", re.I)
 _HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
-_STATIC_BASE = re.compile(r'src="(\{\{[^}]*\}\})/formgrader/static/')
+_STATIC_BASE = re.compile(r'(?:src|href)="(\{\{[^}]*\}\})/formgrader/static/')
+_MATHJAX = "{{ mathjax() }}"
 
 
 class UnsafeTemplateError(RuntimeError):
@@ -127,6 +141,9 @@ class ScriptFreeLoader(jinja2.BaseLoader):
         if template == "base.tpl":  # every list page: the script that binds the handlers
             text = text.replace("</head>", f'  <script src="{page_base}/{STATIC_URL}/'
                                 'formgrade_page.js"></script>\n</head>', 1)
+        # nbconvert's MathJax comes from a CDN the policy blocks: a stand-in from this server
+        text = text.replace(_MATHJAX, f'<script src="{page_base}/{STATIC_URL}/no_mathjax.js">'
+                                      '</script>')
         text = rewrite_template(text, page_base)
         leftover = _INLINE_SCRIPT.search(text) or _HANDLER.search(text)
         if leftover:
@@ -143,18 +160,28 @@ def _nbgrader_templates() -> str:
     return str(handlers.template_path)
 
 
-def _swap_templates(webapp: Any) -> None:
-    """Point formgrader's page renderer and notebook exporter at the rewritten templates."""
-    loader = ScriptFreeLoader(_nbgrader_templates())
-    settings = webapp.settings
-    if "nbgrader_jinja2_env" in settings:
-        settings["nbgrader_jinja2_env"] = jinja2.Environment(loader=loader)
+def _swap_templates(settings: dict[str, Any]) -> None:
+    """Point formgrader's page renderer and notebook exporter at the rewritten templates.
+
+    Idempotent and cheap once done: it runs before every formgrader request, because
+    nbgrader's formgrader extension may load after this one (JupyterHub's single-user
+    server loads extensions in name order) and then sets its own template settings.
+    """
+    env = settings.get("nbgrader_jinja2_env")
     exporter = settings.get("nbgrader_exporter")
-    if exporter is not None:
+    env_done = env is None or isinstance(env.loader, ScriptFreeLoader)
+    exporter_done = exporter is None or any(
+        isinstance(x, ScriptFreeLoader) for x in exporter.extra_loaders)
+    if env_done and exporter_done:
+        return
+    loader = ScriptFreeLoader(_nbgrader_templates())
+    if not env_done:
+        settings["nbgrader_jinja2_env"] = jinja2.Environment(loader=loader)
+    if not exporter_done:
         exporter.extra_loaders = [loader]
 
 
-def _csp_transform(base_url: str) -> type:
+def _csp_transform(base_url: str, settings: dict[str, Any]) -> type:
     from tornado.web import OutputTransform
 
     formgrader = base_url.rstrip("/") + "/formgrader"
@@ -164,8 +191,11 @@ def _csp_transform(base_url: str) -> type:
         """Adds the course's Content-Security-Policy to every formgrader response."""
 
         def __init__(self, request: Any) -> None:
+            # made per request, before the handler runs: the templates are swapped in time
             super().__init__(request)
             self.path = request.path
+            if self.path == formgrader or self.path.startswith(formgrader + "/"):
+                _swap_templates(settings)
 
         def transform_first_chunk(self, status_code: int, headers: Any, chunk: bytes,
                                   finishing: bool) -> tuple[int, Any, bytes]:
@@ -187,17 +217,66 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Add the policy, the two script files and the rewritten templates to the server."""
     from jupyter_server.utils import url_path_join
-    from tornado.ioloop import IOLoop
     from tornado.web import StaticFileHandler
 
     webapp = serverapp.web_app
     base_url = webapp.settings.get("base_url", "/")
     webapp.add_handlers(".*$", [(url_path_join(base_url, STATIC_URL, "(.*)"),
                                  StaticFileHandler, {"path": STATIC_DIR})])
-    webapp.add_transform(_csp_transform(base_url))
-    _swap_templates(webapp)
-    # nbgrader's own formgrader extension may load after this one and set its settings
-    # again: swap once more when the server starts serving.
-    IOLoop.current().add_callback(_swap_templates, webapp)
+    webapp.add_transform(_csp_transform(base_url, webapp.settings))
+    _swap_templates(webapp.settings)
     serverapp.log.info("course_grading.formgrader_csp: formgrader served with %s",
                        FORMGRADER_CSP)
+
+
+def formgrader_command(course_dir: str | os.PathLike[str], extra: Sequence[str] = (),
+                       is_root: bool | None = None) -> list[str]:
+    """The ``jupyter lab`` command that opens formgrader on ``course_dir``.
+
+    Parameters
+    ----------
+    course_dir : path
+        The nbgrader course directory (holding ``nbgrader_config.py``).
+    extra : sequence of str
+        More arguments for ``jupyter lab`` (``--no-browser``, ``--ServerApp.port=...``).
+    is_root : bool, optional
+        Add ``--allow-root`` (default: when this process runs as root).
+
+    Examples
+    --------
+    >>> formgrader_command("quiz", is_root=True)[-3:]
+    ['--ServerApp.default_url=/formgrader', '--ServerApp.root_dir=quiz', '--allow-root']
+    """
+    root = os.geteuid() == 0 if is_root is None else is_root
+    return [sys.executable, "-m", "jupyterlab", "--ServerApp.default_url=/formgrader",
+            f"--ServerApp.root_dir={course_dir}", *(["--allow-root"] if root else []),
+            *extra]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m course_grading.formgrader_csp [COURSE_DIR] [jupyter lab options]``.
+
+    Runs JupyterLab in the course directory (default ``quiz``) with this extension on, and
+    opens formgrader. Returns JupyterLab's exit status.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    course = Path(args.pop(0) if args and not args[0].startswith("-") else "quiz")
+    if not (course / "nbgrader_config.py").is_file():
+        print(f"formgrader_csp: {course} must be an nbgrader course directory with an "
+              f"nbgrader_config.py (got {course.resolve()})", file=sys.stderr)
+        return 2
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="formgrader-csp-") as config_dir:
+        Path(config_dir, "jupyter_server_config.json").write_text(json.dumps(SERVER_CONFIG))
+        env = dict(os.environ)
+        env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+            p for p in (config_dir, env.get("JUPYTER_CONFIG_PATH")) if p)
+        # nbgrader's scripts (alembic, nbgrader) beside this Python, as in a venv
+        env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+        return subprocess.call(formgrader_command(course.resolve(), args), cwd=course,
+                               env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -40,6 +40,7 @@ __all__ = [
     "GradeTable",
     "StudentRow",
     "build_grade_table",
+    "grading_problems",
     "main",
 ]
 
@@ -75,6 +76,9 @@ class StudentRow:
         Hidden tests that lost points because the code raised something else (the
         function is missing or crashed), mapped to the exception name, or because the
         answer is wrong on every check (mapped to that mistake, e.g. ``"no_mask"``).
+    problems : list of str
+        What stopped or broke the graded notebook (:func:`grading_problems`); the status
+        says it too.
     """
 
     student: str
@@ -82,6 +86,7 @@ class StudentRow:
     scores: dict[str, float | None] = field(default_factory=dict)
     failed_checks: list[str] = field(default_factory=list)
     crashed_checks: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def graded(self) -> bool:
@@ -226,6 +231,59 @@ def _notebook_problem(folder: Path, notebook: str) -> str | None:
     return problem
 
 
+#: What an error in a student's own cell (not a check) means for the whole notebook.
+_STOPPING_ERRORS = {
+    "CellTimeoutError": "stopped by the cell time limit",
+    "TimeoutError": "stopped by the cell time limit",
+    "DeadKernelError": "the kernel crashed",
+    "SyntaxError": "does not parse",
+    "IndentationError": "does not parse",
+    "TabError": "does not parse",
+}
+
+
+def grading_problems(nb: dict) -> list[str]:
+    """What stopped or broke a graded notebook, in words, for every summary to list.
+
+    A notebook can be graded (it has scores) and still have been stopped by a time limit,
+    have crashed its kernel, or hold an answer that does not parse; its score alone does
+    not say so.
+
+    Parameters
+    ----------
+    nb : dict
+        An autograded notebook (JSON as a dict).
+
+    Returns
+    -------
+    list of str
+        ``"<grade id>: <what happened>"`` per answer cell, and the grader's own note if it
+        stopped the notebook early; empty for a notebook that ran through.
+
+    Examples
+    --------
+    >>> cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "sat_output"}},
+    ...         "outputs": [{"output_type": "error", "ename": "CellTimeoutError"}]}
+    >>> grading_problems({"metadata": {}, "cells": [cell]})
+    ['sat_output: stopped by the cell time limit']
+    """
+    problems = []
+    stopped = nb.get("metadata", {}).get("course", {}).get("stopped")
+    if isinstance(stopped, str) and stopped:
+        problems.append(f"notebook stopped early: {stopped[:200]}")
+    for cell in nb.get("cells", []):
+        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+        gid = str(nbgrader.get("grade_id") or "a cell without a grade id")[:80]
+        if cell.get("cell_type") != "code" or gid.startswith("test_"):
+            continue  # a check's own failures are the grade table's business
+        for out in cell.get("outputs", []):
+            what = _STOPPING_ERRORS.get(str(out.get("ename")))
+            if out.get("output_type") == "error" and what:
+                problems.append(f"{gid}: {what}")
+                break
+    return problems
+
+
 def _check_errors(autograded: Path) -> dict[str, str]:
     """Grade id -> why each failed check lost its points, in an autograded notebook.
 
@@ -350,8 +408,11 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
     pending: list[str] = []
     failed: list[str] = []
     crashed: dict[str, str] = {}
+    problems: list[str] = []
     for snb in sub.notebooks:
         errors = _check_errors(autograded / f"{snb.name}.ipynb")
+        nb, _ = read_notebook(autograded / f"{snb.name}.ipynb")
+        problems += grading_problems(nb or {})
         for grade in snb.grades:
             q = _question_of(grade.name, answers)
             if grade.auto_score is None and grade.manual_score is None:
@@ -369,12 +430,14 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
                 else:
                     crashed[grade.name] = ename
     status = "graded"
+    if problems:
+        status += "; " + "; ".join(problems)
     if pending:
         status += "; needs manual grade: " + ", ".join(dict.fromkeys(pending))
     order = list(DIAGNOSED_MISTAKES)
     failed.sort(key=order.index)
     crashed = {k: crashed[k] for k in sorted(crashed, key=order.index)}
-    return StudentRow(student, status, scores, failed, crashed)
+    return StudentRow(student, status, scores, failed, crashed, problems)
 
 
 # --------------------------------------------------------------------------------------
@@ -404,8 +467,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.write_csv(out)
     print(table.to_text())
     n_ungraded = sum(not r.graded and r.status != "no submission" for r in table.rows)
-    print(f"\n{len(table.rows)} students, {n_ungraded} submission(s) could not be graded; "
-          f"CSV written to {out}")
+    troubled = [r for r in table.rows if r.problems]
+    print(f"\n{len(table.rows)} students, {n_ungraded} submission(s) could not be graded, "
+          f"{len(troubled)} graded but stopped or broken; CSV written to {out}")
+    for row in troubled:
+        print(f"  {row.student}: {'; '.join(row.problems)}")
     return 0
 
 

@@ -128,7 +128,7 @@ class Summary:
             lines.append(f"  FAILED {r.student}: {r.reason}")
         for r in sorted(self.graded, key=lambda r: r.student):
             if r.note:
-                lines.append(f"  graded, stopped early: {r.student}: {r.note}")
+                lines.append(f"  graded, but stopped or broken: {r.student}: {r.note}")
         if self.stopped:
             lines.append(f"STOPPED: {self.stopped}. {len(self.not_started)} submission(s) "
                          "not graded yet; run the same command again to grade them "
@@ -224,16 +224,17 @@ def _reason(log: str, error: str | None) -> str:
 
 
 def _stopped_note(course_dir: Path, assignment: str, student: str) -> str:
-    """Why the grader stopped a graded notebook early, from its autograded metadata."""
+    """What stopped or broke a graded notebook (a time limit, a crashed kernel, an answer
+    that does not parse), from its autograded notebooks; empty if it ran through."""
+    from .gradetable import grading_problems
     from .notebook_files import read_notebook
 
     folder = course_dir / "autograded" / student / assignment
+    problems = []
     for path in sorted(folder.glob("*.ipynb")):
         nb, _ = read_notebook(path)
-        stopped = (nb or {}).get("metadata", {}).get("course", {}).get("stopped")
-        if isinstance(stopped, str):
-            return stopped[:200]
-    return ""
+        problems += grading_problems(nb or {})
+    return "; ".join(problems)[:400]
 
 
 def _grade_one(assignment: str, student: str, force: bool) -> GradeResult:
@@ -565,4 +566,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as `python -m course_grading.parallel`. Every worker that multiprocessing starts
+    # would run the main module again *by name*, although the fork server has already
+    # imported it (_PRELOAD), and runpy warns "found in sys.modules ... prior to execution"
+    # once per worker. So the work is done by the importable module (the workers find what
+    # they run there, by name) and this main module names neither a spec nor a file: the
+    # workers have no main module to run again.
+    import course_grading.parallel as _importable
+
+    __spec__ = None
+    del __file__
+    sys.exit(_importable.main())

@@ -26,7 +26,7 @@ import html
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
@@ -53,6 +53,9 @@ class ClassSummary:
         Per question: graded submissions whose answer waits for a manual grade.
     ungraded : dict of str to str
         Student -> reason, for every submission that could not be graded.
+    troubled : dict of str to list of str
+        Student -> what stopped or broke a graded notebook (a time limit, a crashed
+        kernel, an answer that does not parse), for every such submission.
     mistakes : dict of str to list of str
         Hidden test grade id -> students who failed it on an assertion (made the mistake).
     crashed : list of str
@@ -66,6 +69,7 @@ class ClassSummary:
     ungraded: dict[str, str]
     mistakes: dict[str, list[str]]
     crashed: list[str]
+    troubled: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n_graded(self) -> int:
@@ -95,7 +99,8 @@ def summarize(table: GradeTable) -> ClassSummary:
             mistakes[name].append(row.student)
         if row.crashed_checks:
             crashed.append(row.student)
-    return ClassSummary(table, dist, pending, ungraded, mistakes, crashed)
+    troubled = {row.student: row.problems for row in table.rows if row.problems}
+    return ClassSummary(table, dist, pending, ungraded, mistakes, crashed, troubled)
 
 
 # --------------------------------------------------------------------------------------
@@ -304,8 +309,12 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
     headline = (
         f"{n_students} students: {s.n_graded} graded, {len(s.ungraded)} could not be "
         f"graded, {len(missing)} without a submission."
+        + (f" {len(s.troubled)} graded but stopped or broken." if s.troubled else "")
     )
     ungraded_rows = [[k, v] for k, v in sorted(s.ungraded.items())]
+    troubled_rows = [[k, "; ".join(v)] for k, v in sorted(s.troubled.items())]
+    troubled_note = ("These have scores, but part of the notebook did not run: a cell hit "
+                     "the time limit, the kernel crashed, or an answer does not parse.")
     ungraded_note = (
         "These are not zeros: nbgrader could not grade them. Fix or ask for the notebook, "
         "then autograde again."
@@ -343,6 +352,9 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
         md += [ungraded_note, "", _md_table(["student", "reason"], ungraded_rows), ""]
     else:
         md += ["None.", ""]
+    md += ["## Graded, but stopped or broken", "", troubled_note, ""]
+    md += ([_md_table(["student", "what happened"], troubled_rows), ""] if troubled_rows
+           else ["None.", ""])
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
 
     def ul(text: str) -> str:
@@ -370,6 +382,9 @@ than one mistake.</p>
 <h2>Submissions that could not be graded</h2>
 {(f"<p>{html.escape(ungraded_note)}</p>" + _html_table(["student", "reason"], ungraded_rows))
  if ungraded_rows else "<p>None.</p>"}
+<h2>Graded, but stopped or broken</h2>
+<p>{html.escape(troubled_note)}</p>
+{_html_table(["student", "what happened"], troubled_rows) if troubled_rows else "<p>None.</p>"}
 </body></html>
 """
     (out / "report.html").write_text(page, encoding="utf-8")

@@ -8,6 +8,11 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 # accepts `nbgrader submit --student=<someone else>` and collects it, with only a warning.
 c.ExchangeFactory.collect = "course_grading.exchange.OwnerCheckedCollect"
 
+# release_feedback refuses while any student it would release to has answers that wait to be
+# graded by hand (formgrader's Manual Grading), naming them; generate_feedback refuses the
+# same (quiz/nbgrader_config.py). --ManualGradesFirst.allow_pending=True sends it anyway.
+c.ExchangeFactory.release_feedback = "course_grading.feedback.CheckedReleaseFeedback"
+
 # The gradebook. The default is SQLite in this directory (gradebook.db). For a large class,
 # or several instructors grading at once, use PostgreSQL (see deploy/README.md):
 # c.CourseDirectory.db_url = "postgresql+psycopg2://instructor:PASSWORD@127.0.0.1:5432/gradebook"

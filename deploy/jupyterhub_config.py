@@ -27,6 +27,11 @@ INSTRUCTOR_SETTINGS = env("ATTENTION_HUB_INSTRUCTOR_SETTINGS",
 STUDENTS_GROUP = env("ATTENTION_HUB_STUDENTS_GROUP", "attention-students")
 INSTRUCTORS_GROUP = env("ATTENTION_HUB_INSTRUCTORS_GROUP", "attention-instructors")
 STATE_DIR = env("ATTENTION_HUB_STATE_DIR", "/srv/jupyterhub")
+# Login shells in the users' servers (JupyterLab's Terminal, `bash -l`) find nbgrader and the
+# class's Python through this snippet (deploy/profile.d/attention-course.sh). It touches
+# every login shell on the machine, but changes only those that run in a hub server (the
+# spawner sets ATTENTION_COURSE_BIN). Set ATTENTION_HUB_PROFILE_SNIPPET="" to not install it.
+PROFILE_SNIPPET = env("ATTENTION_HUB_PROFILE_SNIPPET", "/etc/profile.d/attention-course.sh")
 
 # --- network: the public side; put TLS in front (a reverse proxy) or set ssl_cert/ssl_key.
 c.JupyterHub.bind_url = env("ATTENTION_HUB_URL", "http://127.0.0.1:8000")
@@ -101,6 +106,38 @@ STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-
 install_settings(os.path.join(HERE, "instructor-jupyter-config"), INSTRUCTOR_SETTINGS)
 
 
+def install_file(src, dest):
+    """Copy ``src`` to ``dest`` (root's, 0644, replaced in one step) if it differs."""
+    with open(src) as f:
+        text = f.read()
+    try:
+        with open(dest) as f:
+            if f.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    tmp = dest + ".tmp"
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, dest)
+
+
+if PROFILE_SNIPPET:
+    install_file(os.path.join(HERE, "profile.d", "attention-course.sh"), PROFILE_SNIPPET)
+# JupyterLab's defaults in the class's environment (every user's server reads them; a user's
+# own settings still win): no news prompt, no update check (the class runs offline).
+LAB_OVERRIDES = os.path.join(ENV_PREFIX, "share", "jupyter", "lab", "settings", "overrides.d")
+os.makedirs(LAB_OVERRIDES, mode=0o755, exist_ok=True)
+install_file(os.path.join(HERE, "lab-settings", "attention-course.json"),
+             os.path.join(LAB_OVERRIDES, "attention-course.json"))
+# Every server: the class's environment first on PATH, and named for login shells.
+COURSE_BIN = os.path.join(ENV_PREFIX, "bin")
+c.Spawner.environment = {**(c.Spawner.environment if "environment" in c.Spawner else {}),
+                         "ATTENTION_COURSE_BIN": COURSE_BIN,
+                         "PATH": COURSE_BIN + ":/usr/local/bin:/usr/bin:/bin"}
+
+
 async def only_instructors_grade(spawner):
     """Students' servers run without nbgrader's formgrader and course list, or not at all.
 
@@ -138,7 +175,6 @@ async def only_instructors_grade(spawner):
     if os.environ.get("JUPYTER_CONFIG_PATH"):
         path.append(os.environ["JUPYTER_CONFIG_PATH"])
     spawner.environment["JUPYTER_CONFIG_PATH"] = os.pathsep.join(path)
-    spawner.environment["PATH"] = os.path.join(ENV_PREFIX, "bin") + ":/usr/bin:/bin"
 
 
 def private_tmp(name):

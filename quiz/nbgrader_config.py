@@ -6,6 +6,9 @@ autograded/, feedback/ and gradebook.db all live here). The README's section
 """
 
 import os
+import warnings
+
+from sqlalchemy.exc import SAWarning
 
 c = get_config()  # noqa: F821 (traitlets provides get_config when it loads this file)
 
@@ -33,3 +36,24 @@ c.OverwriteCells.add_missing_cells = True
 from course_grading.verdicts import enable  # noqa: E402
 
 enable(c, wall_time_limit=30)
+
+# No feedback while a written answer waits to be graded by hand (formgrader's Manual
+# Grading): generate_feedback refuses such a student's notebook, naming the cells, unless
+# c.ManualGradesFirst.allow_pending = True (or --ManualGradesFirst.allow_pending=True).
+from course_grading.feedback import guard_feedback  # noqa: E402
+
+guard_feedback(c)
+
+# nbgrader warns "Attribute 'checksum' ... has changed!" for every check with hidden tests of
+# every student, because it compares the source with what the student got; that warning now
+# means that the student changed the check (course_grading/quiet_overwrite.py).
+from course_grading.quiet_overwrite import quiet_overwrite  # noqa: E402
+
+quiet_overwrite(c)
+
+# nbgrader 0.9.6's gradebook reads a new submission's relationships before adding it to its
+# session, so SQLAlchemy warns "Object of type <SubmittedAssignment> not in session" (three
+# times) at each student's first autograde. The rows are written all the same (the grading
+# tests read every grade back); this message, and only it, is not shown.
+warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session",
+                        category=SAWarning)

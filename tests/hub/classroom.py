@@ -394,6 +394,16 @@ class ClassRun:
                  check: bool = True) -> subprocess.CompletedProcess:
         return self.as_user(person, [f"{self.env}/bin/nbgrader", *args], cwd=cwd, check=check)
 
+    def instructor_formgrader_config(self) -> Path:
+        """``~instructor/.jupyter/nbgrader_config.py``: where formgrader finds the course
+        (deploy/README.md step 6), written by the instructor (so it is theirs)."""
+        path = self.instructor.home / ".jupyter" / "nbgrader_config.py"
+        self.as_user(self.instructor, ["/bin/sh", "-c",
+                                       'mkdir -p "$(dirname "$0")" && cat > "$0"', str(path)],
+                     what="instructor: ~/.jupyter/nbgrader_config.py")
+        path.write_text(f"c.CourseDirectory.root = {str(self.course)!r}\n")
+        return path
+
     # ---- the class flow --------------------------------------------------------------
 
     def release(self) -> None:
@@ -454,8 +464,14 @@ class ClassRun:
         """Collect, autograde, generate and release feedback; return each step's log."""
         logs = {}
         t0 = time.perf_counter()
-        for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
+        for step in ("collect", "autograde", "grade_by_hand", "generate_feedback",
+                     "release_feedback"):
             args = [step, ASSIGNMENT]
+            if step == "grade_by_hand":  # feedback waits for it (course_grading.feedback)
+                logs[step] = self.grade_by_hand()
+                self.timings[step] = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                continue
             if step == "autograde" and self.engine == "parallel":
                 proc = self.as_user(self.instructor, [
                     f"{self.env}/bin/python", "-m", "course_grading.parallel", ASSIGNMENT,
@@ -471,6 +487,30 @@ class ClassRun:
             self.timings[step] = time.perf_counter() - t0
             t0 = time.perf_counter()
         return logs
+
+    def grade_by_hand(self) -> str:
+        """Every answer waiting for a human gets full marks, saved as formgrader saves a
+        score (manual_score set, needs_manual_grade cleared); the instructor runs it."""
+        script = (
+            "from traitlets.config.loader import PyFileConfigLoader\n"
+            "from nbgrader.api import Gradebook\n"
+            "from nbgrader.coursedir import CourseDirectory\n"
+            "cfg = PyFileConfigLoader('nbgrader_config.py', path='.').load_config()\n"
+            "cd = CourseDirectory(config=cfg)\n"
+            "n = 0\n"
+            f"with Gradebook(cd.db_url, {COURSE_ID!r}) as gb:\n"
+            f"    for sub in gb.assignment_submissions({ASSIGNMENT!r}):\n"
+            "        for nb in sub.notebooks:\n"
+            "            for g in nb.grades:\n"
+            "                if g.needs_manual_grade:\n"
+            "                    g.manual_score, g.needs_manual_grade = g.max_score, False\n"
+            "                    n += 1\n"
+            "    gb.db.commit()\n"
+            "print(f'graded {n} answers by hand')\n"
+        )
+        proc = self.as_user(self.instructor, [f"{self.env}/bin/python", "-c", script],
+                            cwd=self.course)
+        return proc.stdout + proc.stderr
 
     def fetch_feedback(self, student: Person) -> list[Path]:
         self.nbgrader(student, "fetch_feedback", ASSIGNMENT, cwd=student.work)
@@ -666,6 +706,10 @@ class Postgres:
 # --------------------------------------------------------------------------------------
 
 
+PROFILE_SNIPPET = Path("/etc/profile.d/attention-course.sh")
+SNIPPET_WAS_THERE = PROFILE_SNIPPET.exists()  # before this process started any hub
+
+
 class Hub:
     """deploy/jupyterhub_config.py run by root on 127.0.0.1 (free ports) for ``run``'s class.
 
@@ -691,6 +735,10 @@ class Hub:
         self.student_settings = student_settings or self.state.with_name(
             self.state.name + "-student-settings")
         self.proc: subprocess.Popen | None = None
+        # the hub installs it (deploy/jupyterhub_config.py); removed again unless it was there
+        # before any test's hub (several hubs of one run may overlap)
+        self.profile_snippet = PROFILE_SNIPPET
+        self.snippet_was_there = SNIPPET_WAS_THERE
         self.ngshare_url = f"{self.base}/services/ngshare/"
         if run.exchange_kind == "ngshare":
             self._prepare_ngshare()
@@ -818,6 +866,8 @@ class Hub:
             shutil.copy(self.logfile, artifacts / f"jupyterhub-{self.state.name}.log")
 
     def _stop(self) -> None:
+        if not self.snippet_was_there:
+            self.profile_snippet.unlink(missing_ok=True)
         if self.proc.poll() is None:
             self.proc.terminate()  # the hub stops the users' servers and its proxy
             try:

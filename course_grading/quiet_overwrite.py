@@ -1,0 +1,60 @@
+"""nbgrader's ``OverwriteCells`` without its warning about the hidden tests it restores.
+
+At autograde, nbgrader puts every read-only cell back as the instructor's source has it. A
+check with ``### BEGIN HIDDEN TESTS`` always differs from what the student received (the
+release has its hidden part removed), so nbgrader logs "Attribute 'checksum' for cell
+test_... has changed!" for each such check of every student, an untouched notebook too.
+:class:`QuietOverwriteCells` keeps that warning for a cell that differs from what was
+*released* (a student who edited a check), and says nothing when the cell is exactly the
+release's form of the source.
+
+Use it in place of nbgrader's class in ``Autograde.sanitize_preprocessors``
+(:func:`quiet_overwrite`; ``quiz/nbgrader_config.py`` calls it).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
+
+__all__ = ["QuietOverwriteCells", "quiet_overwrite"]
+
+
+class QuietOverwriteCells(OverwriteCells):
+    """``OverwriteCells`` that warns about a changed checksum only if the student changed
+    the cell, not because its hidden tests were (rightly) missing."""
+
+    def preprocess_cell(self, cell: NotebookNode, resources: Any, cell_index: int
+                        ) -> tuple[NotebookNode, Any]:
+        """nbgrader's, with the student's cell kept at hand for :meth:`report_change`."""
+        self._student_cell = copy.deepcopy(cell)
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def report_change(self, name: str, attr: str, old: Any, new: Any) -> None:
+        """nbgrader's warning, unless only the hidden tests differ."""
+        if attr == "checksum" and self._as_released(name):
+            self.log.debug("cell %s: hidden tests restored from the source", name)
+            return
+        super().report_change(name, attr, old, new)
+
+    def _as_released(self, grade_id: str) -> bool:
+        source = self.gradebook.find_source_cell(grade_id, self.notebook_id,
+                                                 self.assignment_id)
+        released = NotebookNode(cell_type=source.cell_type, source=source.source,
+                                metadata={})
+        ClearHiddenTests(config=self.config)._remove_hidden_test_region(released)
+        return released.source.strip() == str(self._student_cell.source).strip()
+
+
+def quiet_overwrite(c: Any) -> None:
+    """Put :class:`QuietOverwriteCells` where ``OverwriteCells`` is in
+    ``c.Autograde.sanitize_preprocessors`` (nbgrader's default chain if none is set)."""
+    from nbgrader.converters import Autograde
+
+    chain = list(c.Autograde.get("sanitize_preprocessors")
+                 or Autograde.class_traits()["sanitize_preprocessors"].default())
+    c.Autograde.sanitize_preprocessors = [
+        QuietOverwriteCells if p is OverwriteCells else p for p in chain]

@@ -1,0 +1,97 @@
+"""No feedback goes out while a written answer waits to be graded by hand.
+
+A copy of quiz/ with two correct submissions, autograded for real: the written answer of
+each waits for the instructor. ``generate_feedback`` and ``release_feedback`` (the
+filesystem exchange, as deploy/course_nbgrader_config.py sets it) refuse, naming the
+students and cells, until the answers are graded or the instructor says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
+from course_grading.submissions import make_submission
+from course_grading.variants import quiz_facts
+
+ROOT = Path(__file__).resolve().parents[2]
+WRITTEN = f"{ASSIGNMENT}/written_scaling"
+RELEASE_GUARD = {"ExchangeFactory.release_feedback":
+                 "course_grading.feedback.CheckedReleaseFeedback"}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    course = copy_course(ROOT / "quiz", tmp_path_factory.mktemp("guard") / "quiz")
+    api = open_api(course)
+    assert api.generate_assignment(ASSIGNMENT)["success"]
+    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
+    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
+    for student in ("ada", "bo"):
+        files = {**make_submission("correct", released, facts),
+                 "timestamp.txt": b"2026-12-01 10:00:00.000000 UTC",  # as collect
+                 "submission_secret.txt": student.encode() * 4}  # leaves them
+        place_submission(course, student, files)
+    result = api.autograde(ASSIGNMENT, "*")
+    assert result["success"], result.get("log")
+    return course
+
+
+def _grade_by_hand(course: Path, student: str, score: float) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("written_scaling", ASSIGNMENT, ASSIGNMENT, student)
+        grade.manual_score = score
+        grade.needs_manual_grade = False  # what formgrader's grade API does on a score
+        gb.db.commit()
+
+
+def _feedback(course: Path, student: str) -> Path:
+    return course / "feedback" / student / ASSIGNMENT / "checkpoint.html"
+
+
+def test_feedback_waits_for_the_manual_grades(course, tmp_path):
+    exchange = {"Exchange.root": str(tmp_path / "exchange"), **RELEASE_GUARD}
+    (tmp_path / "exchange").mkdir()
+    (tmp_path / "exchange").chmod(0o777)
+
+    def run(step: str, *args: str, allow: bool = False) -> dict:
+        """One nbgrader step through a fresh API (the API's log is cumulative)."""
+        extra = {"ManualGradesFirst.allow_pending": True} if allow else {}
+        return getattr(open_api(course, **exchange, **extra), step)(ASSIGNMENT, *args)
+
+    result = run("generate_feedback")
+    assert not result["success"]
+    log = result["log"]
+    assert f"ada: {WRITTEN}" in log and f"bo: {WRITTEN}" in log, log
+    assert "--ManualGradesFirst.allow_pending=True" in log
+    assert not _feedback(course, "ada").exists() and not _feedback(course, "bo").exists()
+
+    _grade_by_hand(course, "ada", 2.0)
+    result = run("generate_feedback")
+    assert not result["success"] and f"bo: {WRITTEN}" in result["log"]
+    assert f"ada: {WRITTEN}" not in result["log"]
+    assert "(Score: 2.0 / 2.0)" in _feedback(course, "ada").read_text()
+    assert not _feedback(course, "bo").exists()
+
+    # bo's feedback, written with the instructor's say-so, is not released while bo waits
+    assert run("generate_feedback", allow=True)["success"]
+    assert _feedback(course, "bo").exists()
+    result = run("release_feedback")
+    assert not result["success"]
+    assert f"release feedback for {ASSIGNMENT}: 1 student has" in result["log"]
+    assert f"bo: {WRITTEN}" in result["log"]
+    released = tmp_path / "exchange" / "attention-course" / "feedback"
+    assert not released.exists() or list(released.iterdir()) == []
+
+    result = run("release_feedback", allow=True)
+    assert result["success"], result
+    assert len(list(released.glob("*.html"))) == 2
+
+    _grade_by_hand(course, "bo", 1.0)
+    assert run("generate_feedback", "bo")["success"]
+    assert run("release_feedback")["success"]

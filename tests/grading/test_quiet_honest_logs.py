@@ -1,0 +1,110 @@
+"""Quiet, honest logs and summaries on a real run of the grading engine.
+
+Four submissions of a copy of quiz/: one right, one whose 'sat' cell loops until the cell
+time limit stops it, one whose code answer does not parse, one with its checks edited. The engine
+(``python -m course_grading.parallel``, as the README types it), the grade table and the
+class report each name the two students and what happened; the engine prints no
+RuntimeWarning about itself, and ``nbgrader generate_feedback`` prints no warning about the
+course's own preprocessors.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_grading.pipeline import (
+    ASSIGNMENT,
+    copy_course,
+    open_api,
+    place_submission,
+    tool_path,
+)
+from course_grading.submissions import fill_answers, make_submission
+from course_grading.variants import quiz_facts
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOP = "dave: sat_output: stopped by the cell time limit"
+BROKEN = "erin: attention_weights: does not parse"
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    course = copy_course(ROOT / "quiz", tmp_path_factory.mktemp("quiet") / "quiz")
+    assert open_api(course).generate_assignment(ASSIGNMENT)["success"]
+    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
+    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
+    place_submission(course, "ada", make_submission("correct", released, facts))
+    place_submission(course, "dave", make_submission("infinite_loop", released, facts))
+    place_submission(course, "fred", make_submission("edited_tests", released, facts))
+    broken = fill_answers(nbformat.reads(released, 4),
+                          {"attention_weights": "def attention_weights(Q, K:\n    return Q"})
+    place_submission(course, "erin", {"checkpoint.ipynb": nbformat.writes(broken).encode()})
+    return course
+
+
+def _run(course: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": tool_path()}
+    return subprocess.run(argv, cwd=course, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def engine(course: Path) -> subprocess.CompletedProcess:
+    return _run(course, sys.executable, "-m", "course_grading.parallel", ASSIGNMENT,
+                "--no-progress")
+
+
+def test_the_engine_names_who_was_stopped_or_broken(engine):
+    assert "RuntimeWarning" not in engine.stderr, engine.stderr
+    assert "SAWarning" not in engine.stderr, engine.stderr
+    assert f"graded, but stopped or broken: {LOOP}" in engine.stdout, engine.stdout
+    assert f"graded, but stopped or broken: {BROKEN}" in engine.stdout, engine.stdout
+    assert "ada:" not in engine.stdout.split("stopped or broken", 1)[-1].split("\n")[0]
+
+
+def test_the_grade_table_names_them(course, engine):
+    from course_grading.gradetable import build_grade_table
+
+    rows = {r.student: r for r in build_grade_table(course, ASSIGNMENT).rows}
+    assert rows["ada"].problems == []
+    assert rows["dave"].graded and rows["dave"].problems == [LOOP.split(": ", 1)[1]]
+    assert rows["erin"].graded and rows["erin"].problems == [BROKEN.split(": ", 1)[1]]
+    assert "stopped by the cell time limit" in rows["dave"].status
+    printed = _run(course, sys.executable, "-m", "course_grading.gradetable").stdout
+    assert "2 graded but stopped or broken" in printed
+    assert f"  {LOOP}" in printed and f"  {BROKEN}" in printed
+
+
+def test_the_report_names_them(course, engine, tmp_path):
+    from course_grading.report import write_report
+
+    summary = write_report(course, tmp_path / "report", ASSIGNMENT)
+    assert sorted(summary.troubled) == ["dave", "erin"]
+    md = (tmp_path / "report" / "report.md").read_text()
+    section = md.split("## Graded, but stopped or broken", 1)[1]
+    assert "| dave | sat_output: stopped by the cell time limit |" in section
+    assert "| erin | attention_weights: does not parse |" in section
+    assert "2 graded but stopped or broken" in md
+
+
+def test_generate_feedback_prints_no_config_warning(course, engine):
+    done = _run(course, "nbgrader", "generate_feedback", ASSIGNMENT,
+                "--ManualGradesFirst.allow_pending=True")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "not recognized" not in done.stderr, done.stderr
+
+
+def test_nbgrader_warns_about_changed_checks_only_when_they_were_changed(course, engine):
+    """No "checksum has changed" for a check whose only difference is its hidden tests."""
+    done = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "ada")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "checksum" not in done.stderr, done.stderr
+    assert "SAWarning" not in done.stderr, done.stderr
+    edited = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "fred")
+    assert "Attribute 'checksum' for cell test_" in edited.stderr, edited.stderr[-2000:]

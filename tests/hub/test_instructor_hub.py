@@ -1,0 +1,284 @@
+"""The instructor's own JupyterLab through JupyterHub: formgrader in Chromium, terminals.
+
+One class (two students on the command line, one in JupyterLab) is released, submitted,
+collected and autograded; then, through the hub's URL and with the course's
+Content-Security-Policy on every formgrader page, the instructor opens formgrader in
+Chromium, sees Manage Assignments load, grades a written answer by hand in Manual Grading
+and finds the score in the gradebook. A screenshot of each step is saved under the test's
+tmp dir. Each user's terminal (the server's terminal API, as JupyterLab's Terminal uses it)
+runs ``bash -lc 'nbgrader --version'``. Needs root (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from classroom import ASSIGNMENT, REPO, ClassRun, Hub, Person, ensure_env
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+
+pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(1200)]
+
+WRITTEN = "written_scaling"  # the quiz's written answer, graded by hand
+
+
+@pytest.fixture(scope="module")
+def hub_class(class_ready: None) -> Iterator[tuple[ClassRun, Hub]]:
+    if shutil.which("configurable-http-proxy") is None:
+        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    ensure_env()
+    with ClassRun(n_students=2, extra_students=1) as run:
+        run.release()
+        run.students_work()
+        run.nbgrader(run.instructor, "collect", ASSIGNMENT, cwd=run.course)
+        run.nbgrader(run.instructor, "autograde", ASSIGNMENT, "--force", cwd=run.course)
+        run.instructor_formgrader_config()
+        hub = run.hub = Hub(run)
+        hub.start()
+        yield run, hub
+
+
+# ---- formgrader in Chromium -------------------------------------------------------------
+
+
+class PageWatch:
+    """What a page reports: console errors, uncaught exceptions, policy violations."""
+
+    def __init__(self, page: Any) -> None:
+        self.errors: list[str] = []
+        page.add_init_script(
+            "document.addEventListener('securitypolicyviolation', e =>"
+            " console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+
+
+def _shot(page: Any, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def _hub_login(page: Any, hub: Hub, person: Person) -> None:
+    page.goto(f"{hub.base}/hub/login")
+    page.fill("#username_input", person.name)
+    page.fill("#password_input", person.password)
+    page.click("#login_submit")
+    page.wait_for_url(f"{hub.base}/user/{person.name}/lab**", timeout=180_000)
+
+
+def test_formgrader_grades_by_hand_through_the_hub(hub_class, tmp_path):
+    from labdriver import launch_chromium, missing_requirements
+    from playwright.sync_api import sync_playwright
+
+    if missing_requirements():
+        pytest.skip(missing_requirements())
+    run, hub = hub_class
+    instr = run.instructor
+    fg = f"{hub.base}/user/{instr.name}/formgrader"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            page.set_default_timeout(60_000)
+            watch = PageWatch(page)
+            _hub_login(page, hub, instr)
+            _shot(page, tmp_path, "01_lab")
+
+            # Manage Assignments loads: the checkpoint's row, no "Loading, please wait..."
+            response = page.goto(f"{fg}/manage_assignments")
+            assert "script-src 'self'" in response.headers["content-security-policy"]
+            row = page.locator("#main-table tr", has_text=ASSIGNMENT)
+            try:
+                row.first.wait_for(timeout=60_000)
+            finally:
+                _shot(page, tmp_path, "02_manage_assignments")
+            assert not page.get_by_text("Loading, please wait").is_visible()
+
+            # Manual Grading: the assignment, its notebook, a submission; grade by hand
+            page.goto(f"{fg}/gradebook")
+            page.locator(f"a[href$='/formgrader/gradebook/{ASSIGNMENT}']").first.click()
+            page.locator(f"a[href$='/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}']"
+                         ).first.click()
+            links = page.locator("a[href*='/formgrader/submissions/']")
+            links.first.wait_for()
+            _shot(page, tmp_path, "03_manual_grading_list")
+            links.first.click()
+            score = page.locator(f"input.score#{WRITTEN}")
+            score.wait_for()
+            page.wait_for_load_state("networkidle")  # formgrader's views bound to the form
+            score.click()
+            score.fill("1.5")
+            with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url
+                                      and r.request.method == "PUT") as saved:
+                score.press("Tab")  # formgrader saves on change
+            assert saved.value.ok, saved.value.status
+            _shot(page, tmp_path, "04_graded_by_hand")
+
+            graded = {student: grades[WRITTEN][0] for student, grades in run.grades().items()}
+            by_hand = [s for s, score_ in graded.items() if score_ == 1.5]
+            assert len(by_hand) == 1, graded
+
+            # The gradebook: Manage Students -> the student -> the assignment
+            page.goto(f"{fg}/manage_students/{by_hand[0]}/{ASSIGNMENT}")
+            cell = page.locator("#main-table tr", has_text=ASSIGNMENT)
+            cell.first.wait_for()
+            _shot(page, tmp_path, "05_gradebook")
+            totals = run.grades()[by_hand[0]]
+            total = sum(score_ for score_, _ in totals.values())
+            text = cell.first.inner_text()
+            assert f"{total:g} / 10" in text and "1.5 / 2" in text, (total, text)
+        finally:
+            browser.close()
+    errors = [e for e in watch.errors if "favicon" not in e]
+    assert errors == [], "\n".join(errors)
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [
+        "01_lab.png", "02_manage_assignments.png", "03_manual_grading_list.png",
+        "04_graded_by_hand.png", "05_gradebook.png"]
+
+
+# ---- terminals ---------------------------------------------------------------------------
+
+
+def _terminal_output(hub: Hub, session: Any, person: Person, command: str,
+                     timeout: float = 90) -> str:
+    """Open a terminal in ``person``'s server (the API JupyterLab's Terminal uses), type
+    ``command`` and return what the terminal printed up to the end marker."""
+    made = hub.user_api(session, person, "POST", "api/terminals")
+    made.raise_for_status()
+    name = made.json()["name"]
+    ws_url = (hub.base.replace("http://", "ws://")
+              + f"/user/{person.name}/terminals/websocket/{name}")
+    cookies = "; ".join(f"{c.name}={c.value}" for c in session.cookies)
+
+    async def talk() -> str:
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        ws = await websocket_connect(HTTPRequest(ws_url, headers={"Cookie": cookies}))
+        ws.write_message(json.dumps(["stdin", command + "; echo END-$?-END\r"]))
+        seen = ""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not re.search(r"END-\d+-END", seen):
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            msg = await asyncio.wait_for(ws.read_message(), left)
+            if msg is None:
+                break
+            kind, *rest = json.loads(msg)
+            if kind == "stdout":
+                seen += rest[0]
+        ws.close()
+        return seen
+
+    try:
+        with ThreadPoolExecutor(1) as pool:  # a loop of its own, whatever runs in this one
+            return pool.submit(asyncio.run, talk()).result()
+    finally:
+        hub.user_api(session, person, "DELETE", f"api/terminals/{name}")
+
+
+@pytest.mark.parametrize("who", ["instructor", "student"])
+def test_a_login_shell_in_the_hub_terminal_has_nbgrader(hub_class, who):
+    run, hub = hub_class
+    person = run.instructor if who == "instructor" else run.hub_students[0]
+    session, response = hub.login(person)
+    assert response.status_code == 302
+    hub.open_lab(session, person)
+    out = _terminal_output(hub, session, person, "bash -lc 'nbgrader --version'")
+    assert "END-0-END" in out, f"{who}'s terminal printed:\n{out}"
+    assert re.search(r"nbgrader version 0\.9\.\d+", out), out
+
+
+@pytest.mark.parametrize("who", ["instructor", "student"])
+def test_no_news_prompt_in_hub_servers(hub_class, who):
+    """JupyterLab asks every new user about Jupyter news unless fetchNews is decided."""
+    run, hub = hub_class
+    person = run.instructor if who == "instructor" else run.hub_students[0]
+    session, _ = hub.login(person)
+    hub.open_lab(session, person)
+    got = hub.user_api(session, person, "GET",
+                       "lab/api/settings/@jupyterlab/apputils-extension:notification")
+    got.raise_for_status()
+    # overrides arrive as the schema's defaults; the user has set nothing
+    defaults = {k: v.get("default") for k, v in got.json()["schema"]["properties"].items()}
+    assert got.json()["settings"] == {}
+    assert defaults["fetchNews"] == "false", defaults
+    assert defaults["checkForUpdates"] is False, defaults
+
+
+# ---- deploy/README.md as typed -----------------------------------------------------------
+
+
+def _readme_block(step: str) -> str:
+    """The first ```sh block after the line that starts step ``step`` of deploy/README."""
+    text = (REPO / "deploy" / "README.md").read_text()
+    after = text[text.index(f"\n{step}. **"):]
+    body = after[after.index("```sh\n") + len("```sh\n"):]
+    return "\n".join(line[3:] if line.startswith("   ") else line
+                     for line in body[:body.index("```")].splitlines())
+
+
+def test_step_6_as_typed_leaves_the_instructor_owning_their_files(class_ready, tmp_path):
+    import pwd
+    import stat
+    import subprocess
+
+    ensure_env()
+    with ClassRun(n_students=0) as run:
+        instr = run._add_user(f"{run.tag}-doc", run.instructors_group)
+        done = subprocess.run(["bash", "-euc", _readme_block("6")], cwd=REPO,
+                              env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                                   "INSTRUCTOR": instr.name},
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        course = instr.home / "attention-course"
+        owned = {p: pwd.getpwuid(p.stat().st_uid).pw_name for p in [
+            course, course / "nbgrader_config.py", course / "source" / ASSIGNMENT,
+            instr.home / ".jupyter", instr.home / ".jupyter" / "nbgrader_config.py"]}
+        assert set(owned.values()) == {instr.name}, owned
+        assert stat.S_IMODE(course.stat().st_mode) == 0o700
+        assert stat.S_IMODE((course / "nbgrader_config.py").stat().st_mode) == 0o600
+        assert (instr.home / ".jupyter" / "nbgrader_config.py").read_text() == (
+            f"c.CourseDirectory.root = '{course}'\n")
+
+
+def test_step_5_as_typed_makes_the_exchange_with_its_modes(class_ready, tmp_path):
+    import pwd
+    import stat
+    import subprocess
+
+    from classroom import (
+        COURSE_EXCHANGE_MODE,
+        EXCHANGE_ROOT_MODE,
+        FEEDBACK_MODE,
+        INBOUND_MODE,
+        OUTBOUND_MODE,
+    )
+
+    ensure_env()
+    with ClassRun(n_students=0) as run:
+        exchange = run.root / "doc-exchange"
+        done = subprocess.run(["bash", "-euc", _readme_block("5")], cwd=REPO,
+                              env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                                   "INSTRUCTOR": run.instructor.name,
+                                   "EXCHANGE": str(exchange)},
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        course = exchange / "attention-course"
+        want = {exchange: EXCHANGE_ROOT_MODE, course: COURSE_EXCHANGE_MODE,
+                course / "outbound": OUTBOUND_MODE, course / "inbound": INBOUND_MODE,
+                course / "feedback": FEEDBACK_MODE}
+        got = {p: stat.S_IMODE(p.stat().st_mode) for p in want}
+        assert got == want
+        assert {pwd.getpwuid(p.stat().st_uid).pw_name for p in want if p != exchange} == {
+            run.instructor.name}
