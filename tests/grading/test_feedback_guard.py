@@ -16,9 +16,11 @@ import pytest
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.submissions import make_submission
 from course_grading.variants import quiz_facts
+from course_lib.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[2]
-WRITTEN = f"{ASSIGNMENT}/written_scaling"
+[WRITTEN_ID] = [q.id for q in CHECKPOINT.questions if q.manual]  # graded by hand
+WRITTEN = f"{ASSIGNMENT}/{WRITTEN_ID}"
 RELEASE_GUARD = {"ExchangeFactory.release_feedback":
                  "course_grading.feedback.CheckedReleaseFeedback"}
 
@@ -44,7 +46,7 @@ def _grade_by_hand(course: Path, student: str, score: float) -> None:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        grade = gb.find_grade("written_scaling", ASSIGNMENT, ASSIGNMENT, student)
+        grade = gb.find_grade(WRITTEN_ID, ASSIGNMENT, ASSIGNMENT, student)
         grade.manual_score = score
         grade.needs_manual_grade = False  # what formgrader's grade API does on a score
         gb.db.commit()

@@ -29,8 +29,8 @@ from course_grading.submissions import fill_answers, make_submission
 from course_grading.variants import quiz_facts
 
 ROOT = Path(__file__).resolve().parents[2]
-LOOP = "dave: sat_output: stopped by the cell time limit"
-BROKEN = "erin: attention_weights: does not parse"
+LOOP = "dave: shifted_key: stopped by the cell time limit"
+BROKEN = "erin: weights_without_self: does not parse"
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     place_submission(course, "dave", make_submission("infinite_loop", released, facts))
     place_submission(course, "fred", make_submission("edited_tests", released, facts))
     broken = fill_answers(nbformat.reads(released, 4),
-                          {"attention_weights": "def attention_weights(Q, K:\n    return Q"})
+                          {"weights_without_self": "def weights_without_self(Q, K:\n    return Q"})
     place_submission(course, "erin", {"checkpoint.ipynb": nbformat.writes(broken).encode()})
     return course
 
@@ -88,8 +88,8 @@ def test_the_report_names_them(course, engine, tmp_path):
     assert sorted(summary.troubled) == ["dave", "erin"]
     md = (tmp_path / "report" / "report.md").read_text()
     section = md.split("## Graded, but stopped or broken", 1)[1]
-    assert "| dave | sat_output: stopped by the cell time limit |" in section
-    assert "| erin | attention_weights: does not parse |" in section
+    assert "| dave | shifted_key: stopped by the cell time limit |" in section
+    assert "| erin | weights_without_self: does not parse |" in section
     assert "2 graded but stopped or broken" in md
 
 

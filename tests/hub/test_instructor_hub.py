@@ -24,11 +24,15 @@ from typing import Any
 import pytest
 from classroom import ASSIGNMENT, REPO, ClassRun, Hub, Person, ensure_env
 
+from course_lib.checkpoint_spec import CHECKPOINT
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(1200)]
 
-WRITTEN = "written_scaling"  # the quiz's written answer, graded by hand
+# the quiz's written answer, graded by hand, and its points (one source: the spec)
+[WRITTEN] = [q.id for q in CHECKPOINT.questions if q.manual]
+WRITTEN_POINTS = CHECKPOINT.question(WRITTEN).points
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +138,8 @@ def test_formgrader_grades_by_hand_through_the_hub(hub_class, tmp_path):
             totals = run.grades()[by_hand[0]]
             total = sum(score_ for score_, _ in totals.values())
             text = cell.first.inner_text()
-            assert f"{total:g} / 10" in text and "1.5 / 2" in text, (total, text)
+            assert (f"{total:g} / {CHECKPOINT.total_points}" in text
+                    and f"1.5 / {WRITTEN_POINTS}" in text), (total, text)
         finally:
             browser.close()
     errors = [e for e in watch.errors if "favicon" not in e]
