@@ -153,10 +153,10 @@ _LENGTH_AS_DIMENSION = re.compile(
     r"square root of the vector length", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "12")],
+@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "14")],
                          ids=lambda p: p.stem)
 def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
-    """Issue 30, error 6 (lessons 03 and 12 are checked with their own issue)."""
+    """Issue 30, error 6 (lessons 03 and 14 are checked with their own issue)."""
     assert not _LENGTH_AS_DIMENSION.findall(text_of(path))
 
 
@@ -335,3 +335,48 @@ def test_03_calls_d_k_a_dimension_not_a_length() -> None:
     text = text_of(NOTEBOOKS / "03_scaling.ipynb")
     assert "length" not in text
     assert "d_k is the dimension of each query vector" in text
+
+
+# ------------------------------------------------------------------- lessons 12 and 13 (issue 31)
+
+
+def test_12_hand_numbers_are_the_librarys() -> None:
+    """Lesson 12's numbers by hand (Jacobian, dS, dq of 'sat', the masked row) are course_lib's."""
+    import course_lib as cl
+
+    text = text_of(NOTEBOOKS / "12_backward_pass.ipynb")
+    ex = cl.the_cat_sat()
+    p = cl.attention_weights(ex.Q, ex.K)[2]
+    J = cl.softmax_jacobian(cl.scaled_scores(ex.Q, ex.K)[2])
+    assert f"about ${p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}$" in text
+    r = p.round(3)  # the lesson multiplies p to three decimals by hand
+    for a, b, entry in ((r[0], 1 - r[0], J[0, 0]), (r[2], 1 - r[2], J[2, 2]),
+                        (-r[0], r[1], J[0, 1]), (-r[0], r[2], J[0, 2])):
+        assert f"{a:.3f} \\times {b:.3f} \\approx {a * b:.3f}" in text
+        assert abs(a * b - entry) < 1e-3
+    np.testing.assert_allclose(J.sum(axis=1), 0.0, atol=1e-15)
+    assert "row sums: [0. 0. 0.]" in text and "Every row sums to 0" in text
+    dO = np.zeros((3, 2))
+    dO[2, 0] = 1.0
+    dQ, dK, dV = cl.attention_backward(ex.Q, ex.K, ex.V, dO)
+    dP = (dO @ ex.V.T)[2]
+    total = r[0] * dP[0] + r[1] * dP[1] + r[2] * dP[2]  # by hand, p to three decimals
+    by_hand = r * (dP - round(total, 3))
+    assert f"\\approx\n{total:.3f}$" in text or f"\\approx {total:.3f}$" in text
+    assert f"\\approx ({by_hand[0]:.3f}, {by_hand[1]:.3f}, {by_hand[2]:.3f})$" in text
+    dS = p * (dP - (dP * p).sum())
+    np.testing.assert_allclose(by_hand, dS, atol=2e-3)
+    assert dS[1] < 0 < dS[2], "'raising the score for cat lowers the loss'"
+    assert f"sat's dq : {np.array2string(dQ[2].round(3))}" in text
+    assert np.all(dQ[:2] == 0) and np.all(np.abs(dK).sum(axis=1) > 0), "only sat's query"
+    mask = cl.causal_mask(3)
+    p_cat = cl.attention_weights(ex.Q, ex.K, mask)[1]
+    J_cat = np.diag(p_cat) - np.outer(p_cat, p_cat)
+    assert p_cat[2] == 0 and np.all(J_cat[2] == 0) and np.all(J_cat[:, 2] == 0)
+    # sat's key, hidden from 'the' and 'cat', gets its gradient from sat's query only
+    dK_m = cl.attention_backward(ex.Q, ex.K, ex.V, np.ones((3, 2)), mask)[1]
+    only_sat = np.ones((3, 2))
+    only_sat[:2] = 0.0
+    np.testing.assert_allclose(
+        dK_m[2], cl.attention_backward(ex.Q, ex.K, ex.V, only_sat, mask)[1][2])
+    assert f"dK of 'sat' = {np.array2string(dK_m[2].round(3))}" in text

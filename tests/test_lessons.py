@@ -46,7 +46,26 @@ LIBRARY_ANSWERS = {
     "check_batched_scores": cl.scaled_scores,
     "check_cross_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
     "check_model_weights": cl.attention_weights,
+    # lesson 12 (issue 31)
+    "check_attention_backward": cl.attention_backward,
+    "check_numerical_gradient": lambda loss, X, h: _central_differences(loss, X, h),
 }
+
+
+def _central_differences(loss, X, h):
+    """A right answer to lesson 12's numerical_gradient (the library has none to offer)."""
+    X = np.array(X, dtype=float)
+    grad = np.zeros_like(X)
+    for i in np.ndindex(X.shape):
+        old = X[i]
+        X[i] = old + h
+        up = loss(X)
+        X[i] = old - h
+        grad[i] = (up - loss(X)) / (2 * h)
+        X[i] = old
+    return grad
+
+
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
 
 
