@@ -1,4 +1,4 @@
-r"""Self-checks of lesson 12: the student's backward pass and finite-difference gradient.
+r"""Self-checks of lessons 12 and 13: a backward pass, a finite-difference gradient, dW_Q.
 
 The student writes two functions:
 
@@ -6,9 +6,11 @@ The student writes two functions:
   :func:`course_lib.attention_backward`; :func:`check_attention_backward` runs it;
 * ``numerical_gradient(loss, X, h) -> dX``, central differences
   :math:`(L(X + h e_i) - L(X - h e_i)) / 2h` entry by entry; :func:`check_numerical_gradient`
-  runs it.
+  runs it;
+* (lesson 13) ``weight_gradient(X, dQ) -> dW_Q``, the chain rule through
+  :math:`Q = X W_Q` over a batch; :func:`check_weight_gradient` runs it.
 
-Both work like the checks of :mod:`course_lib.checks` (they return a
+They work like the checks of :mod:`course_lib.checks` (they return a
 :class:`~course_lib.checks.CheckResult` and raise under nbgrader's *Validate*) and reuse
 their helpers. :func:`check_attention_backward` names these mistakes:
 
@@ -71,7 +73,7 @@ from .checks import (
     _Stop,
 )
 
-__all__ = ["check_attention_backward", "check_numerical_gradient"]
+__all__ = ["check_attention_backward", "check_numerical_gradient", "check_weight_gradient"]
 
 FloatArray = NDArray[np.float64]
 NAMES = ("dQ", "dK", "dV")
@@ -314,5 +316,67 @@ def check_numerical_gradient(fn: Callable[..., Any]) -> CheckResult:
         return _fail("wrong_values", f"entry {tuple(int(i) for i in off)} of your gradient "
                      "is off by more than 1e-5: nudge one entry by +h and by -h, divide the "
                      "change in the loss by 2h, put the entry back, then go on to the next.")
+
+    return _run(body)
+
+
+# --------------------------------------------------------------------------------------
+# lesson 13: from dQ to dW_Q
+# --------------------------------------------------------------------------------------
+
+# 3 examples of 2 tokens, 4 numbers per token, d_k = 5: every axis a different length, so a
+# product over the wrong axis cannot be computed or gives another shape
+_XB = np.round(np.sin(np.arange(24.0) * 1.7).reshape(3, 2, 4), 2)
+_DQB = np.round(np.cos(np.arange(30.0) * 0.9).reshape(3, 2, 5), 2)
+
+
+def _weight_gradient(X: FloatArray, dQ: FloatArray) -> FloatArray:
+    return np.einsum("nqm,nqd->md", X, dQ)
+
+
+def check_weight_gradient(fn: Callable[..., Any]) -> CheckResult:
+    r"""Check a student's ``weight_gradient(X, dQ) -> dW_Q`` for :math:`Q = X W_Q` in a batch.
+
+    ``X`` has shape (n, tokens, d_model) and ``dQ`` (n, tokens, d_k); the answer is
+    :math:`\sum_n X_n^T dQ_n`, shape (d_model, d_k): every example used the same
+    :math:`W_Q`, so their gradients add up. The probe has 3 examples of 2 tokens, d_model 4
+    and d_k 5.
+
+    Examples
+    --------
+    >>> check_weight_gradient(lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ))
+    Well done: your dW_Q has W_Q's shape (4, 5) and adds up X^T dQ over the 3 examples.
+    >>> check_weight_gradient(lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ) / 3).mistake
+    'mean_not_sum'
+    """
+    what = _name_of(fn, "weight_gradient")
+
+    def body() -> CheckResult:
+        args = [("X", _XB), ("dQ", _DQB)]
+        got = _as_array(_call(fn, args, what), what, (4, 5))
+        want = _weight_gradient(_XB, _DQB)
+        if _matches(got, want):
+            return _ok("your dW_Q has W_Q's shape (4, 5) and adds up X^T dQ over the 3 "
+                       "examples.")
+        if got.shape == (3, 4, 5):
+            return _fail("not_summed", "you return one X^T dQ per example, shape (3, 4, 5): "
+                         "all 3 examples used the same W_Q, so its gradient is their sum, one "
+                         "(4, 5) array.")
+        if got.shape == (5, 4):
+            return _fail("transposed_result", "your dW_Q has shape (5, 4), the transpose of "
+                         "W_Q's (4, 5): a gradient has the shape of what it is the gradient of.")
+        if got.shape == want.shape and _matches(got * 3, want):
+            return _fail("mean_not_sum", "your dW_Q is the mean over the examples: each "
+                         "example's loss reaches W_Q on its own path, so the gradients add up "
+                         "(any averaging is already in dQ).")
+        if got.shape == want.shape and _matches(got * 6, want):
+            return _fail("mean_not_sum", "your dW_Q is divided by the number of tokens in the "
+                         "batch: the gradients of all uses of W_Q add up.")
+        if got.shape != want.shape:
+            return _fail("wrong_shape", f"`{what}` returned shape {got.shape}; dW_Q has W_Q's "
+                         "shape (d_model, d_k) = (4, 5) here.")
+        return _fail("wrong_values", "the shape is right but the numbers are not X^T dQ added "
+                     "over the examples; Q = X W_Q for each example, so dW_Q pairs the columns "
+                     "of X (d_model) with the columns of dQ (d_k), summed over the tokens.")
 
     return _run(body)

@@ -26,6 +26,7 @@ check                     the student writes                              lesson
 :func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
 ``check_attention_backward``  ``attention_backward(Q, K, V, dO, mask)``     12
 ``check_numerical_gradient``  ``numerical_gradient(loss, X, h)``            12
+``check_weight_gradient``  ``weight_gradient(X, dQ)`` -> dW_Q                 13
 ========================  ==============================================  ===========
 
 Hints lead to the answer without being it: a failed check names the mistake and the shape
@@ -1137,9 +1138,10 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
     return _run(body)
 
 
-#: lesson 12's checks live in :mod:`course_lib.backward_checks` (which builds on the helpers
-#: above); they are reachable here too, so every lesson calls ``checks.check_...(f)``
-_LESSON_12_CHECKS = ("check_attention_backward", "check_numerical_gradient")
+#: the checks of lessons 12 and 13 live in :mod:`course_lib.backward_checks` (which builds on
+#: the helpers above); they are reachable here too, so every lesson calls ``checks.check_...(f)``
+_LESSON_12_CHECKS = ("check_attention_backward", "check_numerical_gradient",
+                     "check_weight_gradient")
 
 
 def __getattr__(name: str) -> Any:

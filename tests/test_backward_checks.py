@@ -174,3 +174,18 @@ def test_validate_raises_under_nbgrader(monkeypatch):
     monkeypatch.setenv("NBGRADER_VALIDATING", "1")
     with pytest.raises(ExerciseNotDone, match="Not yet"):
         bc.check_attention_backward(_not_written)
+
+
+@pytest.mark.parametrize("fn, code", [
+    (lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ) / len(X), "mean_not_sum"),
+    (lambda X, dQ: np.swapaxes(X, -1, -2) @ dQ, "not_summed"),
+    (lambda X, dQ: np.einsum("nqm,nqd->dm", X, dQ), "transposed_result"),
+    (lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ) + 0.5, "wrong_values"),
+    (_not_written, "not_written"),
+])
+def test_each_weight_gradient_mistake_is_named(fn, code):
+    assert bc.check_weight_gradient(lambda X, dQ: sum(x.T @ d for x, d in zip(X, dQ, strict=True)))
+    result = bc.check_weight_gradient(fn)
+    assert not result and result.mistake == code, result.message
+    want = bc._weight_gradient(bc._XB, bc._DQB)
+    assert not any(f"{v:.2f}" in result.message for v in want.ravel() if abs(v) >= 0.005)

@@ -296,7 +296,7 @@ def test_03_claims_nothing_about_learning_that_it_does_not_measure() -> None:
     assert "frozen" not in text  # "The rows become one-hot and frozen"
     # the training is measured elsewhere, and the lesson says where to run it
     assert "python -m course_lib.training" in text
-    assert "a later lesson measures" in text
+    assert "[lesson 13](13_training.ipynb) measures" in text
 
 
 def test_03_reports_the_query_gradient_beside_the_jacobian_from_its_own_measurement() -> None:
@@ -358,7 +358,7 @@ def test_12_hand_numbers_are_the_librarys() -> None:
     assert "row sums: [0. 0. 0.]" in text and "Every row sums to 0" in text
     dO = np.zeros((3, 2))
     dO[2, 0] = 1.0
-    dQ, dK, dV = cl.attention_backward(ex.Q, ex.K, ex.V, dO)
+    dQ, dK, _ = cl.attention_backward(ex.Q, ex.K, ex.V, dO)
     dP = (dO @ ex.V.T)[2]
     total = r[0] * dP[0] + r[1] * dP[1] + r[2] * dP[2]  # by hand, p to three decimals
     by_hand = r * (dP - round(total, 3))
@@ -380,3 +380,37 @@ def test_12_hand_numbers_are_the_librarys() -> None:
     np.testing.assert_allclose(
         dK_m[2], cl.attention_backward(ex.Q, ex.K, ex.V, only_sat, mask)[1][2])
     assert f"dK of 'sat' = {np.array2string(dK_m[2].round(3))}" in text
+
+
+def test_13_claims_hold_for_runs_computed_here() -> None:
+    """Lesson 13's printed table is course_lib's, and each sentence's claim holds on it."""
+    from course_lib import training
+
+    text = text_of(NOTEBOOKS / "13_training.ipynb")
+    runs = {(d, s): training.train(d, scale=s, steps=200, seed=0)
+            for d in (16, 256) for s in (True, False)}
+    for (d, s), run in runs.items():
+        assert (f"d_k = {d:3d}, {'scaled  ' if s else 'unscaled'}: held-out loss "
+                f"{run.final_loss:.3f}, accuracy {run.final_accuracy:.2f}") in text
+    gap = {d: runs[d, False].final_loss - runs[d, True].final_loss for d in (16, 256)}
+    assert "At $d_k = 16$ the two runs end close; at $d_k = 256$ the unscaled one ends far" in text
+    assert abs(gap[16]) < 0.05 and gap[256] > 0.2
+    assert "the unscaled gradient is *larger* at both sizes" in text
+    assert all(runs[d, False].grad_norm_wq.mean() > runs[d, True].grad_norm_wq.mean()
+               for d in (16, 256))
+    # "almost all on one key ... stay collapsed": entropy near 0 from step 0 to the end
+    collapsed = runs[256, False].entropy
+    assert collapsed[0] < 0.3 < 1.0 < runs[256, True].entropy[0] and collapsed[-20:].mean() < 0.1
+    assert runs[16, False].entropy[0] > 0.3  # "a few tenths of a nat" at d_k = 16
+    batch = training.sample_batch(seed=0)
+    for d, about in ((16, "of about 4"), (256, "is about 17")):
+        W_Q, W_K = training.initial_weights(d, seed=0)
+        raw = (batch.queries @ W_Q) @ np.swapaxes(batch.keys @ W_K, -1, -2)
+        assert f"spread {about}" in text and round(float(raw.std())) == int(about.split()[-1])
+        steps = {}
+        for s in (True, False):
+            _, dW_Q, _ = training.loss_and_gradients(W_Q, W_K, batch, scale=s)
+            steps[s] = np.linalg.norm(dW_Q), np.linalg.norm(dW_Q / (np.abs(dW_Q) + 1e-8))
+        assert steps[False][0] / steps[True][0] > 3
+        assert abs(steps[False][1] / steps[True][1] - 1) < 0.005
+        assert f"SGD {steps[False][0] / steps[True][0]:.1f}x, Adam 1.00x" in text
