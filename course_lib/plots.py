@@ -749,9 +749,10 @@ def training_curves(runs: Sequence[Any], *, window: int = 20) -> DescribedFigure
                                                 (False, "--", VERMILION, "unscaled")):
                 if scale not in pair:
                     continue
-                y = _window_means(getattr(pair[scale], attr), window)
-                ax.plot(x, y, style, color=colour, label=label)
-                bits.append(f"{label} {fmt.format(y[0])} -> {fmt.format(y[-1])}")
+                values = getattr(pair[scale], attr)
+                ax.plot(x, _window_means(values, window), style, color=colour, label=label)
+                first, last = values[:window].mean(), values[-window:].mean()
+                bits.append(f"{label} {fmt.format(first)} -> {fmt.format(last)}")
             ax.set_title(f"{name}, d_k = {d_k}", fontsize=10)
             ax.set_xlabel("step")
             if attr == "entropy":
