@@ -73,7 +73,13 @@ from .checks import (
     _Stop,
 )
 
-__all__ = ["check_attention_backward", "check_numerical_gradient", "check_weight_gradient"]
+__all__ = [
+    "check_attention_backward",
+    "check_numerical_gradient",
+    "check_terms_with_the_scale",
+    "check_weight_gradient",
+    "check_what_went_wrong",
+]
 
 FloatArray = NDArray[np.float64]
 NAMES = ("dQ", "dK", "dV")
@@ -378,5 +384,84 @@ def check_weight_gradient(fn: Callable[..., Any]) -> CheckResult:
         return _fail("wrong_values", "the shape is right but the numbers are not X^T dQ added "
                      "over the examples; Q = X W_Q for each example, so dW_Q pairs the columns "
                      "of X (d_model) with the columns of dQ (d_k), summed over the tokens.")
+
+    return _run(body)
+
+
+# --------------------------------------------------------------------------------------
+# the exercises that are not fill-ins: which terms carry the scale (12), what went wrong (13)
+# --------------------------------------------------------------------------------------
+
+_GRADIENT_NAMES = ("dQ", "dK", "dV", "dS")
+
+
+def _answer_of(fn: Callable[[], Any], what: str) -> Any:
+    return _call(fn, [], what)
+
+
+def check_terms_with_the_scale(fn: Callable[[], Any]) -> CheckResult:
+    r"""Which of dQ, dK, dV, dS carry the factor :math:`1/\sqrt{d_k}`? (lesson 12)
+
+    ``fn()`` returns the names, e.g. a list of strings.
+
+    Examples
+    --------
+    >>> check_terms_with_the_scale(lambda: ["dQ", "dK", "dV"]).mistake
+    'dv_scaled'
+    """
+    what = _name_of(fn, "terms_with_the_scale")
+
+    def body() -> CheckResult:
+        got = _answer_of(fn, what)
+        if isinstance(got, str) or not isinstance(got, list | tuple | set | frozenset):
+            return _fail("wrong_type", f"`{what}` should return a list of names, some of "
+                         f"{', '.join(map(repr, _GRADIENT_NAMES))} (got {type(got).__name__}).")
+        names = set(got)
+        unknown = sorted(str(n) for n in names if n not in _GRADIENT_NAMES)
+        if unknown:
+            return _fail("unknown_name", f"{', '.join(map(repr, unknown))} is not one of "
+                         f"{', '.join(map(repr, _GRADIENT_NAMES))}.")
+        if "dV" in names:
+            return _fail("dv_scaled", "dV carries no factor: V enters only through O = PV, "
+                         "and P is already the weights after the division, so dV = P^T dO.")
+        if "dS" in names:
+            return _fail("ds_scaled", "dS carries no factor: it is the gradient with respect to "
+                         "the scaled scores S themselves; the factor appears one step further "
+                         "back, where S = c QK^T is differentiated.")
+        if names != {"dQ", "dK"}:
+            return _fail("one_side", "S = c QK^T has the factor in front of a product of Q "
+                         "and K, so differentiating by either one keeps it.")
+        return _ok("dQ and dK carry 1/sqrt(d_k), from S = QK^T / sqrt(d_k); dV and dS do "
+                   "not.")
+
+    return _run(body)
+
+
+def check_what_went_wrong(fn: Callable[[], Any]) -> CheckResult:
+    """Lesson 13: which explanation do its numbers support for the unscaled run at d_k 256?
+
+    A: the gradient that reaches W_Q vanished; B: the weights started almost one-hot and
+    stayed so; C: Adam's steps were larger unscaled.
+
+    Examples
+    --------
+    >>> check_what_went_wrong(lambda: "A").mistake
+    'gradient_vanished'
+    """
+    what = _name_of(fn, "what_went_wrong")
+
+    def body() -> CheckResult:
+        got = _answer_of(fn, what)
+        if got not in ("A", "B", "C"):
+            return _fail("wrong_type", f'`{what}` should return "A", "B" or "C" (got {got!r}).')
+        if got == "A":
+            return _fail("gradient_vanished", "look at the mean |dL/dW_Q| the lesson printed "
+                         "for d_k = 256: is the unscaled one smaller than the scaled one?")
+        if got == "C":
+            return _fail("adam_steps", "look at the first step the lesson measured: how does "
+                         "the size of Adam's step unscaled compare with scaled?")
+        return _ok("the unscaled weights start almost one-hot (entropy near 0 at step 0) and "
+                   "stay so, while the gradient is larger, not vanishing, and Adam's steps "
+                   "are the same size.")
 
     return _run(body)

@@ -26,7 +26,9 @@ check                     the student writes                              lesson
 :func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
 ``check_attention_backward``  ``attention_backward(Q, K, V, dO, mask)``     12
 ``check_numerical_gradient``  ``numerical_gradient(loss, X, h)``            12
+``check_terms_with_the_scale``  which of dQ, dK, dV, dS carry 1/sqrt(d_k)      12
 ``check_weight_gradient``  ``weight_gradient(X, dQ)`` -> dW_Q                 13
+``check_what_went_wrong``  why the unscaled run at d_k 256 learns less        13
 ========================  ==============================================  ===========
 
 Hints lead to the answer without being it: a failed check names the mistake and the shape
@@ -1141,7 +1143,8 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
 #: the checks of lessons 12 and 13 live in :mod:`course_lib.backward_checks` (which builds on
 #: the helpers above); they are reachable here too, so every lesson calls ``checks.check_...(f)``
 _LESSON_12_CHECKS = ("check_attention_backward", "check_numerical_gradient",
-                     "check_weight_gradient")
+                     "check_terms_with_the_scale", "check_weight_gradient",
+                     "check_what_went_wrong")
 
 
 def __getattr__(name: str) -> Any:

@@ -189,3 +189,21 @@ def test_each_weight_gradient_mistake_is_named(fn, code):
     assert not result and result.mistake == code, result.message
     want = bc._weight_gradient(bc._XB, bc._DQB)
     assert not any(f"{v:.2f}" in result.message for v in want.ravel() if abs(v) >= 0.005)
+
+
+@pytest.mark.parametrize("answer, code", [
+    (["dQ", "dK"], None), (("dK", "dQ"), None),
+    (["dQ", "dK", "dV"], "dv_scaled"), (["dQ", "dK", "dS"], "ds_scaled"),
+    (["dQ"], "one_side"), (["dK"], "one_side"), (["dW"], "unknown_name"), ("dQ", "wrong_type"),
+])
+def test_terms_with_the_scale(answer, code):
+    result = bc.check_terms_with_the_scale(lambda: answer)
+    assert bool(result) is (code is None) and result.mistake == code, result.message
+
+
+def test_what_went_wrong_names_each_wrong_choice_and_not_the_answer():
+    results = {a: bc.check_what_went_wrong(lambda a=a: a) for a in "ABC"}
+    assert results["B"] and results["A"].mistake == "gradient_vanished"
+    assert results["C"].mistake == "adam_steps"
+    assert all('"B"' not in r.message and "B:" not in r.message for r in results.values())
+    assert bc.check_what_went_wrong(lambda: "D").mistake == "wrong_type"

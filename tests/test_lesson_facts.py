@@ -396,6 +396,10 @@ def test_13_claims_hold_for_runs_computed_here() -> None:
     assert "At $d_k = 16$ the two runs end close; at $d_k = 256$ the unscaled one ends far" in text
     assert abs(gap[16]) < 0.05 and gap[256] > 0.2
     assert "the unscaled gradient is *larger* at both sizes" in text
+    assert "in every\ngradient panel the dashed (unscaled) line lies above the solid one" in text
+    for d in (16, 256):  # the panels plot means over windows of 15 steps
+        means = [runs[d, s].grad_norm_wq.reshape(-1, 15).mean(axis=1) for s in (True, False)]
+        assert np.all(means[1] > means[0])
     assert all(runs[d, False].grad_norm_wq.mean() > runs[d, True].grad_norm_wq.mean()
                for d in (16, 256))
     # "almost all on one key ... stay collapsed": entropy near 0 from step 0 to the end

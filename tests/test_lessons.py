@@ -50,6 +50,8 @@ LIBRARY_ANSWERS = {
     "check_attention_backward": cl.attention_backward,
     "check_numerical_gradient": lambda loss, X, h: _central_differences(loss, X, h),
     "check_weight_gradient": lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ),
+    "check_terms_with_the_scale": lambda: ["dQ", "dK"],
+    "check_what_went_wrong": lambda: "B",
 }
 
 
