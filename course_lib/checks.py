@@ -24,6 +24,11 @@ check                     the student writes                              lesson
 :func:`check_batched_scores`  scaled scores of (..., n, d_k) arrays         09
 :func:`check_cross_attention`  ``cross_attention(Q, K, V)``, n_q ≠ n_k      10
 :func:`check_model_weights`  ``attention_weights(Q, K)``, all heads        11
+``check_attention_backward``  ``attention_backward(Q, K, V, dO, mask)``     12
+``check_numerical_gradient``  ``numerical_gradient(loss, X, h)``            12
+``check_terms_with_the_scale``  which of dQ, dK, dV, dS carry 1/sqrt(d_k)      12
+``check_weight_gradient``  ``weight_gradient(X, dQ)`` -> dW_Q                 13
+``check_what_went_wrong``  why the unscaled run at d_k 256 learns less        13
 ========================  ==============================================  ===========
 
 The exercises that are not fill-ins (derive a number by hand, choose between two
@@ -1139,11 +1144,10 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
     return _run(body)
 
 
-
-# The checks of the exercises that are not fill-ins live in their own module, which
-# builds on the helpers above; this module hands them out too, so that every lesson's check
-# cell reads `checks.check_x(f)` (scripts/run_lessons.py marks such cells for nbgrader).
-# Looked up on first use, as the two modules import each other.
+# The checks of the exercises that are not fill-ins live in their own module, and those of
+# lessons 12 and 13 in theirs; both build on the helpers above. This module hands them out
+# too, so that every lesson's check cell reads `checks.check_x(f)` (scripts/run_lessons.py
+# marks such cells for nbgrader). Looked up on first use, as the modules import each other.
 _REASONING = frozenset({
     "check_breaks_global_max",
     "check_buggy_line",
@@ -1157,6 +1161,10 @@ _REASONING = frozenset({
     "check_weights_for_point",
     "check_which_is_qkt",
 })
+#: the checks of lessons 12 and 13, in :mod:`course_lib.backward_checks`
+_LESSON_12_CHECKS = ("check_attention_backward", "check_numerical_gradient",
+                     "check_terms_with_the_scale", "check_weight_gradient",
+                     "check_what_went_wrong")
 
 
 def __getattr__(name: str) -> Any:
@@ -1164,4 +1172,8 @@ def __getattr__(name: str) -> Any:
         from . import reasoning_checks
 
         return getattr(reasoning_checks, name)
+    if name in _LESSON_12_CHECKS:
+        from . import backward_checks
+
+        return getattr(backward_checks, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

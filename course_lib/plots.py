@@ -116,6 +116,7 @@ __all__ = [
     "dot_product_histograms",
     "scaling_curves",
     "score_bars",
+    "training_curves",
     "weight_bars",
 ]
 
@@ -682,6 +683,89 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
         f"{min(top_ok):.2f} and {max(top_ok):.2f}."
     )
     parts.append(f"{_gradient_comparison(raw, ok)}.")
+    return DescribedFigure(fig, " ".join(parts), caption)
+
+
+def _window_means(x: NDArray[np.float64], window: int) -> NDArray[np.float64]:
+    """Means of consecutive blocks of ``window`` steps (the per-batch numbers are noisy)."""
+    n = len(x) // window
+    return x[: n * window].reshape(n, window).mean(axis=1)
+
+
+def training_curves(runs: Sequence[Any], *, window: int = 20) -> DescribedFigure:
+    r"""Loss, :math:`\lVert\partial L/\partial W_Q\rVert` and attention entropy over training.
+
+    One row of three panels per ``d_k``, scaled (solid) and unscaled (dashed) runs drawn
+    together, each point the mean over ``window`` steps (lesson 13). The description gives,
+    for every run, the mean of each quantity over its first and its last ``window`` steps;
+    the caption the held-out final losses.
+
+    Parameters
+    ----------
+    runs : sequence of :class:`course_lib.training.TrainingRun`
+        Pairs of runs (scaled and unscaled) for one or more ``d_k``, same optimiser and
+        number of steps.
+    window : int, default 20
+
+    Examples
+    --------
+    >>> from course_lib.training import train
+    >>> runs = [train(8, scale=s, steps=40) for s in (True, False)]
+    >>> fig = training_curves(runs)
+    >>> print(fig)  # doctest: +ELLIPSIS
+    Training curves, 40 steps of Adam; per run, the mean over the first 20 steps -> the last
+    20. d_k = 8: loss scaled ... -> ..., unscaled ... -> ...; |dL/dW_Q| scaled ...
+    """
+    from .training import N_KEYS
+
+    runs = list(runs)
+    if not runs or not all(hasattr(r, "grad_norm_wq") for r in runs):
+        raise AttentionInputError(
+            "runs must be a non-empty list of TrainingRun (from course_lib.training.train) "
+            f"(got {type(runs).__name__} of {len(runs)})")
+    steps = {r.steps for r in runs}
+    if len(steps) != 1 or min(steps) < 2 * window:
+        raise AttentionInputError(
+            f"runs must all have the same number of steps, at least 2 * window = {2 * window} "
+            f"(got {sorted(steps)})")
+    d_ks = sorted({r.d_k for r in runs})
+    fig = _figure((11.0, 2.6 * len(d_ks)))
+    axes = np.atleast_2d(fig.subplots(len(d_ks), 3, squeeze=False))
+    panels = (("loss", "loss", "{:.2f}"), ("|dL/dW_Q|", "grad_norm_wq", "{:.2f}"),
+              ("attention entropy (nats)", "entropy", "{:.2f}"))
+    n_steps = runs[0].steps
+    optimisers = sorted({r.optimiser for r in runs})
+    parts = [f"Training curves, {n_steps} steps of "
+             f"{' and '.join('Adam' if o == 'adam' else 'SGD' for o in optimisers)}; per run, "
+             f"the mean over the first {window} steps -> the last {window}."]
+    x = (np.arange(n_steps // window) + 0.5) * window
+    for row, d_k in enumerate(d_ks):
+        pair = {r.scale: r for r in runs if r.d_k == d_k}
+        words = []
+        for col, (name, attr, fmt) in enumerate(panels):
+            ax = axes[row, col]
+            bits = []
+            for scale, style, colour, label in ((True, "-", BLUE, "scaled"),
+                                                (False, "--", VERMILION, "unscaled")):
+                if scale not in pair:
+                    continue
+                values = getattr(pair[scale], attr)
+                ax.plot(x, _window_means(values, window), style, color=colour, label=label)
+                first, last = values[:window].mean(), values[-window:].mean()
+                bits.append(f"{label} {fmt.format(first)} -> {fmt.format(last)}")
+            ax.set_title(f"{name}, d_k = {d_k}", fontsize=10)
+            ax.set_xlabel("step")
+            if attr == "entropy":
+                ax.axhline(np.log(N_KEYS), color=PAPER_INK, linewidth=0.6, linestyle=":")
+            _plain_axes(ax)
+            words.append(f"{name} {', '.join(bits)}")
+        parts.append(f"d_k = {d_k}: {'; '.join(words)}.")
+    axes[0, 0].legend(frameon=False)
+    parts.append(f"The dotted line in the entropy panels is log {N_KEYS} = "
+                 f"{np.log(N_KEYS):.2f} nats, weights spread evenly over the {N_KEYS} keys.")
+    finals = [f"d_k = {r.d_k} {'scaled' if r.scale else 'unscaled'} {r.final_loss:.3f}"
+              for r in sorted(runs, key=lambda r: (r.d_k, not r.scale))]
+    caption = "Held-out loss after training: " + ", ".join(finals) + "."
     return DescribedFigure(fig, " ".join(parts), caption)
 
 

@@ -153,10 +153,10 @@ _LENGTH_AS_DIMENSION = re.compile(
     r"square root of the vector length", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "12")],
+@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "14")],
                          ids=lambda p: p.stem)
 def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
-    """Issue 30, error 6 (lessons 03 and 12 are checked with their own issue)."""
+    """Issue 30, error 6 (lessons 03 and 14 are checked with their own issue)."""
     assert not _LENGTH_AS_DIMENSION.findall(text_of(path))
 
 
@@ -297,7 +297,7 @@ def test_03_claims_nothing_about_learning_that_it_does_not_measure() -> None:
     assert "frozen" not in text  # "The rows become one-hot and frozen"
     # the training is measured elsewhere, and the lesson says where to run it
     assert "python -m course_lib.training" in text
-    assert "a later lesson measures" in text
+    assert "[lesson 13](13_training.ipynb) measures" in text
 
 
 def test_03_reports_the_query_gradient_beside_the_jacobian_from_its_own_measurement() -> None:
@@ -398,7 +398,7 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
     from course_lib.quiz import load_questions
 
     n = len(load_questions())
-    lesson = text_of(NOTEBOOKS / "12_checkpoint_self_study.ipynb")
+    lesson = text_of(NOTEBOOKS / "14_checkpoint_self_study.ipynb")
     readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Self-study: the checkpoint without an instructor", 1)[1]
     section = section.split("\n## ", 1)[0]
@@ -406,7 +406,7 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
         counts = _self_study_counts(text)
         assert counts and set(counts) == {n}, (where, counts, n)
     assert "three more on the worked example" not in lesson + section
-    nb = nbformat.read(NOTEBOOKS / "12_checkpoint_self_study.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "14_checkpoint_self_study.ipynb", as_version=4)
     [listing] = [c.source for c in nb.cells if c.source.startswith("## No widgets?")]
     listed = re.findall(r'`"(\w+)"`', listing)
     assert listed == [q.id for q in load_questions()]
@@ -438,7 +438,7 @@ def test_self_study_q6_says_the_embeddings_feed_only_the_first_layer() -> None:
 # --- issue 30: lesson 12 gives no answer away ----------------------------------------
 
 def _lesson_12() -> nbformat.NotebookNode:
-    return nbformat.read(NOTEBOOKS / "12_checkpoint_self_study.ipynb", as_version=4)
+    return nbformat.read(NOTEBOOKS / "14_checkpoint_self_study.ipynb", as_version=4)
 
 
 def test_12_prints_no_feedback_on_run_all() -> None:
@@ -484,3 +484,86 @@ def test_12_exercise_template_holds_no_line_of_its_solution() -> None:
     template = {line.strip() for line in cells[i].source.splitlines()}
     for line in code.strip().splitlines()[1:]:  # every line but the `def`
         assert line.strip() not in template, line
+
+
+# ------------------------------------------------------------------- lessons 12 and 13 (issue 31)
+
+
+def test_12_hand_numbers_are_the_librarys() -> None:
+    """Lesson 12's numbers by hand (Jacobian, dS, dq of 'sat', the masked row) are course_lib's."""
+    import course_lib as cl
+
+    text = text_of(NOTEBOOKS / "12_backward_pass.ipynb")
+    ex = cl.the_cat_sat()
+    p = cl.attention_weights(ex.Q, ex.K)[2]
+    J = cl.softmax_jacobian(cl.scaled_scores(ex.Q, ex.K)[2])
+    assert f"about ${p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}$" in text
+    r = p.round(3)  # the lesson multiplies p to three decimals by hand
+    for a, b, entry in ((r[0], 1 - r[0], J[0, 0]), (r[2], 1 - r[2], J[2, 2]),
+                        (-r[0], r[1], J[0, 1]), (-r[0], r[2], J[0, 2])):
+        assert f"{a:.3f} \\times {b:.3f} \\approx {a * b:.3f}" in text
+        assert abs(a * b - entry) < 1e-3
+    np.testing.assert_allclose(J.sum(axis=1), 0.0, atol=1e-15)
+    assert "row sums: [0. 0. 0.]" in text and "Every row sums to 0" in text
+    dO = np.zeros((3, 2))
+    dO[2, 0] = 1.0
+    dQ, dK, _ = cl.attention_backward(ex.Q, ex.K, ex.V, dO)
+    dP = (dO @ ex.V.T)[2]
+    total = r[0] * dP[0] + r[1] * dP[1] + r[2] * dP[2]  # by hand, p to three decimals
+    by_hand = r * (dP - round(total, 3))
+    assert f"\\approx\n{total:.3f}$" in text or f"\\approx {total:.3f}$" in text
+    assert f"\\approx ({by_hand[0]:.3f}, {by_hand[1]:.3f}, {by_hand[2]:.3f})$" in text
+    dS = p * (dP - (dP * p).sum())
+    np.testing.assert_allclose(by_hand, dS, atol=2e-3)
+    assert dS[1] < 0 < dS[2], "'raising the score for cat lowers the loss'"
+    assert f"sat's dq : {np.array2string(dQ[2].round(3))}" in text
+    assert np.all(dQ[:2] == 0) and np.all(np.abs(dK).sum(axis=1) > 0), "only sat's query"
+    mask = cl.causal_mask(3)
+    p_cat = cl.attention_weights(ex.Q, ex.K, mask)[1]
+    J_cat = np.diag(p_cat) - np.outer(p_cat, p_cat)
+    assert p_cat[2] == 0 and np.all(J_cat[2] == 0) and np.all(J_cat[:, 2] == 0)
+    # sat's key, hidden from 'the' and 'cat', gets its gradient from sat's query only
+    dK_m = cl.attention_backward(ex.Q, ex.K, ex.V, np.ones((3, 2)), mask)[1]
+    only_sat = np.ones((3, 2))
+    only_sat[:2] = 0.0
+    np.testing.assert_allclose(
+        dK_m[2], cl.attention_backward(ex.Q, ex.K, ex.V, only_sat, mask)[1][2])
+    assert f"dK of 'sat' = {np.array2string(dK_m[2].round(3))}" in text
+
+
+def test_13_claims_hold_for_runs_computed_here() -> None:
+    """Lesson 13's printed table is course_lib's, and each sentence's claim holds on it."""
+    from course_lib import training
+
+    text = text_of(NOTEBOOKS / "13_training.ipynb")
+    runs = {(d, s): training.train(d, scale=s, steps=150, seed=0)
+            for d in (16, 256) for s in (True, False)}
+    for (d, s), run in runs.items():
+        assert (f"d_k = {d:3d}, {'scaled  ' if s else 'unscaled'}: held-out loss "
+                f"{run.final_loss:.3f}, accuracy {run.final_accuracy:.2f}") in text
+    gap = {d: runs[d, False].final_loss - runs[d, True].final_loss for d in (16, 256)}
+    assert "At $d_k = 16$ the two runs end close; at $d_k = 256$ the unscaled one ends far" in text
+    assert abs(gap[16]) < 0.05 and gap[256] > 0.2
+    assert "the unscaled gradient is *larger* at both sizes" in text
+    assert "in every\ngradient panel the dashed (unscaled) line lies above the solid one" in text
+    for d in (16, 256):  # the panels plot means over windows of 15 steps
+        means = [runs[d, s].grad_norm_wq.reshape(-1, 15).mean(axis=1) for s in (True, False)]
+        assert np.all(means[1] > means[0])
+    assert all(runs[d, False].grad_norm_wq.mean() > runs[d, True].grad_norm_wq.mean()
+               for d in (16, 256))
+    # "almost all on one key ... stay collapsed": entropy near 0 from step 0 to the end
+    collapsed = runs[256, False].entropy
+    assert collapsed[0] < 0.3 < 1.0 < runs[256, True].entropy[0] and collapsed[-15:].mean() < 0.1
+    assert runs[16, False].entropy[0] > 0.3  # "a few tenths of a nat" at d_k = 16
+    batch = training.sample_batch(seed=0)
+    for d, about in ((16, "of about 4"), (256, "is about 17")):
+        W_Q, W_K = training.initial_weights(d, seed=0)
+        raw = (batch.queries @ W_Q) @ np.swapaxes(batch.keys @ W_K, -1, -2)
+        assert f"spread {about}" in text and round(float(raw.std())) == int(about.split()[-1])
+        steps = {}
+        for s in (True, False):
+            _, dW_Q, _ = training.loss_and_gradients(W_Q, W_K, batch, scale=s)
+            steps[s] = np.linalg.norm(dW_Q), np.linalg.norm(dW_Q / (np.abs(dW_Q) + 1e-8))
+        assert steps[False][0] / steps[True][0] > 3
+        assert abs(steps[False][1] / steps[True][1] - 1) < 0.005
+        assert f"SGD {steps[False][0] / steps[True][0]:.1f}x, Adam 1.00x" in text

@@ -377,3 +377,22 @@ def test_no_lesson_setup_cell_imports_matplotlib() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, cwd=ROOT, timeout=300).stdout
     assert len(setups) > 10 and out.strip() == "[]", out
+
+
+def test_training_curves_describe_every_run_from_its_numbers():
+    from course_lib.training import train
+
+    runs = [train(d, scale=s, steps=40, seed=0) for d in (4, 8) for s in (True, False)]
+    fig = plots.training_curves(runs, window=10)
+    text = str(fig)
+    for run in runs:
+        label = "scaled" if run.scale else "unscaled"
+        first, last = run.loss[:10].mean(), run.loss[-10:].mean()
+        assert f"d_k = {run.d_k}: loss" in text
+        assert f"{label} {first:.2f} -> {last:.2f}" in text
+        assert f"d_k = {run.d_k} {label} {run.final_loss:.3f}" in fig.caption
+    assert "log 8 = 2.08 nats" in text
+    with pytest.raises(AttentionInputError, match="non-empty list of TrainingRun"):
+        plots.training_curves([])
+    with pytest.raises(AttentionInputError, match="same number of steps"):
+        plots.training_curves([runs[0], train(4, steps=50)], window=10)
