@@ -418,4 +418,130 @@ QUESTIONS = [
             ),
         },
     },
+    {
+        "id": "one_hot_row",
+        "prompt": (
+            "A row of attention weights is one-hot: p = [0, 1, 0]. In the "
+            "backward pass, what gradient reaches that row's scores (dS = J "
+            "dP, with J = diag(p) - p p^T), whatever dP is?"
+        ),
+        "lesson": "12",
+        "choices": [
+            ("A", (
+                "dP itself: the key with weight 1 passes the whole gradient of "
+                "the output back to its score, the others get 0."
+            )),
+            ("B", (
+                "Only the middle key gets a gradient, dP times 1; the two keys "
+                "with weight 0 get nothing back."
+            )),
+            ("C", (
+                "Zero for every key: with p one-hot, diag(p) and p p^T are the "
+                "same matrix, so J is all zeros and no signal reaches those "
+                "scores."
+            )),
+            ("D", (
+                "A gradient sqrt(d_k) times larger than usual, because the "
+                "division by sqrt(d_k) in the forward pass makes up for the "
+                "saturation."
+            )),
+        ],
+        "marks": {
+            "A": "41d1b1b6c7c9b13f3c494f513a2695b9814477e8c52cb21f49933bc958d26760",
+            "B": "b006488f3d074ad57dceea8ec1c6a71940c14e4e644552b9d012e6966818f466",
+            "C": "b3d0af8f0aeda864e0edff39b69de0be7e7ae11f1e9b2be1c912ef0c3627d885",
+            "D": "18400510cb6d695be577658ebfd3a643bbc44008c00defd1b3885aed2f27e800",
+        },
+        "feedback": {
+            "A": (
+                "0SFdHlfE1wwNJreDKDI/2MUNXeyOoTslJDEL9eUKz/15aq9REpHyVeywDCm+jQKs"
+                "rTM5Gbg6hKJRd2wDfJSrt5PUavtY2r2Ev7cNzZ6W3BfZL0ig3Pfk6YtF3S4XHQsh"
+                "VPdKQARR0K5CXIeP4h3+hfdIoVYApIHPw/tMAArdMHRkB/gYIOCQfuqYP847btYa"
+                "UrTvrxrlQ0htH6+wpbw2CVXuQyd+abscnEmVUTL5qFEpyB2ay/DgTsEAzlg9kX1R"
+                "mM4sXYzEfDBO1Vc+OfGlrZ/dRSRWQ0z2liQacKYTznqicIBzuqjDYwHcZcm474MA"
+                "Gw=="
+            ),
+            "B": (
+                "ms2YMKnX1zAe81IBeqRr4aHL/ZbvyUVyneNxqHYz/I5qwEqgQtwLmqikJNTWbuNV"
+                "BYWDWiycWsRaTM92d62ry5q/JVslg9rVvSODK0SXR3QpdD+VckZmrNLMs0l/LJeL"
+                "FrwmE3rVZqbszRR7Q6uAmfH0jGuEFjvqTV11Wz5HHatnba9eU/XrF0Mh7gVVVcK1"
+                "NvmeYyGg56pjdEg="
+            ),
+            "C": (
+                "tcaK5rJzE0GilaiPAByWBkmbcYGRpag/3qXLghUMKvXCvn7dV8m3pw2jyUGSBzx8"
+                "YbIRrKS0BFr2yethwbU+xRdKyyFyU86q7t99vqAa4XKDeMl/XZyg5nr6yzVNfu+b"
+                "CzWgvshY4OdMI2pyxEjlaIdKcHZWJ+s8gmApmQz35yW0v8RiEJrsfckj+axB9PSL"
+                "0bR3IaeKGszYDnPQRq/vR5DvwqSlLywgFPkVZ1sA7E0Kyv7E1bDn+OnbrpjY0qMl"
+                "sZlgtlyUNDyr0LKGqOwmTdx5+D776MM0/73z"
+            ),
+            "D": (
+                "+9fwR2nQ8MUT3ALLGXp4z3P/VtqJOAot8dCeZyMEX0VMyf5PlwtenPcQFcUbrkXd"
+                "ipUsW6Dc/E/BKNyACLTblkgSsDfn6fY31VZHP9BMtclbug1O1pQrN61aH96atOLi"
+                "PWZCpyd+zRwhkBZfcNIkTKaZ3v812uwpPuN4IBid8FaO3MeA3nlewQ5TYg7w3gib"
+                "KCi33U9nwO/7"
+            ),
+        },
+    },
+    {
+        "id": "adam_first_step",
+        "prompt": (
+            "In lesson 13, leaving out the division by sqrt(d_k) at d_k = 256"
+            " made the first step on W_Q 4.4 times as large with SGD, but "
+            "exactly as large (1.00 times) with Adam. Why?"
+        ),
+        "lesson": "13",
+        "choices": [
+            ("A", (
+                "Adam puts the missing 1/sqrt(d_k) back into the gradient before "
+                "it takes the step, so the two runs become the same."
+            )),
+            ("B", (
+                "Adam divides each entry's step by the running size of that "
+                "entry's gradient: its first step has the same size whatever the "
+                "scale of the gradient."
+            )),
+            ("C", (
+                "Adam's momentum averages the gradient over many steps, so a "
+                "single large gradient hardly moves the weights at first."
+            )),
+            ("D", (
+                "Without the scale the gradient vanishes, so both optimisers take"
+                " steps of almost zero size at the start."
+            )),
+        ],
+        "marks": {
+            "A": "267d3b0a4ef8d0fc353cebac65309e759b070bfd41495635b770ab3cfe75c855",
+            "B": "b9336251e6e562f2e522a9ddd2d01d24f084e6cefda411d0afccc28745cd38dc",
+            "C": "e9eb344d0fa640d2c4cb314f5decaa831928d8d43d881eb4a08cd3c7c5b84be8",
+            "D": "78f40901da89b47dc1bef1e2aaed0878de38f1656008fcc4a381fee25215408d",
+        },
+        "feedback": {
+            "A": (
+                "oCC052AxFvsY7ccJQI02ZXod3ud+ptUHzH+PCgluscq2HBj0G0B0Ll8TNajGbSK+"
+                "SyEClmSGYRecmBK0HfOKdiFO+2J02bD2Mu9/bf1eiAPvyHGWVjrESfFdQ7rp4ake"
+                "KfdWFE8KuipbgpEYP3Jil1r2OJxj6Pn6f/kCV70QDhQlSxzOZCK44QwZV2FP0M/r"
+                "cUAXPD/3+RK6u9M8epaSII8rDL+5Joo="
+            ),
+            "B": (
+                "64fvGx23Wsyk7Kip+SeHDdBXD2MqvZ4jijuJc40W1q1IFn1Ln3yULZFsB49bmSyr"
+                "NIbs7tnuwBc5pBWaUUB/5jhr893WLDKprlZUG6CIRWrX0gVitorshH6Vuj+m9Xp1"
+                "AcwhYKUX/IXOuvcFw2PWjLU3q/0iT5x4cGAXUyk6Ee13/IgQOyBOKfHugY/njUpn"
+                "h1rQWUrotOUvv2xzBsEXGBG+3czM24JrDUjmMLoY2xWiimmyRyDmRWj2UvAhvL5L"
+                "VugCQRu5obBg9uWBt7fE6Wsdw+hYAnoGEhkBnfEyJFfKXCcbXy1okLUfLdveL1Sk"
+                "uh2vdvxwOSePYCofa3dgETaHacuW3h/uet2GuA=="
+            ),
+            "C": (
+                "NQAnTAzjxwpR87wnfS1HyLrMePx4IUxNOMU93hMqn5EOCP+PSiFfrFVyBrxRxuVv"
+                "nobwsJSlKyWau8+icBNi0fQKddG4C7YfbBeOzJIq8/XTeOe1PQxYZr3RVcCb7oC2"
+                "aXoudde4Zif6erAlRAWBeJizuKcSg4ZbjWrobva+ca+rcpnIoLLbQfH8gxnKRyaO"
+                "VgUSZqnfHHizj/GIY7cTVFxZlJmcaTIfLEGy1fr+xnFISukSt6Zp0mROkDwzt3wP"
+            ),
+            "D": (
+                "y0u6FafCbV6PA1c/UBJbI3JTe7Fx9VFV4C362+Frcw3S3YQQpYMpbfAku7TQasQy"
+                "a8113/m5+sSVTdEELKmM7+ja5ixdBEapYwrl+ojc8TVqq/cGoPSd3WTDqS5Rctzz"
+                "acLSF+9qiNhwD8SDa34vOfWQWvd1iL/lkJIOgYWpcnAjgn03uOuLM38ShyO/UWan"
+                "kmswE0gRcpGYnNYCUOnpN1yvBw=="
+            ),
+        },
+    },
 ]

@@ -402,7 +402,7 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
     readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Self-study: the checkpoint without an instructor", 1)[1]
     section = section.split("\n## ", 1)[0]
-    for where, text in (("lesson 12", lesson), ("README", section)):
+    for where, text in (("lesson 14", lesson), ("README", section)):
         counts = _self_study_counts(text)
         assert counts and set(counts) == {n}, (where, counts, n)
     assert "three more on the worked example" not in lesson + section
@@ -419,7 +419,7 @@ def test_every_self_study_question_names_the_lesson_that_teaches_it() -> None:
     quiz_text = " ".join(SelfStudyQuiz().as_text().split())
     for q in load_questions():
         [path] = NOTEBOOKS.glob(f"{q.lesson}_*.ipynb")
-        assert q.lesson != "12", q.id
+        assert q.lesson != "14", q.id  # not the self-study itself
         assert f"(lesson {q.lesson})" in quiz_text, q.id
         assert path.exists()
 
@@ -567,3 +567,27 @@ def test_13_claims_hold_for_runs_computed_here() -> None:
         assert steps[False][0] / steps[True][0] > 3
         assert abs(steps[False][1] / steps[True][1] - 1) < 0.005
         assert f"SGD {steps[False][0] / steps[True][0]:.1f}x, Adam 1.00x" in text
+
+
+# ------------------------------------------- the self-study on lessons 12 and 13 (issue 31)
+
+
+def test_the_self_study_asks_about_the_backward_pass_and_the_training_run() -> None:
+    """One question each on lessons 12 and 13, and what they state is what those lessons show."""
+    from course_lib import quiz
+
+    by_lesson = {q.lesson: q for q in quiz.SelfStudyQuiz().questions}
+    assert {"12", "13"} <= set(by_lesson)
+    # lesson 12's question: the Jacobian of a one-hot row is all zeros
+    assert "p = [0, 1, 0]" in by_lesson["12"].prompt
+    p = np.array([0.0, 1.0, 0.0])
+    assert np.all(np.diag(p) - np.outer(p, p) == 0)  # J = diag(p) - p p^T, as lesson 12
+    assert "diag(p) - p p^T" in by_lesson["12"].prompt
+    # lesson 13's question quotes the first-step ratios lesson 13 prints from its runs
+    printed = text_of(NOTEBOOKS / "13_training.ipynb")
+    found = re.search(r"d_k = 256: first step on W_Q, unscaled / scaled: SGD (\d+\.\d)x, "
+                      r"Adam (\d\.\d\d)x", printed)
+    assert found, "lesson 13 no longer prints its first-step ratios"
+    prompt = by_lesson["13"].prompt
+    assert f"{found.group(1)} times as large with SGD" in prompt
+    assert f"({found.group(2)} times) with Adam" in prompt

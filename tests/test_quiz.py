@@ -33,13 +33,13 @@ def test_every_question_has_its_options_and_its_right_ones():
     questions = load_questions()
     assert [q.id for q in questions] == [
         "why_scale", "causal_mask", "sat_weights", "sat_output", "row_sums", "projections",
-        "heads"
+        "heads", "one_hot_row", "adam_first_step"
     ]
     for q in questions:
         expected = ("A", "B", "C", "D", "E") if q.id == "sat_output" else ("A", "B", "C", "D")
         assert q.letters == expected
     assert [right_letters(q) for q in questions] == [["C"], ["A"], ["B"], ["D"], ["C"],
-                                                        ["B"], ["B"]]
+                                                        ["B"], ["B"], ["C"], ["B"]]
 
 
 def test_feedback_says_right_or_explains_the_wrong_choice():
@@ -143,15 +143,15 @@ def test_widget_click_shows_feedback_and_score():
     expected = quiz.questions[0].check(wrong).text
     assert quiz.feedback_text("why_scale") == expected
     assert "Not quite." in quiz._feedback["why_scale"].value
-    assert quiz.score_text == "0 of 7 right (1 answered)"
+    assert quiz.score_text == f"0 of {len(quiz.questions)} right (1 answered)"
     right = right_letter(quiz.questions[0])
     fb = quiz.answer("why_scale", right.lower())
     assert fb.correct and fb.letter == right
     assert quiz.controls["why_scale"].value == right
     assert "Right." in quiz._feedback["why_scale"].value
-    assert quiz.score_text == "1 of 7 right (1 answered)"
+    assert quiz.score_text == f"1 of {len(quiz.questions)} right (1 answered)"
     assert not quiz.answer("sat_output", "B").correct and quiz.answer("sat_output", "D").correct
-    assert quiz.score_text == "2 of 7 right (2 answered)"
+    assert quiz.score_text == f"2 of {len(quiz.questions)} right (2 answered)"
     quiz.answer("why_scale", right)  # the same choice again still shows its feedback
     assert quiz.feedback_text("why_scale") == fb.text
     assert quiz.feedback_text("row_sums") == ""
@@ -182,7 +182,7 @@ def test_widget_is_what_the_notebook_displays():
     quiz = SelfStudyQuiz()
     bundle = quiz._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert repr(quiz) == "SelfStudyQuiz(7 questions; not answered yet)"
+    assert repr(quiz) == "SelfStudyQuiz(9 questions; not answered yet)"
     assert "not answered yet" in quiz.widget.children[-1].value
 
 
