@@ -943,6 +943,106 @@ def wider_than_cell(page: Any) -> tuple[int, list[str]]:
     return int(result["checked"]), list(result["found"])
 
 
+# Text in the lesson's outputs (widgets and HTML alike) that another text covers, that a box
+# with hidden overflow cuts off, or whose words break across lines. Boxes are the rendered
+# glyph boxes (getBoundingClientRect of a Range), not the elements' layout boxes.
+TEXT_LAYOUT_JS = """(outputs) => {
+  const found = [];
+  let checked = 0;
+  const short = t => JSON.stringify(t.trim().slice(0, 30));
+  const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+                         Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  const boxOf = node => { const r = document.createRange(); r.selectNodeContents(node);
+                          return r.getBoundingClientRect(); };
+  document.querySelectorAll(outputs).forEach(out => {
+    if (!out.getBoundingClientRect().width) return;
+    // every piece of text: SVG <text>, and the text nodes of HTML elements
+    const texts = [];
+    out.querySelectorAll('svg text').forEach(el => {
+      if (el.textContent.trim())
+        texts.push({el, text: el.textContent, box: el.getBoundingClientRect()});
+    });
+    const walker = document.createTreeWalker(out, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (!n.textContent.trim() || el.closest('svg, select, style, script, .jp-InputPrompt, ' +
+                                               '.jp-OutputPrompt')) continue;
+      const box = boxOf(n);
+      if (box.width && box.height) texts.push({el, text: n.textContent, box, node: n});
+    }
+    checked += texts.length;
+    // 1. no text over other text (within one output)
+    for (let i = 0; i < texts.length; i++)
+      for (let j = i + 1; j < texts.length; j++)
+        if (texts[i].el !== texts[j].el && !texts[i].el.contains(texts[j].el) &&
+            !texts[j].el.contains(texts[i].el) && meet(texts[i].box, texts[j].box))
+          found.push(`text ${short(texts[i].text)} overlaps ${short(texts[j].text)} ` +
+                     `(${texts[i].box.top.toFixed(0)}..${texts[i].box.bottom.toFixed(0)} and ` +
+                     `${texts[j].box.top.toFixed(0)}..${texts[j].box.bottom.toFixed(0)} px)`);
+    // 2. no text cut off by a box that hides what overflows it
+    texts.forEach(t => {
+      for (let a = t.el; a && a !== out.parentElement; a = a.parentElement) {
+        if (a instanceof SVGElement && !(a instanceof SVGSVGElement)) continue;
+        const cs = getComputedStyle(a);
+        // hidden or clipped, not scrolling: text a student cannot reach at all
+        if (![cs.overflowX, cs.overflowY].some(o => o === 'hidden' || o === 'clip')) continue;
+        const r = a.getBoundingClientRect();
+        const inside = { left: r.left + a.clientLeft, top: r.top + a.clientTop };
+        inside.right = inside.left + (a.clientWidth || r.width);
+        inside.bottom = inside.top + (a.clientHeight || r.height);
+        const b = t.box;
+        if (b.left < inside.left - 1 || b.right > inside.right + 1 ||
+            b.top < inside.top - 1 || b.bottom > inside.bottom + 1) {
+          found.push(`text ${short(t.text)} is cut off by ` +
+                     `<${a.tagName.toLowerCase()} class="${
+                       String(a.className.baseVal ?? a.className).slice(0, 40)}"> ` +
+                     `(text ${b.left.toFixed(0)}..${b.right.toFixed(0)} × ` +
+                     `${b.top.toFixed(0)}..${b.bottom.toFixed(0)}, box ` +
+                     `${inside.left.toFixed(0)}..${inside.right.toFixed(0)} × ` +
+                     `${inside.top.toFixed(0)}..${inside.bottom.toFixed(0)})`);
+          break;
+        }
+      }
+    });
+    // 3. no word broken across two lines
+    // (JupyterLab's own rendering of printed output, stdout, is left to JupyterLab)
+    texts.filter(t => t.node && !t.el.closest('[data-mime-type="application/vnd.jupyter.stdout"]')
+                 && t.box.height > 1.65 * parseFloat(getComputedStyle(t.el).fontSize))
+      .forEach(t => {
+        const re = /\\S+/g;
+        for (let m = re.exec(t.text); m; m = re.exec(t.text)) {
+          if (m[0].length < 2) continue;
+          const r = document.createRange();
+          r.setStart(t.node, m.index);
+          r.setEnd(t.node, m.index + m[0].length);
+          const lines = new Set([...r.getClientRects()].filter(q => q.width > 0)
+                                .map(q => Math.round(q.top)));
+          if (lines.size > 1) {
+            found.push(`the word ${short(m[0])} breaks across ${lines.size} lines ` +
+                       `(in ${short(t.text)})`);
+          }
+        }
+      });
+  });
+  return {checked, found};
+}"""
+
+
+SHOWN_OUTPUTS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output"
+
+
+def text_layout_problems(page: Any, outputs: str = SHOWN_OUTPUTS) -> tuple[int, list[str]]:
+    """(texts checked, problems): in each of ``outputs`` (a CSS selector; by default the
+    shown notebook's outputs), text drawn over other text, text that a box with hidden
+    overflow cuts off, and words broken across lines.
+
+    Measured on the rendered glyph boxes (a ``Range`` per text node, each SVG ``<text>``),
+    widgets and plain HTML or text outputs alike.
+    """
+    result = page.evaluate(TEXT_LAYOUT_JS, outputs)
+    return int(result["checked"]), list(result["found"])
+
+
 def open_file_browser(page: Any) -> None:
     """Show JupyterLab's file browser in the left sidebar (as a student has it open)."""
     page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")

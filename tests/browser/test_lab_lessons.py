@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import numpy as np
 import pytest
 from labdriver import (
     REPO,
@@ -50,6 +51,7 @@ from labdriver import (
     run_all_cells,
     save_screenshot,
     set_theme,
+    text_layout_problems,
     wider_than_cell,
 )
 
@@ -131,6 +133,8 @@ def check_theme(page: Any, theme: str, widgets: bool) -> list[str]:
         problems += [f"{theme}, {width} px: {line}" for line in clipped]
         _, wider = wider_than_cell(page)
         problems += [f"{theme}, {width} px: {line}" for line in wider]
+        _, text = text_layout_problems(page)
+        problems += [f"{theme}, {width} px: {line}" for line in text]
     page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
     return problems
 
@@ -293,3 +297,49 @@ def test_opening_in_the_app_reports_what_stops_it(lab_page: Any, fresh_kernels: 
     finally:
         lab_page.keyboard.press("Escape")  # the dialog, as a student would dismiss it
         lab_page.locator(".jp-Dialog").wait_for(state="detached", timeout=10_000)
+
+
+def extreme_pictures() -> dict[str, str]:
+    """course_lib.render's pictures at the ends of what the lessons' controls reach: bars
+    at -10 and +10 (04's budget sliders), a one-hot row, 12 tokens (vertical column
+    names, 11's sentence with 'because'), vectors at the edge of their axes."""
+    from course_lib import render
+
+    tokens = ["[CLS]", "the", "dog", "chased", "the", "cat", "because", "it", "was",
+              "hungry", ".", "[SEP]"]
+    weights = np.full((12, 12), 1 / 12)
+    return {
+        "scores at both ends": render.bars_svg([10.0, -10.0, -9.99], ["the", "cat", "sat"],
+                                               lo=-10.0, hi=10.0, title="scaled scores"),
+        "scores, all negative": render.bars_svg([-10.0, -9.99, -0.01], ["the", "cat", "sat"],
+                                                title="scores"),
+        "one-hot weights": render.bars_svg([1.0, 0.0, 0.0], ["the", "cat", "sat"], lo=0.0,
+                                           hi=1.0, title="weights: sum 1.00"),
+        "12-token heatmap": render.heatmap_html(weights, tokens, tokens, vmin=0.0, vmax=1.0),
+        "histogram": render.histogram_svg([0.0, 0.5, 1.0], value_range=(0.0, 1.0),
+                                          title="max weight", xlabel="weight"),
+        "blend": render.blend_svg([0.0, 0.0, 1.0], [[-3, -3], [3, 3], [3, -3]],
+                                  ["the", "cat", "sat"]),
+        "vectors at the edge": render.vectors_svg(np.array([3.0, 3.0]), "q_sat",
+                                                  np.array([[-3.0, 3.0], [3.0, -3.0]]),
+                                                  ["k_the", "k_cat"], lim=3.0),
+    }
+
+
+def test_pictures_at_extremes_keep_text_apart(chromium: Any) -> None:
+    """No text over other text, none cut off, no word broken, in each picture at its
+    extremes (a plain page with no JupyterLab: cheap, and the pictures use only the
+    page's font). Lesson 04's budget at -10 put a bar's value "-9.99" over its name."""
+    import html as html_module
+
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        pictures = extreme_pictures()
+        page.set_content("<body style='font-family:sans-serif'>" + "".join(
+            f'<div class="picture" title="{html_module.escape(name)}">{body}</div>'
+            for name, body in pictures.items()) + "</body>")
+        checked, problems = text_layout_problems(page, "div.picture")
+    finally:
+        page.close()
+    assert checked > 50, checked
+    assert problems == [], "\n".join(problems)
