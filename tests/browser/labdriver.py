@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -1041,6 +1042,72 @@ def text_layout_problems(page: Any, outputs: str = SHOWN_OUTPUTS) -> tuple[int, 
     """
     result = page.evaluate(TEXT_LAYOUT_JS, outputs)
     return int(result["checked"]), list(result["found"])
+
+
+# axe-core, the accessibility engine: installed from the npm registry by npm itself into a
+# cache folder (never fetched by the browser), then its source is put into the page.
+AXE_VERSION = "4.14.1"
+AXE_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "attention-course"
+
+
+def axe_source(version: str = AXE_VERSION) -> str:
+    """axe.min.js of ``axe-core@version``, installed with ``npm install --prefix`` into
+    ``~/.cache/attention-course/axe-core-<version>`` on first use (a temporary folder
+    renamed into place, so two test processes never see half an install)."""
+    target = AXE_CACHE / f"axe-core-{version}"
+    script = target / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError("npm is needed to install axe-core for the accessibility test "
+                               "(scripts/install-system-packages.sh installs nodejs and npm)")
+        AXE_CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"axe-core-{version}.", dir=AXE_CACHE))
+        done = subprocess.run([npm, "install", "--prefix", str(tmp), "--no-audit", "--no-fund",
+                               "--no-save", f"axe-core@{version}"],
+                              capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(f"npm install axe-core@{version} failed:\n{done.stderr[-2000:]}")
+        try:
+            tmp.rename(target)
+        except OSError:  # another process got there first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return script.read_text(encoding="utf-8")
+
+
+# Serious and critical WCAG 2.1 A/AA violations on the page, each node with whether it lies
+# in the course's own content (a cell's output or rendered markdown) or in JupyterLab's UI.
+AXE_JS = """async () => {
+  const result = await axe.run(document, {
+    runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+    resultTypes: ['violations'],
+  });
+  const found = [];
+  result.violations.filter(v => ['serious', 'critical'].includes(v.impact)).forEach(v => {
+    v.nodes.forEach(n => {
+      const selector = n.target[n.target.length - 1];
+      let el = null;
+      try { el = typeof selector === 'string' ? document.querySelector(selector) : null; }
+      catch (e) { el = null; }
+      const course = !!(el && el.closest(
+        '.jp-OutputArea-output, .jp-RenderedMarkdown, .jp-MarkdownOutput'));
+      found.push({rule: v.id, impact: v.impact, course,
+                  target: JSON.stringify(n.target).slice(0, 120),
+                  html: n.html.slice(0, 160), summary: (n.failureSummary || '').slice(0, 240)});
+    });
+  });
+  return found;
+}"""
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """axe-core's serious and critical WCAG 2.1 A/AA violations on the page, one dict per
+    element: ``rule``, ``impact``, ``course`` (inside a cell's output or rendered markdown,
+    i.e. the course's own content), ``target``, ``html`` and axe's ``summary``."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(content=axe_source())
+    return list(page.evaluate(AXE_JS))
 
 
 def open_file_browser(page: Any) -> None:

@@ -36,6 +36,7 @@ import pytest
 from labdriver import (
     REPO,
     LabServer,
+    axe_violations,
     check_widgets_respond,
     clipped_labels,
     close_documents,
@@ -139,6 +140,39 @@ def check_theme(page: Any, theme: str, widgets: bool) -> list[str]:
     return problems
 
 
+#: axe-core rules (WCAG 2.1 A/AA) that JupyterLab 4's own interface, not a cell's output or
+#: rendered markdown, breaks at "serious" or "critical" in the lessons: its toolbar buttons
+#: (``jp-button`` with aria-pressed), each cell's CodeMirror editor (a textbox without a
+#: name), the cell feed (role "feed" whose children are not articles), and the collapse
+#: button of a markdown heading (no name). Any other rule there fails the test.
+JUPYTERLAB_AXE_RULES: frozenset[str] = frozenset({
+    "aria-allowed-attr",
+    "aria-input-field-name",
+    "aria-required-children",
+    "button-name",
+})
+
+#: Not JupyterLab's, and not fixed: ipywidgets draws each slider with noUiSlider, whose
+#: handle (role "slider") gets no name and announces the option's index (aria-valuetext
+#: "1100"), and no kernel-side setting reaches it. Counted and printed; only this rule on
+#: a slider handle is let through, anything else in the course's content fails.
+SLIDER_HANDLE_GAP = ("aria-input-field-name", "noUi-handle")
+
+
+def accessibility_problems(page: Any, theme: str) -> list[str]:
+    """axe-core after Run All, in this theme: every serious or critical violation in the
+    course's content, and any in JupyterLab's own interface outside its known rules."""
+    found = axe_violations(page)
+    gap = [v for v in found if v["course"] and v["rule"] == SLIDER_HANDLE_GAP[0]
+           and SLIDER_HANDLE_GAP[1] in v["html"]]
+    if gap:
+        print(f"{theme}: {len(gap)} slider handle(s) without a name (ipywidgets' noUiSlider)")
+    return [f"{theme}: axe {v['rule']} ({v['impact']}) in "
+            f"{'the course' if v['course'] else 'JupyterLab'}: {v['html']} -- {v['summary']}"
+            for v in found if v not in gap
+            and (v["course"] or v["rule"] not in JUPYTERLAB_AXE_RULES)]
+
+
 @pytest.mark.parametrize("notebook", lesson_notebooks(), ids=lambda p: p.stem)
 def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: LabServer,
                                artifacts: Path) -> None:
@@ -167,6 +201,7 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
         assert cramped == [] and (checked > 0 or not names), (relpath, checked, cramped)
         for theme in ("dark", "light"):
             problems = check_theme(lab_page, theme, widgets)
+            problems += accessibility_problems(lab_page, theme)
             lab_page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first \
                 .scroll_into_view_if_needed()
             save_screenshot(lab_page, artifacts, f"{notebook.stem}-{theme}")
@@ -273,6 +308,28 @@ def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
     low = low_contrast_text(lab_page)[1]
     set_theme(lab_page, "light")
     assert len(low) == 2 and '"0.50"' in low[0] and '"Not quite."' in low[1], low
+
+
+def test_accessibility_check_catches_the_course_content_it_must(lab_page: Any,
+                                                                fresh_kernels: LabServer
+                                                                ) -> None:
+    """axe-core in the lesson test fails on the course's own content: a button and a slider
+    of the course's own with no name are reported, in the course, though JupyterLab's own
+    toolbar and editors are let through for the same rules (button-name,
+    aria-input-field-name)."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import ipywidgets as W\n"
+        "W.HTML('<button style=\"width:40px;height:20px\"></button>"
+        "<div role=\"slider\" tabindex=\"0\" aria-valuenow=\"3\" aria-valuemin=\"0\" "
+        "aria-valuemax=\"9\" style=\"width:80px;height:10px\"></div>')")]
+    open_written(lab_page, fresh_kernels, nb, "unnamed_content")
+    problems = accessibility_problems(lab_page, "light")
+    rules = sorted({line.split()[2] for line in problems})
+    assert rules == ["aria-input-field-name", "button-name"], problems
+    assert all("in the course" in line for line in problems), problems
 
 
 def test_opening_in_the_app_reports_what_stops_it(lab_page: Any, fresh_kernels: LabServer
