@@ -79,6 +79,8 @@ REPO = Path(__file__).resolve().parents[2]
 # Screenshots land here (gitignored). Test modules import paths from here, not from
 # conftest: several test folders have a conftest.py, and `import conftest` is ambiguous.
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+#: The course's own JupyterLab extension (a folder of federated extensions): slider names.
+LABEXTENSIONS = REPO / "course_lib" / "labextension"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -211,6 +213,8 @@ class LabServer:
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.open_browser=False",
+            # the course's slider names for screen readers, as ./course lab loads them
+            f"--LabApp.extra_labextensions_path={LABEXTENSIONS}",
             *self.extra_args,
         ]
         if os.geteuid() == 0:
@@ -1092,9 +1096,12 @@ AXE_JS = """async () => {
       catch (e) { el = null; }
       const course = !!(el && el.closest(
         '.jp-OutputArea-output, .jp-RenderedMarkdown, .jp-MarkdownOutput'));
+      const where = el ? ` [text ${JSON.stringify(el.textContent.trim().slice(0, 50))}, ` +
+        `${el.scrollWidth}x${el.scrollHeight} in ${el.clientWidth}x${el.clientHeight}]` : '';
       found.push({rule: v.id, impact: v.impact, course,
                   target: JSON.stringify(n.target).slice(0, 120),
-                  html: n.html.slice(0, 160), summary: (n.failureSummary || '').slice(0, 240)});
+                  html: n.html.slice(0, 160) + where,
+                  summary: (n.failureSummary || '').slice(0, 240)});
     });
   });
   return found;
@@ -1108,6 +1115,31 @@ def axe_violations(page: Any) -> list[dict[str, Any]]:
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(content=axe_source())
     return list(page.evaluate(AXE_JS))
+
+
+# Every slider handle in the shown notebook's outputs: its name and the value it announces
+# must be the slider's label and its readout (what a sighted student reads beside it).
+SLIDERS_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const found = [];
+  panel.querySelectorAll('.jp-OutputArea-output [role="slider"]').forEach(handle => {
+    const slider = handle.closest('.widget-slider');
+    const label = slider ? slider.querySelector('.widget-label').textContent.trim() : '';
+    const readout = slider ? slider.querySelector('.widget-readout').textContent.trim() : '';
+    const name = handle.getAttribute('aria-label') || '';
+    const text = handle.getAttribute('aria-valuetext') || handle.getAttribute('aria-valuenow');
+    if (!slider || name !== label || text !== readout)
+      found.push(`slider "${label}" showing ${readout} announces ` +
+                 `${JSON.stringify(name)}, ${JSON.stringify(text)}`);
+  });
+  return found;
+}"""
+
+
+def sliders_unannounced(page: Any) -> list[str]:
+    """Slider handles whose accessible name is not their label, or whose announced value
+    (aria-valuetext) is not their readout: a screen reader said "1100" for a score of 1.00."""
+    return list(page.evaluate(SLIDERS_JS))
 
 
 def open_file_browser(page: Any) -> None:

@@ -52,6 +52,7 @@ from labdriver import (
     run_all_cells,
     save_screenshot,
     set_theme,
+    sliders_unannounced,
     text_layout_problems,
     wider_than_cell,
 )
@@ -152,25 +153,31 @@ JUPYTERLAB_AXE_RULES: frozenset[str] = frozenset({
     "button-name",
 })
 
-#: Not JupyterLab's, and not fixed: ipywidgets draws each slider with noUiSlider, whose
-#: handle (role "slider") gets no name and announces the option's index (aria-valuetext
-#: "1100"), and no kernel-side setting reaches it. Counted and printed; only this rule on
-#: a slider handle is let through, anything else in the course's content fails.
-SLIDER_HANDLE_GAP = ("aria-input-field-name", "noUi-handle")
+#: Found by axe in a lesson's text, left to the lessons' authors (reported with issue 34),
+#: listed so that they are seen and not hidden: lesson 01's inline formula
+#: "$0.25\\cdot[1, 0] + ... = [1.25, 1.50]$" (cell 01-20) cannot break, and at 1280 px with
+#: the file browser open the markdown scrolls sideways (866 px in 846), a region a keyboard
+#: cannot reach. The test fails once it is gone, so that the entry is removed with it.
+KNOWN_LESSON_TEXT_ISSUES: dict[str, tuple[str, str]] = {
+    "01_overview": ("scrollable-region-focusable", "About [1.26,1.50]"),
+}
 
 
-def accessibility_problems(page: Any, theme: str) -> list[str]:
+def accessibility_problems(page: Any, theme: str, lesson: str = "") -> list[str]:
     """axe-core after Run All, in this theme: every serious or critical violation in the
     course's content, and any in JupyterLab's own interface outside its known rules."""
     found = axe_violations(page)
-    gap = [v for v in found if v["course"] and v["rule"] == SLIDER_HANDLE_GAP[0]
-           and SLIDER_HANDLE_GAP[1] in v["html"]]
-    if gap:
-        print(f"{theme}: {len(gap)} slider handle(s) without a name (ipywidgets' noUiSlider)")
-    return [f"{theme}: axe {v['rule']} ({v['impact']}) in "
-            f"{'the course' if v['course'] else 'JupyterLab'}: {v['html']} -- {v['summary']}"
-            for v in found if v not in gap
-            and (v["course"] or v["rule"] not in JUPYTERLAB_AXE_RULES)]
+    if lesson in KNOWN_LESSON_TEXT_ISSUES:
+        rule, text = KNOWN_LESSON_TEXT_ISSUES[lesson]
+        known = [v for v in found if v["rule"] == rule and text in v["html"]]
+        assert known, f"{lesson}: the known {rule} ({text}) is gone: remove its entry"
+        print(f"{theme}: {lesson}: known, left to the lesson's text:", known[0]["html"])
+        found = [v for v in found if v not in known]
+    problems = [f"{theme}: axe {v['rule']} ({v['impact']}) in "
+                f"{'the course' if v['course'] else 'JupyterLab'}: {v['html']} -- "
+                f"{v['summary']}"
+                for v in found if v["course"] or v["rule"] not in JUPYTERLAB_AXE_RULES]
+    return problems + [f"{theme}: {line}" for line in sliders_unannounced(page)]
 
 
 @pytest.mark.parametrize("notebook", lesson_notebooks(), ids=lambda p: p.stem)
@@ -201,7 +208,7 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
         assert cramped == [] and (checked > 0 or not names), (relpath, checked, cramped)
         for theme in ("dark", "light"):
             problems = check_theme(lab_page, theme, widgets)
-            problems += accessibility_problems(lab_page, theme)
+            problems += accessibility_problems(lab_page, theme, notebook.stem)
             lab_page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first \
                 .scroll_into_view_if_needed()
             save_screenshot(lab_page, artifacts, f"{notebook.stem}-{theme}")
@@ -217,6 +224,7 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
         # the widget messages of the move have reached the kernel: see controls_settle)
         def agree(page: Any, move: str) -> None:
             assert controls_settle(page, names) == [], f"after {move}"
+            assert sliders_unannounced(page) == [], f"after {move}"
 
         moves = check_widgets_respond(lab_page, after_move=agree)
         print(f"{relpath}:", *moves, sep="\n  ")
@@ -327,9 +335,13 @@ def test_accessibility_check_catches_the_course_content_it_must(lab_page: Any,
         "aria-valuemax=\"9\" style=\"width:80px;height:10px\"></div>')")]
     open_written(lab_page, fresh_kernels, nb, "unnamed_content")
     problems = accessibility_problems(lab_page, "light")
-    rules = sorted({line.split()[2] for line in problems})
-    assert rules == ["aria-input-field-name", "button-name"], problems
-    assert all("in the course" in line for line in problems), problems
+    axe = [line for line in problems if line.startswith("light: axe ")]
+    assert sorted({line.split()[2] for line in axe}) == ["aria-input-field-name",
+                                                         "button-name"], problems
+    assert all("in the course" in line for line in axe), problems
+    # and the slider check: no name, and the value announced is not a readout
+    assert [line for line in problems if line not in axe] == [
+        'light: slider "" showing  announces "", "3"'], problems
 
 
 def test_opening_in_the_app_reports_what_stops_it(lab_page: Any, fresh_kernels: LabServer
