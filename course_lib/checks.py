@@ -74,6 +74,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .attention import attention, attention_weights, blend, scaled_scores, scores, softmax
+from .render import feedback_html
 
 __all__ = [
     "CheckResult",
@@ -122,6 +123,10 @@ class CheckResult:
         return self.message
 
     __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """The verdict as a paragraph that wraps between words (``text/plain`` stays)."""
+        return feedback_html(self.message)
 
 
 class ExerciseNotDone(AssertionError):

@@ -82,11 +82,16 @@ def make_view(picture: str, description: str, caption: str, numbers: dict[str, A
 
 
 def number_slider(
-    value: float, lo: float, hi: float, step: float, label: str, *, decimals: int = 2
+    value: float, lo: float, hi: float, step: float, label: str, *, decimals: int = 2,
+    keep_start: bool = False,
 ) -> W.SelectionSlider:
     """A slider over the exact values ``lo, lo + step, ..., hi`` (each rounded to 10 places).
 
-    The start ``value`` is moved to the nearest grid value. Its readout is the value with
+    One arrow key moves one ``step`` (Page Up and Page Down five): the grid is the unit a
+    student moves in, so choose it for the quantity (0.1 on a score from -10 to 10).
+    The start ``value`` is moved to the nearest grid value; with ``keep_start`` it is
+    rounded to ``decimals`` decimals and added to the grid instead, so that a lesson's own
+    numbers (a scaled score of 0.71) are shown as they are. Its readout is the value with
     ``decimals`` decimals.
 
     Examples
@@ -94,10 +99,16 @@ def number_slider(
     >>> s = number_slider(0.2483, 0.0, 1.0, 0.01, "weight")
     >>> s.value, s.label, len(s.options)
     (0.25, '0.25', 101)
+    >>> s = number_slider(0.7071, -1.0, 1.0, 0.1, "the", keep_start=True)
+    >>> s.value, [v for _, v in s.options][16:20]
+    (0.71, [0.6, 0.7, 0.71, 0.8])
     """
     n = round((hi - lo) / step)
     grid = [round(lo + k * step, 10) + 0.0 for k in range(n + 1)]  # + 0.0: no -0.0
     start = min(grid, key=lambda g: abs(g - value))
+    if keep_start and lo <= value <= hi and not math.isclose(round(value, decimals), start):
+        start = round(float(value), decimals) + 0.0
+        grid = sorted([*grid, start])
     return choice_slider([(format_number(g, decimals), g) for g in grid], start, label)
 
 

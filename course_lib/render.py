@@ -57,6 +57,7 @@ __all__ = [
     "blend_svg",
     "caption_html",
     "encode_png",
+    "feedback_html",
     "heatmap_html",
     "histogram_svg",
     "vectors_svg",
@@ -81,6 +82,25 @@ def caption_html(text: str) -> str:
     return (
         '<p class="course-caption" aria-live="polite" style="max-width:48em;margin:6px 0;'
         "font-size:var(--jp-content-font-size1, 14px);line-height:1.5;white-space:normal\">"
+        f"{_esc(text)}</p>"
+    )
+
+
+def feedback_html(text: str) -> str:
+    """A self-check's verdict as a paragraph in the page's own font.
+
+    JupyterLab sets ``text/plain`` in monospace and breaks it anywhere, even inside a word
+    ("as l" / "ong"); this paragraph wraps between words and keeps the message's line
+    breaks.
+
+    Examples
+    --------
+    >>> feedback_html("Not yet: <x> & y")[-30:]
+    '>Not yet: &lt;x&gt; &amp; y</p>'
+    """
+    return (
+        '<p class="course-feedback" style="white-space:pre-wrap;overflow-wrap:break-word;'
+        'margin:0;font-size:var(--jp-content-font-size1, 14px);line-height:1.5">'
         f"{_esc(text)}</p>"
     )
 
@@ -267,7 +287,11 @@ def bars_svg(
     lo = min(0.0, float(v.min())) if lo is None else lo
     hi = max(0.0, float(v.max())) if hi is None else hi
     span = (hi - lo) or 1.0
-    bw, gap, h, top, bottom = 50, 14, 150, 34, 26
+    bw, gap, h, top = 50, 14, 150, 34
+    # a negative bar's value is written under the bar's end, which can reach the axis's
+    # bottom (a score of -10 on a -10..10 scale): the names then move one line further down
+    below = 16 if (v < 0).any() else 0
+    bottom = 26 + below
     width = max(len(v) * (bw + gap) + gap, 8 * len(title) + 16)
     left0 = (width - len(v) * (bw + gap) + gap) / 2
 
@@ -290,7 +314,7 @@ def bars_svg(
         ty = y(float(x)) - 5 if x >= 0 else y(float(x)) + 14
         parts.append(f'<text x="{left + bw / 2:g}" y="{ty:.1f}" text-anchor="middle">'
                      f"{format_number(float(x), decimals)}</text>")
-        parts.append(f'<text x="{left + bw / 2:g}" y="{top + h + 18}" text-anchor="middle">'
+        parts.append(f'<text x="{left + bw / 2:g}" y="{top + h + 18 + below}" text-anchor="middle">'
                      f"{_esc(lab)}</text>")
     parts.append("</svg>")
     return "".join(parts)

@@ -36,7 +36,8 @@ Public API (names are stable; lessons may rely on them)
     ``entropy``, ``equivalent_d_k`` (= T², the d_k whose scaling this temperature is).
 ``softmax_budget(scores_row=None, tokens=None, *, query=None)``
     Lesson 04. One slider per token, named by the token (``the``, ``cat``, ``sat``),
-    steps of 0.1. Numbers: ``scores``, ``weights``, ``sum``.
+    steps of 0.1 (one arrow key; the row's own scores are on the slider too). Numbers:
+    ``scores``, ``weights``, ``sum``.
 ``blend_explorer(weights_row=None, values=None, tokens=None, *, query=None)``
     Lesson 05. Controls ``weight <token>`` (the weights themselves, steps of 0.01, always
     summing to 1: moving one shares the rest among the others in proportion), ``token``
@@ -502,7 +503,9 @@ def softmax_budget(
     r, toks, query = _row_or(scores_row, tokens, query, scaled=True)
     lim = _limit(r, 10.0)
     controls: dict[str, W.ValueWidget] = {
-        t: number_slider(x, -lim, lim, 0.01, t) for t, x in zip(toks, r, strict=True)
+        # steps of 0.1 (an arrow key), each score's start value kept as it is
+        t: number_slider(x, -lim, lim, 0.1, t, keep_start=True)
+        for t, x in zip(toks, r, strict=True)
     }
 
     def compute(**values: float) -> View:

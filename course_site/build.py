@@ -19,9 +19,10 @@ The steps, each checked:
    that bytecode (:mod:`course_site.bytecode`), so that browsers do not compile it again
    (one run for both; its result is kept in the cache by all it read, so a rebuild with the
    same library and lessons' imports reuses it: :mod:`course_site.run_cache`);
-5. ``jupyter lite build`` with only two JupyterLab extensions (the Pyodide kernel, the
-   widget manager), no CDN (Pyodide from the site itself, ``disablePyPIFallback``), and
-   without the icon font's copies in formats no browser that runs JupyterLab fetches;
+5. ``jupyter lite build`` with only three JupyterLab extensions (the Pyodide kernel, the
+   widget manager, the course's slider names), no CDN (Pyodide from the site itself,
+   ``disablePyPIFallback``), and without the icon font's copies in formats no browser that
+   runs JupyterLab fetches;
 6. the lesson's page starts the kernel's Pyodide as it opens, while JupyterLab loads
    (:mod:`course_site.early_kernel`), and the site's own files no longer pass through
    JupyterLite's service worker (:mod:`course_site.service_worker`);
@@ -77,6 +78,9 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
+#: The course's JupyterLab extension (as ./course lab loads it): every slider says its
+#: name and the value it shows to a screen reader.
+COURSE_EXTENSION = ROOT / "course_lib" / "labextension" / "attention-course-a11y"
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its
 # own folder, as matplotlib/fontlist.json).
@@ -317,10 +321,10 @@ def _in_turn(*scripts: str) -> str:
 
 def _lite_config(extension: Path, widget_manager: Path) -> dict[str, Any]:
     return {"LiteBuildConfig": {
-        # only these two JupyterLab extensions: the environment may hold others (nbgrader's)
-        # that need a Jupyter server
+        # only these JupyterLab extensions: the environment may hold others (nbgrader's)
+        # that need a Jupyter server; the course's own names the sliders for screen readers
         "ignore_sys_prefix": ["federated_extensions"],
-        "federated_extensions": [str(extension), str(widget_manager)],
+        "federated_extensions": [str(extension), str(widget_manager), str(COURSE_EXTENSION)],
         "contents": ["files"],
         "apps": ["lab"],
         "no_sourcemaps": True,

@@ -38,8 +38,8 @@ def test_set_matches_the_grid_and_refuses_values_off_it():
     ex = widgets.softmax_budget()
     ex.set(the=0.1 + 0.2)  # 0.30000000000000004 is the slider's 0.3
     assert ex.controls["the"].value == 0.3 and ex.controls["the"].label == "0.30"
-    with pytest.raises(AttentionInputError, match=r"'the' must be one of \[-10\.0, -9\.99, "
-                       r"… 10\.0\] \(2001 values\) \(got 0\.255\)"):
+    with pytest.raises(AttentionInputError, match=r"'the' must be one of \[-10\.0, -9\.9, "
+                       r"… 10\.0\] \(202 values\) \(got 0\.255\)"):
         ex.set(the=0.255)
     with pytest.raises(AttentionInputError, match=r"'token' must be one of \['the', 'cat', "
                        r"'sat'\] \(got 'dog'\)"):
@@ -75,3 +75,19 @@ def test_put_moves_a_slider_to_its_nearest_value_without_a_redraw():
     before = ex.view
     ex.put("x0", 0.4999)
     assert ex.controls["x0"].value == 0.5 and ex.view is before
+
+
+def test_an_arrow_key_moves_a_number_slider_by_a_unit_a_student_thinks_in():
+    """A slider's arrow key moves one option: every explorer's number slider has at most
+    250 of them (lesson 04's budget had 2,001 over -10 ... 10, an arrow moved 0.01), and
+    the budget's step is 0.1, with the lesson's own scores (0.71, 1.41) kept on it."""
+    for name, explorer in lesson_explorers().items():
+        for key, control in explorer.controls.items():
+            if isinstance(control, W.SelectionSlider) and all(
+                    isinstance(v, float) for _, v in control.options):
+                assert len(control.options) <= 250, (name, key, len(control.options))
+    budget = widgets.softmax_budget()
+    values = [v for _, v in budget.controls["the"].options]
+    assert budget.controls["the"].value == 0.71 and budget.controls["sat"].value == 1.41
+    i = budget.controls["the"].index
+    assert values[i - 1:i + 2] == [0.7, 0.71, 0.8] and values[:3] == [-10.0, -9.9, -9.8]

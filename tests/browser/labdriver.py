@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -78,6 +79,8 @@ REPO = Path(__file__).resolve().parents[2]
 # Screenshots land here (gitignored). Test modules import paths from here, not from
 # conftest: several test folders have a conftest.py, and `import conftest` is ambiguous.
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+#: The course's own JupyterLab extension (a folder of federated extensions): slider names.
+LABEXTENSIONS = REPO / "course_lib" / "labextension"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -210,6 +213,8 @@ class LabServer:
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.open_browser=False",
+            # the course's slider names for screen readers, as ./course lab loads them
+            f"--LabApp.extra_labextensions_path={LABEXTENSIONS}",
             *self.extra_args,
         ]
         if os.geteuid() == 0:
@@ -941,6 +946,200 @@ def wider_than_cell(page: Any) -> tuple[int, list[str]]:
     """(widget elements checked, those past their cell's right edge or scrolling sideways)."""
     result = page.evaluate(WIDER_JS)
     return int(result["checked"]), list(result["found"])
+
+
+# Text in the lesson's outputs (widgets and HTML alike) that another text covers, that a box
+# with hidden overflow cuts off, or whose words break across lines. Boxes are the rendered
+# glyph boxes (getBoundingClientRect of a Range), not the elements' layout boxes.
+TEXT_LAYOUT_JS = """(outputs) => {
+  const found = [];
+  let checked = 0;
+  const short = t => JSON.stringify(t.trim().slice(0, 30));
+  const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+                         Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  const boxOf = node => { const r = document.createRange(); r.selectNodeContents(node);
+                          return r.getBoundingClientRect(); };
+  document.querySelectorAll(outputs).forEach(out => {
+    if (!out.getBoundingClientRect().width) return;
+    // every piece of text: SVG <text>, and the text nodes of HTML elements
+    const texts = [];
+    out.querySelectorAll('svg text').forEach(el => {
+      if (el.textContent.trim())
+        texts.push({el, text: el.textContent, box: el.getBoundingClientRect()});
+    });
+    const walker = document.createTreeWalker(out, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (!n.textContent.trim() || el.closest('svg, select, style, script, .jp-InputPrompt, ' +
+                                               '.jp-OutputPrompt')) continue;
+      const box = boxOf(n);
+      if (box.width && box.height) texts.push({el, text: n.textContent, box, node: n});
+    }
+    checked += texts.length;
+    // 1. no text over other text (within one output)
+    for (let i = 0; i < texts.length; i++)
+      for (let j = i + 1; j < texts.length; j++)
+        if (texts[i].el !== texts[j].el && !texts[i].el.contains(texts[j].el) &&
+            !texts[j].el.contains(texts[i].el) && meet(texts[i].box, texts[j].box))
+          found.push(`text ${short(texts[i].text)} overlaps ${short(texts[j].text)} ` +
+                     `(${texts[i].box.top.toFixed(0)}..${texts[i].box.bottom.toFixed(0)} and ` +
+                     `${texts[j].box.top.toFixed(0)}..${texts[j].box.bottom.toFixed(0)} px)`);
+    // 2. no text cut off by a box that hides what overflows it
+    texts.forEach(t => {
+      for (let a = t.el; a && a !== out.parentElement; a = a.parentElement) {
+        if (a instanceof SVGElement && !(a instanceof SVGSVGElement)) continue;
+        const cs = getComputedStyle(a);
+        // hidden or clipped, not scrolling: text a student cannot reach at all
+        if (![cs.overflowX, cs.overflowY].some(o => o === 'hidden' || o === 'clip')) continue;
+        const r = a.getBoundingClientRect();
+        const inside = { left: r.left + a.clientLeft, top: r.top + a.clientTop };
+        inside.right = inside.left + (a.clientWidth || r.width);
+        inside.bottom = inside.top + (a.clientHeight || r.height);
+        const b = t.box;
+        if (b.left < inside.left - 1 || b.right > inside.right + 1 ||
+            b.top < inside.top - 1 || b.bottom > inside.bottom + 1) {
+          found.push(`text ${short(t.text)} is cut off by ` +
+                     `<${a.tagName.toLowerCase()} class="${
+                       String(a.className.baseVal ?? a.className).slice(0, 40)}"> ` +
+                     `(text ${b.left.toFixed(0)}..${b.right.toFixed(0)} × ` +
+                     `${b.top.toFixed(0)}..${b.bottom.toFixed(0)}, box ` +
+                     `${inside.left.toFixed(0)}..${inside.right.toFixed(0)} × ` +
+                     `${inside.top.toFixed(0)}..${inside.bottom.toFixed(0)})`);
+          break;
+        }
+      }
+    });
+    // 3. no word broken across two lines
+    // (JupyterLab's own rendering of printed output, stdout, is left to JupyterLab)
+    texts.filter(t => t.node && !t.el.closest('[data-mime-type="application/vnd.jupyter.stdout"]')
+                 && t.box.height > 1.65 * parseFloat(getComputedStyle(t.el).fontSize))
+      .forEach(t => {
+        const re = /\\S+/g;
+        for (let m = re.exec(t.text); m; m = re.exec(t.text)) {
+          if (m[0].length < 2) continue;
+          const r = document.createRange();
+          r.setStart(t.node, m.index);
+          r.setEnd(t.node, m.index + m[0].length);
+          const lines = new Set([...r.getClientRects()].filter(q => q.width > 0)
+                                .map(q => Math.round(q.top)));
+          if (lines.size > 1) {
+            found.push(`the word ${short(m[0])} breaks across ${lines.size} lines ` +
+                       `(in ${short(t.text)})`);
+          }
+        }
+      });
+  });
+  return {checked, found};
+}"""
+
+
+SHOWN_OUTPUTS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output"
+
+
+def text_layout_problems(page: Any, outputs: str = SHOWN_OUTPUTS) -> tuple[int, list[str]]:
+    """(texts checked, problems): in each of ``outputs`` (a CSS selector; by default the
+    shown notebook's outputs), text drawn over other text, text that a box with hidden
+    overflow cuts off, and words broken across lines.
+
+    Measured on the rendered glyph boxes (a ``Range`` per text node, each SVG ``<text>``),
+    widgets and plain HTML or text outputs alike.
+    """
+    result = page.evaluate(TEXT_LAYOUT_JS, outputs)
+    return int(result["checked"]), list(result["found"])
+
+
+# axe-core, the accessibility engine: installed from the npm registry by npm itself into a
+# cache folder (never fetched by the browser), then its source is put into the page.
+AXE_VERSION = "4.14.1"
+AXE_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "attention-course"
+
+
+def axe_source(version: str = AXE_VERSION) -> str:
+    """axe.min.js of ``axe-core@version``, installed with ``npm install --prefix`` into
+    ``~/.cache/attention-course/axe-core-<version>`` on first use (a temporary folder
+    renamed into place, so two test processes never see half an install)."""
+    target = AXE_CACHE / f"axe-core-{version}"
+    script = target / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError("npm is needed to install axe-core for the accessibility test "
+                               "(scripts/install-system-packages.sh installs nodejs and npm)")
+        AXE_CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"axe-core-{version}.", dir=AXE_CACHE))
+        done = subprocess.run([npm, "install", "--prefix", str(tmp), "--no-audit", "--no-fund",
+                               "--no-save", f"axe-core@{version}"],
+                              capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(f"npm install axe-core@{version} failed:\n{done.stderr[-2000:]}")
+        try:
+            tmp.rename(target)
+        except OSError:  # another process got there first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return script.read_text(encoding="utf-8")
+
+
+# Serious and critical WCAG 2.1 A/AA violations on the page, each node with whether it lies
+# in the course's own content (a cell's output or rendered markdown) or in JupyterLab's UI.
+AXE_JS = """async () => {
+  const result = await axe.run(document, {
+    runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+    resultTypes: ['violations'],
+  });
+  const found = [];
+  result.violations.filter(v => ['serious', 'critical'].includes(v.impact)).forEach(v => {
+    v.nodes.forEach(n => {
+      const selector = n.target[n.target.length - 1];
+      let el = null;
+      try { el = typeof selector === 'string' ? document.querySelector(selector) : null; }
+      catch (e) { el = null; }
+      const course = !!(el && el.closest(
+        '.jp-OutputArea-output, .jp-RenderedMarkdown, .jp-MarkdownOutput'));
+      const where = el ? ` [text ${JSON.stringify(el.textContent.trim().slice(0, 50))}, ` +
+        `${el.scrollWidth}x${el.scrollHeight} in ${el.clientWidth}x${el.clientHeight}]` : '';
+      found.push({rule: v.id, impact: v.impact, course,
+                  target: JSON.stringify(n.target).slice(0, 120),
+                  html: n.html.slice(0, 160) + where,
+                  summary: (n.failureSummary || '').slice(0, 240)});
+    });
+  });
+  return found;
+}"""
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """axe-core's serious and critical WCAG 2.1 A/AA violations on the page, one dict per
+    element: ``rule``, ``impact``, ``course`` (inside a cell's output or rendered markdown,
+    i.e. the course's own content), ``target``, ``html`` and axe's ``summary``."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(content=axe_source())
+    return list(page.evaluate(AXE_JS))
+
+
+# Every slider handle in the shown notebook's outputs: its name and the value it announces
+# must be the slider's label and its readout (what a sighted student reads beside it).
+SLIDERS_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const found = [];
+  panel.querySelectorAll('.jp-OutputArea-output [role="slider"]').forEach(handle => {
+    const slider = handle.closest('.widget-slider');
+    const label = slider ? slider.querySelector('.widget-label').textContent.trim() : '';
+    const readout = slider ? slider.querySelector('.widget-readout').textContent.trim() : '';
+    const name = handle.getAttribute('aria-label') || '';
+    const text = handle.getAttribute('aria-valuetext') || handle.getAttribute('aria-valuenow');
+    if (!slider || name !== label || text !== readout)
+      found.push(`slider "${label}" showing ${readout} announces ` +
+                 `${JSON.stringify(name)}, ${JSON.stringify(text)}`);
+  });
+  return found;
+}"""
+
+
+def sliders_unannounced(page: Any) -> list[str]:
+    """Slider handles whose accessible name is not their label, or whose announced value
+    (aria-valuetext) is not their readout: a screen reader said "1100" for a score of 1.00."""
+    return list(page.evaluate(SLIDERS_JS))
 
 
 def open_file_browser(page: Any) -> None:

@@ -31,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import numpy as np
 import pytest
 from labdriver import (
     REPO,
     LabServer,
+    axe_violations,
     check_widgets_respond,
     clipped_labels,
     close_documents,
@@ -50,6 +52,8 @@ from labdriver import (
     run_all_cells,
     save_screenshot,
     set_theme,
+    sliders_unannounced,
+    text_layout_problems,
     wider_than_cell,
 )
 
@@ -131,8 +135,49 @@ def check_theme(page: Any, theme: str, widgets: bool) -> list[str]:
         problems += [f"{theme}, {width} px: {line}" for line in clipped]
         _, wider = wider_than_cell(page)
         problems += [f"{theme}, {width} px: {line}" for line in wider]
+        _, text = text_layout_problems(page)
+        problems += [f"{theme}, {width} px: {line}" for line in text]
     page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
     return problems
+
+
+#: axe-core rules (WCAG 2.1 A/AA) that JupyterLab 4's own interface, not a cell's output or
+#: rendered markdown, breaks at "serious" or "critical" in the lessons: its toolbar buttons
+#: (``jp-button`` with aria-pressed), each cell's CodeMirror editor (a textbox without a
+#: name), the cell feed (role "feed" whose children are not articles), and the collapse
+#: button of a markdown heading (no name). Any other rule there fails the test.
+JUPYTERLAB_AXE_RULES: frozenset[str] = frozenset({
+    "aria-allowed-attr",
+    "aria-input-field-name",
+    "aria-required-children",
+    "button-name",
+})
+
+#: Found by axe in a lesson's text, left to the lessons' authors (reported with issue 34),
+#: listed so that they are seen and not hidden: lesson 01's inline formula
+#: "$0.25\\cdot[1, 0] + ... = [1.25, 1.50]$" (cell 01-20) cannot break, and at 1280 px with
+#: the file browser open the markdown scrolls sideways (866 px in 846), a region a keyboard
+#: cannot reach. The test fails once it is gone, so that the entry is removed with it.
+KNOWN_LESSON_TEXT_ISSUES: dict[str, tuple[str, str]] = {
+    "01_overview": ("scrollable-region-focusable", "About [1.26,1.50]"),
+}
+
+
+def accessibility_problems(page: Any, theme: str, lesson: str = "") -> list[str]:
+    """axe-core after Run All, in this theme: every serious or critical violation in the
+    course's content, and any in JupyterLab's own interface outside its known rules."""
+    found = axe_violations(page)
+    if lesson in KNOWN_LESSON_TEXT_ISSUES:
+        rule, text = KNOWN_LESSON_TEXT_ISSUES[lesson]
+        known = [v for v in found if v["rule"] == rule and text in v["html"]]
+        assert known, f"{lesson}: the known {rule} ({text}) is gone: remove its entry"
+        print(f"{theme}: {lesson}: known, left to the lesson's text:", known[0]["html"])
+        found = [v for v in found if v not in known]
+    problems = [f"{theme}: axe {v['rule']} ({v['impact']}) in "
+                f"{'the course' if v['course'] else 'JupyterLab'}: {v['html']} -- "
+                f"{v['summary']}"
+                for v in found if v["course"] or v["rule"] not in JUPYTERLAB_AXE_RULES]
+    return problems + [f"{theme}: {line}" for line in sliders_unannounced(page)]
 
 
 @pytest.mark.parametrize("notebook", lesson_notebooks(), ids=lambda p: p.stem)
@@ -163,6 +208,7 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
         assert cramped == [] and (checked > 0 or not names), (relpath, checked, cramped)
         for theme in ("dark", "light"):
             problems = check_theme(lab_page, theme, widgets)
+            problems += accessibility_problems(lab_page, theme, notebook.stem)
             lab_page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first \
                 .scroll_into_view_if_needed()
             save_screenshot(lab_page, artifacts, f"{notebook.stem}-{theme}")
@@ -178,6 +224,7 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
         # the widget messages of the move have reached the kernel: see controls_settle)
         def agree(page: Any, move: str) -> None:
             assert controls_settle(page, names) == [], f"after {move}"
+            assert sliders_unannounced(page) == [], f"after {move}"
 
         moves = check_widgets_respond(lab_page, after_move=agree)
         print(f"{relpath}:", *moves, sep="\n  ")
@@ -271,6 +318,32 @@ def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
     assert len(low) == 2 and '"0.50"' in low[0] and '"Not quite."' in low[1], low
 
 
+def test_accessibility_check_catches_the_course_content_it_must(lab_page: Any,
+                                                                fresh_kernels: LabServer
+                                                                ) -> None:
+    """axe-core in the lesson test fails on the course's own content: a button and a slider
+    of the course's own with no name are reported, in the course, though JupyterLab's own
+    toolbar and editors are let through for the same rules (button-name,
+    aria-input-field-name)."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import ipywidgets as W\n"
+        "W.HTML('<button style=\"width:40px;height:20px\"></button>"
+        "<div role=\"slider\" tabindex=\"0\" aria-valuenow=\"3\" aria-valuemin=\"0\" "
+        "aria-valuemax=\"9\" style=\"width:80px;height:10px\"></div>')")]
+    open_written(lab_page, fresh_kernels, nb, "unnamed_content")
+    problems = accessibility_problems(lab_page, "light")
+    axe = [line for line in problems if line.startswith("light: axe ")]
+    assert sorted({line.split()[2] for line in axe}) == ["aria-input-field-name",
+                                                         "button-name"], problems
+    assert all("in the course" in line for line in axe), problems
+    # and the slider check: no name, and the value announced is not a readout
+    assert [line for line in problems if line not in axe] == [
+        'light: slider "" showing  announces "", "3"'], problems
+
+
 def test_opening_in_the_app_reports_what_stops_it(lab_page: Any, fresh_kernels: LabServer
                                                   ) -> None:
     """``open_in_app`` fails with what the page shows: a notebook whose kernel the server
@@ -293,3 +366,49 @@ def test_opening_in_the_app_reports_what_stops_it(lab_page: Any, fresh_kernels: 
     finally:
         lab_page.keyboard.press("Escape")  # the dialog, as a student would dismiss it
         lab_page.locator(".jp-Dialog").wait_for(state="detached", timeout=10_000)
+
+
+def extreme_pictures() -> dict[str, str]:
+    """course_lib.render's pictures at the ends of what the lessons' controls reach: bars
+    at -10 and +10 (04's budget sliders), a one-hot row, 12 tokens (vertical column
+    names, 11's sentence with 'because'), vectors at the edge of their axes."""
+    from course_lib import render
+
+    tokens = ["[CLS]", "the", "dog", "chased", "the", "cat", "because", "it", "was",
+              "hungry", ".", "[SEP]"]
+    weights = np.full((12, 12), 1 / 12)
+    return {
+        "scores at both ends": render.bars_svg([10.0, -10.0, -9.99], ["the", "cat", "sat"],
+                                               lo=-10.0, hi=10.0, title="scaled scores"),
+        "scores, all negative": render.bars_svg([-10.0, -9.99, -0.01], ["the", "cat", "sat"],
+                                                title="scores"),
+        "one-hot weights": render.bars_svg([1.0, 0.0, 0.0], ["the", "cat", "sat"], lo=0.0,
+                                           hi=1.0, title="weights: sum 1.00"),
+        "12-token heatmap": render.heatmap_html(weights, tokens, tokens, vmin=0.0, vmax=1.0),
+        "histogram": render.histogram_svg([0.0, 0.5, 1.0], value_range=(0.0, 1.0),
+                                          title="max weight", xlabel="weight"),
+        "blend": render.blend_svg([0.0, 0.0, 1.0], [[-3, -3], [3, 3], [3, -3]],
+                                  ["the", "cat", "sat"]),
+        "vectors at the edge": render.vectors_svg(np.array([3.0, 3.0]), "q_sat",
+                                                  np.array([[-3.0, 3.0], [3.0, -3.0]]),
+                                                  ["k_the", "k_cat"], lim=3.0),
+    }
+
+
+def test_pictures_at_extremes_keep_text_apart(chromium: Any) -> None:
+    """No text over other text, none cut off, no word broken, in each picture at its
+    extremes (a plain page with no JupyterLab: cheap, and the pictures use only the
+    page's font). Lesson 04's budget at -10 put a bar's value "-9.99" over its name."""
+    import html as html_module
+
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        pictures = extreme_pictures()
+        page.set_content("<body style='font-family:sans-serif'>" + "".join(
+            f'<div class="picture" title="{html_module.escape(name)}">{body}</div>'
+            for name, body in pictures.items()) + "</body>")
+        checked, problems = text_layout_problems(page, "div.picture")
+    finally:
+        page.close()
+    assert checked > 50, checked
+    assert problems == [], "\n".join(problems)

@@ -53,10 +53,10 @@ def test_no_configuration_file_names_an_outside_address(site: Path) -> None:
         assert urls == [], f"{path.relative_to(site)} names {urls}"
 
 
-def test_only_the_kernel_and_widget_extensions(site: Path) -> None:
+def test_only_the_kernel_widget_and_course_extensions(site: Path) -> None:
     names = sorted(ext["name"] for ext in site_config(site)["federated_extensions"])
     assert names == ["@jupyter-widgets/jupyterlab-manager",
-                     "@jupyterlite/pyodide-kernel-extension"]
+                     "@jupyterlite/pyodide-kernel-extension", "attention-course-a11y"]
     served = (site / "extensions" / "@jupyter-widgets" / "jupyterlab-manager" / "package.json")
     wheel = cached_wheel(recipe.WIDGET_MANAGER, default_cache())
     with zipfile.ZipFile(wheel) as whl:

@@ -26,6 +26,7 @@ from labdriver import (
     page_problems,
     run_all_cells,
     save_screenshot,
+    sliders_unannounced,
 )
 from sitedriver import NOTEBOOKS, expose_the_app, open_lesson, site_lessons
 from test_lab_lessons import shows_widgets
@@ -68,6 +69,8 @@ def test_lesson_runs_offline_in_the_browser(lesson: str, shared_site_page: Any,
         found = page_problems(page)
         assert found == [], f"{lesson} shows errors after Run All:\n" + "\n".join(found)
         if shows_widgets(NOTEBOOKS / lesson):
+            # every slider says its name and the value it shows, as in JupyterLab
+            assert sliders_unannounced(page) == [], lesson
             moves = check_widgets_respond(page, timeout_s=30)
             print(f"{lesson}:", *moves, sep="\n  ")
         else:
