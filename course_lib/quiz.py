@@ -248,8 +248,8 @@ class SelfStudyQuiz:
     Examples
     --------
     >>> quiz = SelfStudyQuiz()
-    >>> [q.id for q in quiz.questions]
-    ['why_scale', 'causal_mask', 'sat_weights', 'sat_output', 'row_sums', 'projections', 'heads']
+    >>> len(quiz.questions), [q.id for q in quiz.questions][:3]
+    (9, ['why_scale', 'causal_mask', 'sat_weights'])
     >>> quiz.score_text, quiz.controls["why_scale"].value
     ('not answered yet', None)
     >>> quiz.explain("why_scale", "D").correct, quiz.score_text

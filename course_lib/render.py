@@ -95,7 +95,7 @@ def feedback_html(text: str) -> str:
 
     Examples
     --------
-    >>> feedback_html("Not yet: <x> & y")[-30:]
+    >>> feedback_html("Not yet: <x> & y")[-31:]
     '>Not yet: &lt;x&gt; &amp; y</p>'
     """
     return (
