@@ -1,10 +1,10 @@
 """Answers to ``weights_without_self(Q, K)`` written as students write them: right, and wrong.
 
-The wrong ones are the quiz's mistakes, spelled out once in
-:data:`course_lib.checkpoint_spec.CHECKPOINT` (each hidden check is built to catch one;
-:data:`MISTAKES` holds those four, :data:`ALL_MISTAKES` every one);
-this module adds a right answer, for the submissions that tests and benchmarks make
-(:mod:`course_grading.submissions`) and for proving that every check passes it.
+The wrong ones are the quiz's mistakes, named in :data:`course_lib.checkpoint_spec.CHECKPOINT`
+and spelled out on the instructor's side in :mod:`course_grading.checkpoint_answers`
+(each hidden check is built to catch one; :data:`MISTAKES` holds those four,
+:data:`ALL_MISTAKES` every one), with the right answer, for the submissions that tests and
+benchmarks make (:mod:`course_grading.submissions`) and for proving that every check passes it.
 
 Examples
 --------
@@ -24,30 +24,18 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from course_lib.checkpoint_checks import answer_function
 from course_lib.checkpoint_spec import CHECKPOINT
+
+from .checkpoint_answers import CORRECT_ANSWER, MISTAKE_SOURCES, answer_function
 
 __all__ = ["ALL_MISTAKES", "CORRECT_ANSWER", "MISTAKES", "answer_function", "hidden_test_id"]
 
-#: A correct answer: stable row-wise softmax of QK^T / sqrt(d_k) with the diagonal hidden.
-CORRECT_ANSWER = '''\
-def weights_without_self(Q, K):
-    """Row-wise softmax of Q K^T / sqrt(d_k), each token hidden from itself."""
-    Q = np.asarray(Q, dtype=float)
-    K = np.asarray(K, dtype=float)
-    scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    np.fill_diagonal(scores, -np.inf)
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    e = np.exp(scores)
-    return e / e.sum(axis=-1, keepdims=True)
-'''
-
 #: Mistake id -> answer-cell source with exactly that one mistake, for the mistakes a
 #: hidden check of their own isolates (read-only mapping).
-MISTAKES = MappingProxyType({m.id: m.source for m in CHECKPOINT.diagnosed.values()})
+MISTAKES = MappingProxyType({m.id: MISTAKE_SOURCES[m.id] for m in CHECKPOINT.diagnosed.values()})
 
 #: Every mistake of the spec, the ones every check catches included (read-only mapping).
-ALL_MISTAKES = MappingProxyType({m.id: m.source for m in CHECKPOINT.mistakes})
+ALL_MISTAKES = MappingProxyType({m.id: MISTAKE_SOURCES[m.id] for m in CHECKPOINT.mistakes})
 
 
 def hidden_test_id(mistake: str) -> str:

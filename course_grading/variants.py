@@ -23,8 +23,11 @@ own mistake among the four it isolates (:data:`course_lib.checkpoint_spec.CHECKP
 ``.mistakes``), for every mistake marked ``everywhere`` (what a copy of the lessons' code
 gives), and pass for the correct answer, on inputs whose correct weights are not
 saturated; the setup cell's example must show every mistake. Nothing is computed into
-the notebook but the measured table: the grader computes every expected value from these
-inputs when it grades.
+the notebook but the measured table and, in the locked ``check_data`` cell, what the
+visible check compares with (the right weights of the setup cell's example and what each
+mistake gives on it, encoded on a few lines: numbers the visible check reveals in effect
+anyway). :mod:`course_lib` knows no answer; the grader computes every expected value from
+the inputs when it grades (:mod:`course_grading.checkpoint_answers`).
 
 Examples
 --------
@@ -38,11 +41,14 @@ True
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import hashlib
+import json
 import re
 import sys
 import warnings
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,22 +59,31 @@ import numpy as np
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, softmax
-from course_lib.checkpoint_checks import EXPECTED, answer_function, weights_without_self
 from course_lib.checkpoint_spec import CHECKPOINT
 
 from .check_calls import Literal, QuizSourceError, check_calls, setup_values
+from .checkpoint_answers import (
+    MISCONCEIVED,
+    MISTAKE_SOURCES,
+    answer_function,
+    expected,
+    shifted_key_row,
+    weights_without_self,
+)
 
 __all__ = [
     "DEFAULT_SEED",
     "SOURCE_PATH",
     "QuizFacts",
     "Variant",
+    "encode_expected",
     "fill",
     "isolation_table",
     "main",
     "make_variant",
     "measure_table",
     "quiz_facts",
+    "visible_expected",
 ]
 
 #: The seed of the public, committed quiz source.
@@ -141,8 +156,8 @@ class Variant:
 
     @property
     def shifted_row(self) -> NDArray[np.float64]:
-        """The derivation's answer, computed by :mod:`course_lib`."""
-        return EXPECTED["shifted_key_row"](_shift_inputs(self))
+        """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return shifted_key_row(_shift_inputs(self))
 
 
 def _shift_inputs(v: Any) -> dict[str, Any]:
@@ -175,7 +190,7 @@ def _unsaturated(w: NDArray[np.float64]) -> bool:
 
 def _answers() -> dict[str, Any]:
     return {"correct": weights_without_self,
-            **{m.id: answer_function(m.source) for m in CHECKPOINT.mistakes}}
+            **{m.id: answer_function(MISTAKE_SOURCES[m.id]) for m in CHECKPOINT.mistakes}}
 
 
 def _moved(func: Any, Q: NDArray[np.float64], K: NDArray[np.float64]) -> float:
@@ -207,15 +222,13 @@ def _example(rng: np.random.Generator) -> tuple[NDArray[np.float64], NDArray[np.
 def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64]
            ) -> tuple[int, int, float]:
     """The derivation's row, key and c: every misconception must give other numbers."""
-    from course_lib.checkpoint_checks import _MISCONCEIVED
-
     tolerance = CHECKPOINT.check("test_shifted_key").tolerance
     while True:
         row, key = (int(i) for i in rng.choice(4, size=2, replace=False))
         c = float(np.round(rng.uniform(0.8, 2.0), 1))
         inputs = {"Q": Q, "K": K, "row": row, "key": key, "c": c}
-        want = EXPECTED["shifted_key_row"](inputs)
-        if all(np.abs(f(inputs) - want).max() > 4 * tolerance for f in _MISCONCEIVED.values()):
+        want = shifted_key_row(inputs)
+        if all(np.abs(f(inputs) - want).max() > 4 * tolerance for f in MISCONCEIVED.values()):
             return row, key, c
 
 
@@ -323,7 +336,7 @@ def _check_variant(variant: Variant) -> str | None:
             return f"{name}: fails {sorted(t for t, bad in row.items() if bad)}"
     for test_id, mistake_id in own.items():
         Q, K = variant.hidden_inputs[test_id]
-        moved = _moved(answer_function(CHECKPOINT.mistake(mistake_id).source), Q, K)
+        moved = _moved(answer_function(MISTAKE_SOURCES[mistake_id]), Q, K)
         if moved < _MARGIN:
             return f"{test_id}: the mistake moves the weights by only {moved:.3g}"
     return None
@@ -383,6 +396,10 @@ def _format(value: Any, indent: int, multiline: bool) -> str:
         return "[\n" + "".join(f"{pad}{r},\n" for r in rows) + " " * indent + "]"
     if isinstance(value, list):
         return "[" + ", ".join(_number(x) for x in value) + "]"
+    if isinstance(value, _Encoded):
+        step = 88
+        return ("\n" + " " * indent).join(f'"{value[i:i + step]}"'
+                                           for i in range(0, len(value), step))
     if isinstance(value, dict):
         return "{" + ", ".join(f'"{k}": "{v}"' for k, v in value.items()) + "}"
     if isinstance(value, str):
@@ -390,6 +407,66 @@ def _format(value: Any, indent: int, multiline: bool) -> str:
     if isinstance(value, float):
         return _number(value)
     return repr(value)
+
+
+#: Decimals of the expected weights written into the visible check (its tolerance is 1e-6).
+_EXPECTED_DECIMALS = 8
+
+
+def encode_expected(value: dict[str, Any]) -> str:
+    """``value`` as the one line the visible test cell holds (base64 of zlib'd JSON).
+
+    :func:`course_lib.checkpoint_checks.read_expected` reads it back; numbers are rounded
+    to 8 decimals.
+
+    Examples
+    --------
+    >>> from course_lib.checkpoint_checks import read_expected
+    >>> read_expected(encode_expected({"want": [[0.0, 1 / 3]]}))
+    {'want': [[0.0, 0.33333333]]}
+    """
+    def rounded(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: rounded(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [rounded(v) for v in x]
+        return round(float(x), _EXPECTED_DECIMALS) + 0.0
+    text = json.dumps(rounded(value), separators=(",", ":"))
+    return base64.b64encode(zlib.compress(text.encode(), 9)).decode()
+
+
+class _Encoded(str):
+    """An :func:`encode_expected` text, written as one string literal per line."""
+
+
+#: The grade id of the locked cell that holds what the visible check compares with.
+CHECK_DATA = "check_data"
+
+_CHECK_DATA_HEAD = (
+    "# What the check of question 1 compares with on the setup cell's example, encoded (the\n"
+    "# check reads it; the grader computes its own). Nothing to read here: run this cell.\n")
+
+
+def check_data_source(value: dict[str, Any], width: int = 88) -> str:
+    """The source of the :data:`CHECK_DATA` cell: ``visible_expected`` = the encoding."""
+    text = encode_expected(value)
+    lines = "".join(f'    "{text[i:i + width]}"\n' for i in range(0, len(text), width))
+    return f"{_CHECK_DATA_HEAD}visible_expected = (\n{lines})"
+
+
+def visible_expected(Q: NDArray[np.float64], K: NDArray[np.float64]) -> dict[str, Any]:
+    """What the visible check compares with, for the setup cell's example.
+
+    The right weights and what each mistake gives, except a mistake that gives the right
+    weights or non-finite ones here (it cannot be named on this example).
+    """
+    full = expected(VISIBLE_WEIGHT_CHECK, {"Q": Q, "K": K})
+    assert full is not None
+    want = np.asarray(full["want"])
+    tol = CHECKPOINT.check(VISIBLE_WEIGHT_CHECK).tolerance
+    mistaken = {k: v for k, v in full["mistaken"].items()
+                if np.isfinite(v).all() and np.abs(np.asarray(v) - want).max() > tol}
+    return {"want": full["want"], "mistaken": mistaken}
 
 
 def _replace(source: str, edits: list[tuple[Literal, Any]]) -> str:
@@ -419,6 +496,19 @@ def _hidden_call(cell: nbformat.NotebookNode, grade_id: str):
         raise QuizSourceError(f"test cell {grade_id} must hold exactly one hidden "
                               f"check(\"{grade_id}\", ...) call (found {len(calls)})")
     return calls[0]
+
+
+#: The derivation's check.
+SHIFT_CHECK = "test_shifted_key"
+
+
+def _expected_literal(call: Any, grade_id: str) -> Literal:
+    """The ``expected=`` literal of a hidden check call (what plain nbgrader, running the
+    check in the kernel, compares with; the grader computes its own)."""
+    lit = call.inputs.get("expected")
+    if not isinstance(lit, Literal):
+        raise QuizSourceError(f"the hidden check of {grade_id} must pass expected=(\"...\")")
+    return lit
 
 
 def _question_markdown(nb: nbformat.NotebookNode, answer_id: str) -> nbformat.NotebookNode:
@@ -466,8 +556,8 @@ class QuizFacts:
 
     @property
     def shifted_row(self) -> NDArray[np.float64]:
-        """The derivation's answer, computed by :mod:`course_lib`."""
-        return EXPECTED["shifted_key_row"](_shift_inputs(self))
+        """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return shifted_key_row(_shift_inputs(self))
 
 
 def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
@@ -534,10 +624,20 @@ def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNo
         (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
         (values["row"], variant.row), (values["shift_key"], variant.shift_key),
         (values["c"], variant.c)])
+    if CHECK_DATA not in cells:
+        raise QuizSourceError(f"the quiz needs a locked cell {CHECK_DATA!r} (after the setup "
+                              "cell) for what the visible check compares with")
+    cells[CHECK_DATA].source = check_data_source(visible_expected(variant.Q, variant.K))
     for test_id, (Q, K) in variant.hidden_inputs.items():
         call = _hidden_call(cells[test_id], test_id)
         cells[test_id].source = _replace(cells[test_id].source, [
-            (call.inputs["Q"], Q.tolist()), (call.inputs["K"], K.tolist())])
+            (call.inputs["Q"], Q.tolist()), (call.inputs["K"], K.tolist()),
+            (_expected_literal(call, test_id), _Encoded(encode_expected(
+                expected(test_id, {"Q": Q, "K": K}))))])
+    shift_call = _hidden_call(cells[SHIFT_CHECK], SHIFT_CHECK)
+    cells[SHIFT_CHECK].source = _replace(cells[SHIFT_CHECK].source, [
+        (_expected_literal(shift_call, SHIFT_CHECK),
+         _Encoded(encode_expected(expected(SHIFT_CHECK, _shift_inputs(variant)))))])
     table_md = _question_markdown(nb, "mc_read_table")
     _fill_table(table_md, variant)
     facts = quiz_facts(public)

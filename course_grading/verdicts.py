@@ -15,7 +15,8 @@ sees. :class:`DecideOnHost` replaces nbgrader's ``Execute`` preprocessor in
    check with hidden inputs, so that no student cell runs after those inputs have reached
    the kernel;
 4. it judges the data here (:func:`course_lib.checkpoint_checks.judge`), with expectations
-   computed here, and writes the verdict into the test cell as nbgrader's own scoring reads
+   computed here (:func:`course_grading.checkpoint_answers.expected`, never read from the
+   notebook), and writes the verdict into the test cell as nbgrader's own scoring reads
    it: a passed check shows a line of text (full points), a failed one an error (0 points).
    The gradebook, formgrader, feedback, ``nbgrader export``, the grade table and the report
    work as before; the verdict itself is kept in the cell's metadata
@@ -53,6 +54,7 @@ from course_lib.checkpoint_checks import Verdict, judge
 from course_lib.checkpoint_spec import CHECKPOINT, QuizSpec
 
 from .check_calls import Literal, QuizSourceError, SetupName, check_calls, setup_values
+from .checkpoint_answers import expected
 from .probe import (
     MAX_REPLY,
     new_marker,
@@ -138,6 +140,8 @@ def plan_checks(nb: NotebookNode, spec: QuizSpec) -> dict[int, PlannedCheck]:
                                   f"says {check.answer!r}")
         inputs: dict[str, Any] = {}
         for name, given in call.inputs.items():
+            if name == "expected":  # for the student's kernel only: the grader computes its own
+                continue
             if isinstance(given, SetupName):
                 if given.name not in spec.setup_names or given.name not in values:
                     raise QuizSourceError(f"test cell {grade_id!r} uses {given.name!r}, which "
@@ -424,7 +428,8 @@ class DecideOnHost(SandboxedExecute):
                                   f"`{planned.answer}` from your notebook: {why}.",
                                   "not_run" if timed_out else "not_plain")
             else:
-                verdict = judge(planned.grade_id, reply, planned.inputs, self._spec)
+                verdict = judge(planned.grade_id, reply, planned.inputs, self._spec,
+                                expected(planned.grade_id, planned.inputs, self._spec))
         if planned.deferred:
             verdict = self._in_fixed_words(planned, verdict)
         self._record(planned.index, verdict)

@@ -5,62 +5,61 @@ A check of the checkpoint quiz has two halves, kept apart on purpose:
 1. :func:`answer_as_data` turns the student's answer into plain data (JSON types only): it
    calls the student's function on the check's inputs, or reads an array of numbers, or
    the letter of a multiple-choice answer.
-2. :func:`judge` compares that plain data with the expected values, which it computes with
-   :mod:`course_lib` from the check's inputs, and returns a :class:`Verdict` whose words
-   come from :data:`course_lib.checkpoint_spec.CHECKPOINT`.
+2. :func:`judge` compares that plain data with the expected values it is given, and
+   returns a :class:`Verdict` whose words come from
+   :data:`course_lib.checkpoint_spec.CHECKPOINT`.
 
-In the student's notebook both halves run in the student's kernel: a test cell calls
-:func:`check`, which raises :class:`CheckFailed` with one sentence naming the mistake (that
-is also what nbgrader's *Validate* prints). When the quiz is graded, the instructor's
-grader (:mod:`course_grading.verdicts`) runs only the first half in the student's kernel,
-receives the data as JSON, and runs the second half on the instructor's side, where nothing
-the student's code did can reach the expectations or the comparison.
+This module holds no answer of the quiz and computes none (STYLE.md habit 9): the expected
+values come from the instructor's package (``course_grading.checkpoint_answers``). In the
+student's notebook both halves run in the student's kernel: the visible test cell calls
+:func:`check` with the expected values of the setup cell's example written into the cell
+when the quiz is made (one line, see :func:`read_expected`), and :func:`check` raises
+:class:`CheckFailed` with one sentence naming the mistake (that is also what nbgrader's
+*Validate* prints). When the quiz is graded, the instructor's grader
+(``course_grading.verdicts``) runs only the first half in the student's kernel, receives
+the data as JSON, computes the expected values itself and runs the second half on the
+instructor's side, where nothing the student's code did can reach the expectations or the
+comparison.
 
 Examples
 --------
 >>> import numpy as np
->>> Q = K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
->>> def weights_without_self(Q, K):
-...     s = Q @ K.T / np.sqrt(Q.shape[-1])
-...     np.fill_diagonal(s, -np.inf)
-...     e = np.exp(s - s.max(axis=-1, keepdims=True))
-...     return e / e.sum(axis=-1, keepdims=True)
->>> check("test_weights_visible", weights_without_self, Q=Q, K=K)
+>>> Q = K = np.array([[1.0, 0.0], [0.0, 1.0]])
+>>> expected = {"want": [[0.0, 1.0], [1.0, 0.0]],
+...             "mistaken": {"no_mask": [[0.67, 0.33], [0.33, 0.67]]}}
+>>> def answer(Q, K):  # returns the expected table, whatever Q and K
+...     return np.array(expected["want"])
+>>> check("test_weights_visible", answer, Q=Q, K=K, expected=expected)
 ✓ test_weights_visible: passed (weights_without_self on the setup cell's example: ...).
->>> def plain(Q, K):
-...     e = np.exp(Q @ K.T / np.sqrt(2))
-...     return e / e.sum(axis=-1, keepdims=True)
->>> judge("test_weights_visible", answer_as_data("weights", plain, (Q, K)),
-...       {"Q": Q, "K": K}).mistake
+>>> judge("test_weights_visible", {"value": [[0.67, 0.33], [0.33, 0.67]]},
+...       {"Q": Q, "K": K}, expected=expected).mistake
 'no_mask'
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
-import warnings
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import attention_weights, scaled_scores, softmax
 from .checkpoint_spec import CHECKPOINT, Check, QuizSpec
 
 __all__ = [
-    "EXPECTED",
     "MAX_VALUES",
     "CheckFailed",
     "Verdict",
     "answer_as_data",
-    "answer_function",
     "check",
     "judge",
     "plain_reply",
-    "weights_without_self",
+    "read_expected",
 ]
 
 #: The most numbers an answer may hand back to a check (larger answers are refused).
@@ -218,105 +217,6 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(np.shape(np.asarray(value, dtype=float)))
 
 
-def answer_function(source: str, name: str = "weights_without_self") -> Callable[..., Any]:
-    """Run an answer cell's source and return the function ``name`` it defines.
-
-    Parameters
-    ----------
-    source : str
-        Python source of an answer cell, such as a :class:`Mistake`'s ``source``. It runs
-        with ``np`` (numpy) available, as in the quiz.
-    name : str
-        The function to return.
-
-    Raises
-    ------
-    ValueError
-        If the source does not define ``name``.
-    """
-    namespace: dict[str, object] = {"np": np, "__name__": "__main__"}
-    exec(compile(source, "<answer cell>", "exec"), namespace)
-    func = namespace.get(name)
-    if not callable(func):
-        raise ValueError(
-            f"the answer source must define a function {name}(Q, K) "
-            f"(got names: {', '.join(sorted(k for k in namespace if not k.startswith('__')))})"
-        )
-    return func
-
-
-def weights_without_self(Q: Any, K: Any) -> NDArray[np.float64]:
-    """softmax(Q K^T / sqrt(d_k)) over each row with the diagonal hidden (the grader's).
-
-    Parameters
-    ----------
-    Q, K : array_like, shape (n, d_k)
-        As many keys as queries, n >= 2.
-
-    Returns
-    -------
-    ndarray, shape (n, n)
-        Zero on the diagonal; each row sums to 1 over the other tokens.
-
-    Examples
-    --------
-    >>> weights_without_self([[1.0], [1.0], [1.0]], [[1.0], [1.0], [1.0]])
-    array([[0. , 0.5, 0.5],
-           [0.5, 0. , 0.5],
-           [0.5, 0.5, 0. ]])
-    """
-    Q = np.asarray(Q, dtype=float)
-    n = Q.shape[0]
-    return attention_weights(Q, K, mask=~np.eye(n, dtype=bool))
-
-
-def _shifted_key_row(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
-    """Row ``row`` of softmax(scaled scores) after key ``key``'s scores were raised by c."""
-    s = scaled_scores(np.asarray(inputs["Q"], dtype=float), np.asarray(inputs["K"], dtype=float))
-    s[:, int(inputs["key"])] += float(inputs["c"])
-    return softmax(s)[int(inputs["row"])]
-
-
-def _unshifted_row(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
-    return attention_weights(np.asarray(inputs["Q"], dtype=float),
-                             np.asarray(inputs["K"], dtype=float))[int(inputs["row"])]
-
-
-def _times_e_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
-    w = _unshifted_row(inputs)
-    w[int(inputs["key"])] *= np.exp(float(inputs["c"]))
-    return w
-
-
-def _plus_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
-    w = _unshifted_row(inputs)
-    w[int(inputs["key"])] += float(inputs["c"])
-    return w
-
-
-#: An output check's expected numbers (by :attr:`Check.computes`), and what each named
-#: misconception of it gives instead, all computed from the check's inputs.
-EXPECTED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
-    "shifted_key_row": _shifted_key_row,
-}
-_MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
-    "row_shift_rule": _unshifted_row,
-    "times_e_c": _times_e_c,
-    "plus_c": _plus_c,
-}
-
-
-def _mistaken_weights(spec: QuizSpec, Q: NDArray[np.float64], K: NDArray[np.float64]
-                      ) -> dict[str, NDArray[np.float64]]:
-    """What each known mistake gives on these inputs."""
-    out = {}
-    for mistake in spec.mistakes:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out[mistake.id] = np.asarray(answer_function(mistake.source)(Q, K), dtype=float)
-    return out
-
-
 def _close(got: NDArray[np.float64], want: NDArray[np.float64], tol: float) -> bool:
     return got.shape == want.shape and bool(
         np.allclose(got, want, rtol=0.0, atol=tol, equal_nan=True))
@@ -327,7 +227,7 @@ def _round(row: NDArray[np.float64]) -> str:
 
 
 def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
-          spec: QuizSpec = CHECKPOINT) -> Verdict:
+          spec: QuizSpec = CHECKPOINT, expected: Mapping[str, Any] | None = None) -> Verdict:
     """Decide one check from plain data.
 
     Parameters
@@ -342,12 +242,25 @@ def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
         form is checked).
     spec : QuizSpec
         The quiz.
+    expected : mapping or None
+        What the answer is compared with, computed by whoever calls (the grader, or the
+        quiz maker for the test cells; None: ``inputs["expected"]``): for weights ``{"want": table,
+        "mistaken": {mistake id: table}}``; for an output with inputs ``{"want": row,
+        "misconceived": {misconception id: row}}``; None for a letter, or an output
+        without inputs (only its form is checked).
 
     Returns
     -------
     Verdict
+
+    Raises
+    ------
+    ValueError
+        If a weights check, or an output check with inputs, is given no ``expected``.
     """
     check_ = spec.check(grade_id)
+    if expected is None:
+        expected = inputs.get("expected")
     reply = plain_reply(check_.kind, reply)
     if isinstance(reply, str):
         return Verdict(grade_id, False, f"The grader received something from your kernel "
@@ -372,10 +285,19 @@ def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
         return _fail(check_, "format", f"`{check_.answer}` gave far more numbers than "
                      f"expected (shape {tuple(value)}).")
     if check_.kind == "weights":
-        return _judge_weights(check_, np.asarray(value, dtype=float), inputs, spec)
+        return _judge_weights(check_, np.asarray(value, dtype=float),
+                              _needed(check_, expected), spec)
     if check_.kind == "output":
-        return _judge_output(check_, np.asarray(value, dtype=float), inputs, spec)
+        return _judge_output(check_, np.asarray(value, dtype=float), inputs,
+                             _needed(check_, expected) if "Q" in inputs else {}, spec)
     return _judge_letter(check_, value, inputs, spec)
+
+
+def _needed(check_: Check, expected: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not isinstance(expected, Mapping) or "want" not in expected:
+        raise ValueError(f"check {check_.grade_id!r} needs expected={{'want': ...}} to "
+                         f"compare with (got {type(expected).__name__})")
+    return expected
 
 
 def _letters(spec: QuizSpec) -> str:
@@ -390,14 +312,13 @@ def _pass(check_: Check, message: str | None = None) -> Verdict:
     return Verdict(check_.grade_id, True, message or f"passed ({check_.looks_at}).", "passed")
 
 
-def _judge_weights(check_: Check, got: NDArray[np.float64], inputs: Mapping[str, Any],
+def _judge_weights(check_: Check, got: NDArray[np.float64], expected: Mapping[str, Any],
                    spec: QuizSpec) -> Verdict:
-    Q = np.asarray(inputs["Q"], dtype=float)
-    K = np.asarray(inputs["K"], dtype=float)
-    want = weights_without_self(Q, K)
+    want = np.asarray(expected["want"], dtype=float)
     if _close(got, want, check_.tolerance):
         return _pass(check_)
-    for mistake_id, mistaken in _mistaken_weights(spec, Q, K).items():
+    for mistake_id, table in (expected.get("mistaken") or {}).items():
+        mistaken = np.asarray(table, dtype=float)
         if _close(got, mistaken, check_.tolerance) and not _close(mistaken, want,
                                                                    check_.tolerance):
             mistake = spec.mistake(mistake_id)
@@ -424,8 +345,8 @@ def _judge_weights(check_: Check, got: NDArray[np.float64], inputs: Mapping[str,
                  f"{_round(got[row])}: {check_.hint}.")
 
 
-def _judge_output(check_: Check, got: NDArray[np.float64],
-                  inputs: Mapping[str, Any], spec: QuizSpec) -> Verdict:
+def _judge_output(check_: Check, got: NDArray[np.float64], inputs: Mapping[str, Any],
+                  expected: Mapping[str, Any], spec: QuizSpec) -> Verdict:
     if got.ndim != 1 or not 2 <= got.size <= 64:
         return _fail(check_, "format", f"`{check_.answer}` must be one row of numbers (got "
                      f"shape {got.shape}).")
@@ -434,15 +355,18 @@ def _judge_output(check_: Check, got: NDArray[np.float64],
     if "Q" not in inputs:
         return _pass(check_, f"`{check_.answer}` holds {got.size} finite numbers; whether "
                      "they are right is checked when the quiz is graded.")
-    want = EXPECTED[str(check_.computes)](inputs)
+    want = np.asarray(expected["want"], dtype=float)
     if got.shape != want.shape:
         return _fail(check_, "format", f"`{check_.answer}` must hold {want.size} numbers, "
                      f"one per key (got {got.size}).")
     if np.abs(got - want).max() <= check_.tolerance:
         return _pass(check_)
+    misconceived = expected.get("misconceived") or {}
     for m in spec.misconceptions_of(check_.question):
-        wrong = _MISCONCEIVED[m.id](inputs)
-        if np.abs(got - wrong).max() <= check_.tolerance:
+        if m.id not in misconceived:
+            continue
+        wrong = np.asarray(misconceived[m.id], dtype=float)
+        if wrong.shape == got.shape and np.abs(got - wrong).max() <= check_.tolerance:
             return _fail(check_, "wrong", f"{m.hint[0].upper()}{m.hint[1:]}.", m.id)
     return _fail(check_, "wrong", f"These are not the row's new weights: {check_.hint}.")
 
@@ -477,6 +401,43 @@ def _check_args(check_: Check, inputs: Mapping[str, Any]) -> tuple[Any, ...]:
     return (inputs["Q"], inputs["K"])
 
 
+def read_expected(text: str) -> dict[str, Any]:
+    """The ``expected`` mapping of a visible test cell, from the one line it is written as.
+
+    The quiz maker writes the visible check's expected values (the right weights of the
+    setup cell's example and what each mistake gives on it) as base64 of zlib-compressed
+    JSON, so that the test cell stays short where nbgrader's *Validate* shows it. It is
+    not a secret: the visible check reveals the same in effect.
+
+    Parameters
+    ----------
+    text : str
+        The encoded mapping.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not such an encoding of a mapping.
+
+    Examples
+    --------
+    >>> read_expected(base64.b64encode(zlib.compress(b'{"want": [[0.0, 1.0]]}')).decode())
+    {'want': [[0.0, 1.0]]}
+    """
+    try:
+        value = json.loads(zlib.decompress(base64.b64decode(text, validate=True)))
+    except (ValueError, zlib.error) as exc:
+        raise ValueError(f"expected= must be the encoded mapping the quiz maker writes "
+                         f"(got {text[:20]!r}...: {exc})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected= must encode a mapping (got {type(value).__name__})")
+    return value
+
+
 def check(grade_id: str, answer: Any, /, **inputs: Any) -> None:
     """Run a check of the checkpoint on the student's answer, in the student's notebook.
 
@@ -487,7 +448,9 @@ def check(grade_id: str, answer: Any, /, **inputs: Any) -> None:
     answer : object
         The student's function or variable.
     **inputs
-        The check's inputs (see :func:`judge`).
+        The check's inputs (see :func:`judge`), and ``expected``: what to compare with
+        (see :func:`judge`), written into the visible test cell when the quiz is made (a
+        mapping, or its encoding read by :func:`read_expected`).
 
     Raises
     ------
@@ -495,6 +458,8 @@ def check(grade_id: str, answer: Any, /, **inputs: Any) -> None:
         With one sentence naming what is wrong.
     """
     check_ = CHECKPOINT.check(grade_id)
+    if isinstance(inputs.get("expected"), str):
+        inputs["expected"] = read_expected(inputs["expected"])
     data = answer_as_data(check_.kind, answer, _check_args(check_, inputs), MAX_VALUES)
     # the same plain data the grader receives: through JSON and back
     verdict = judge(grade_id, json.loads(json.dumps(data)), inputs)

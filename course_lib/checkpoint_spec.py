@@ -13,12 +13,15 @@ a short derivation on the numbers of the instructor's seeded variant, a measured
 read, a prediction to explain, and a written answer graded by hand with the rubric below.
 Every wrong option of a multiple-choice question, and every wrong number of the
 derivation, is a named :class:`Misconception`; every wrong function a named
-:class:`Mistake` spelled out as the answer cell of a student who made it.
+:class:`Mistake`.
 
-It holds no number of a quiz and no right letter: those live in the instructor's source
-notebook, ``quiz/source/checkpoint/checkpoint.ipynb`` (its hidden check calls say which
-letter is right and which misconception each wrong letter stands for), and every expected
-value is computed from them with :mod:`course_lib` when the quiz is graded.
+It holds no answer, no number of a quiz and no right letter (STYLE.md habit 9): the
+numbers and letters live in the instructor's source notebook,
+``quiz/source/checkpoint/checkpoint.ipynb`` (its hidden check calls say which letter is
+right and which misconception each wrong letter stands for), the right answers and the
+answer cell of a student who made each mistake in the instructor's package
+(``course_grading.checkpoint_answers``), which computes every expected value when the quiz
+is made and graded.
 
 Examples
 --------
@@ -51,6 +54,9 @@ KINDS = {
 class Mistake:
     """A mistake students make in the function answer, and how to name it.
 
+    The answer cell of a student who made it is on the instructor's side only
+    (``course_grading.checkpoint_answers.MISTAKE_SOURCES``): it is one edit from the answer.
+
     Attributes
     ----------
     id : str
@@ -61,8 +67,6 @@ class Mistake:
     hint : str
         What a failed check says about it (feedback, Validate): names the mistake and what
         it does to the weights, without writing the fix.
-    source : str
-        The answer cell of a student who made exactly this mistake (plain numpy).
     everywhere : bool
         True for a mistake every check must catch (what a copy from the lessons gives:
         the plain weights, lesson 07's causal mask, a mask after the softmax).
@@ -71,7 +75,6 @@ class Mistake:
     id: str
     words: str
     hint: str
-    source: str
     everywhere: bool = False
 
 
@@ -123,7 +126,7 @@ class Check:
         Largest difference from the expected numbers that still passes.
     computes : str or None
         For an ``output`` check: the name of the computation of its expected numbers in
-        :data:`course_lib.checkpoint_checks.EXPECTED`.
+        ``course_grading.checkpoint_answers`` (the instructor's package).
     """
 
     grade_id: str
@@ -270,46 +273,6 @@ class QuizSpec:
         return sum(q.points for q in self.questions)
 
 
-_CORRECT_BODY = '''\
-    Q = np.asarray(Q, dtype=float)
-    K = np.asarray(K, dtype=float)
-    scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    np.fill_diagonal(scores, -np.inf)
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    e = np.exp(scores)
-    return e / e.sum(axis=-1, keepdims=True)
-'''
-
-
-def _answer(doc: str, body: str) -> str:
-    return f'def weights_without_self(Q, K):\n    """{doc}"""\n{body}'
-
-
-_MISSING_SCALE = _answer("Q K^T with the diagonal hidden, row-wise softmax (the scale is missing).",
-                         _CORRECT_BODY.replace(" / np.sqrt(Q.shape[-1])", ""))
-_WRONG_AXIS = _answer("The diagonal hidden, softmax over axis 0 (the columns), not the rows.",
-                      _CORRECT_BODY.replace("axis=-1", "axis=0"))
-_NAIVE_EXP = _answer("The diagonal hidden, without subtracting the row maximum.",
-                     _CORRECT_BODY.replace(
-                         "    scores = scores - scores.max(axis=-1, keepdims=True)\n", ""))
-_DK_WRONG_AXIS = _answer("The diagonal hidden, d_k read from the wrong axis (the tokens).",
-                         _CORRECT_BODY.replace("np.sqrt(Q.shape[-1])", "np.sqrt(Q.shape[0])"))
-_NO_MASK = _answer("softmax(Q K^T / sqrt(d_k)) as in the lessons: the diagonal is not hidden.",
-                   _CORRECT_BODY.replace("    np.fill_diagonal(scores, -np.inf)\n", ""))
-_CAUSAL = _answer("Lesson 07's causal mask instead of hiding the diagonal.",
-                  _CORRECT_BODY.replace(
-                      "    np.fill_diagonal(scores, -np.inf)\n",
-                      "    scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores,"
-                      " -np.inf)\n"))
-_AFTER_SOFTMAX = _answer("The diagonal zeroed after the softmax, the rows not renormalised.",
-                         _CORRECT_BODY.replace("    np.fill_diagonal(scores, -np.inf)\n", "")
-                         .replace("    return e / e.sum(axis=-1, keepdims=True)\n",
-                                  "    w = e / e.sum(axis=-1, keepdims=True)\n"
-                                  "    np.fill_diagonal(w, 0.0)\n    return w\n"))
-_ZERO_SCORE = _answer("The diagonal's scores set to 0 instead of -inf.",
-                      _CORRECT_BODY.replace("np.fill_diagonal(scores, -np.inf)",
-                                            "np.fill_diagonal(scores, 0.0)"))
-
 _WEIGHTS_CHECK = dict(question="weights_without_self", points=1,
                       answer="weights_without_self", kind="weights", hidden=True)
 
@@ -348,38 +311,31 @@ CHECKPOINT = QuizSpec(
     mistakes=(
         Mistake("missing_scale", "forgot to divide the scores by sqrt(d_k)",
                 "the weights look like the scores were not divided by sqrt(d_k), so each "
-                "row is more peaked than it should be",
-                _MISSING_SCALE),
+                "row is more peaked than it should be"),
         Mistake("wrong_axis", "softmax over the wrong axis (columns, not rows)",
                 "the softmax seems to run down each column (over the queries) instead of "
-                "along each row (over the keys)",
-                _WRONG_AXIS),
+                "along each row (over the keys)"),
         Mistake("naive_exp_overflow",
                 "exp without subtracting the row max: overflows on large scores",
                 "on large scores exp overflowed to inf and the weights came out as NaN; "
                 "softmax gives the same weights after any shift of a row, which is how it "
-                "stays finite",
-                _NAIVE_EXP),
+                "stays finite"),
         Mistake("dk_from_wrong_axis",
                 "took d_k from the wrong axis (number of tokens, not vector dimension)",
                 "the scores seem to be divided by the square root of the number of tokens; "
-                "d_k is the dimension of each query and key vector",
-                _DK_WRONG_AXIS),
+                "d_k is the dimension of each query and key vector"),
         Mistake("no_mask", "did not hide the diagonal (the lessons' plain weights)",
                 "each token still gives itself some weight: the diagonal is not hidden",
-                _NO_MASK, everywhere=True),
+                everywhere=True),
         Mistake("causal_mask", "used the causal mask instead of hiding the diagonal",
                 "the weights look causal (each token sees itself and the tokens before "
-                "it), not 'every token but itself'",
-                _CAUSAL, everywhere=True),
+                "it), not 'every token but itself'", everywhere=True),
         Mistake("mask_after_softmax", "zeroed the diagonal after the softmax, no renormalising",
                 "the diagonal was zeroed after the softmax, so the rows sum to less than 1: "
-                "hide a key before the softmax",
-                _AFTER_SOFTMAX, everywhere=True),
+                "hide a key before the softmax", everywhere=True),
         Mistake("zero_score", "set the hidden scores to 0 instead of -inf",
                 "the diagonal's scores seem to be set to 0, which still gives each token a "
-                "weight on itself; a hidden key needs a weight of exactly 0",
-                _ZERO_SCORE, everywhere=False),
+                "weight on itself; a hidden key needs a weight of exactly 0", everywhere=False),
     ),
     misconceptions=(
         Misconception("row_shift_rule", "shifted_key",

@@ -9,15 +9,19 @@ import nbformat
 import numpy as np
 import pytest
 
-from course_grading.variants import SOURCE_PATH, make_variant
+from course_grading.checkpoint_answers import (
+    MISTAKE_SOURCES,
+    answer_function,
+    expected,
+    weights_without_self,
+)
+from course_grading.variants import SOURCE_PATH, make_variant, visible_expected
 from course_lib.checkpoint_checks import (
     CheckFailed,
     answer_as_data,
-    answer_function,
     check,
     judge,
     plain_reply,
-    weights_without_self,
 )
 from course_lib.checkpoint_spec import CHECKPOINT
 
@@ -29,13 +33,14 @@ SHIFT = {"Q": EX.Q, "K": EX.K, "row": EX.row, "key": EX.shift_key, "c": EX.c}
 
 def _weights(fn, inputs=WORKED, grade_id="test_weights_visible"):
     data = answer_as_data("weights", fn, (inputs["Q"], inputs["K"]))
-    return judge(grade_id, json.loads(json.dumps(data)), inputs)
+    return judge(grade_id, json.loads(json.dumps(data)), inputs,
+                 expected=expected(grade_id, inputs))
 
 
 def test_the_right_answer_passes_and_each_mistake_is_named_on_the_setup_example():
     assert _weights(weights_without_self).passed
     for mistake in CHECKPOINT.mistakes:
-        verdict = _weights(answer_function(mistake.source))
+        verdict = _weights(answer_function(MISTAKE_SOURCES[mistake.id]))
         if mistake.id == "naive_exp_overflow":  # small scores: exp does not overflow here
             assert verdict.passed
             continue
@@ -71,7 +76,9 @@ def test_a_hidden_check_never_prints_its_inputs_or_expected_values():
 
 def test_the_derivation_is_judged_and_its_misconceptions_named():
     want = EX.shifted_row
-    assert judge("test_shifted_key", answer_as_data("output", want.round(3)), SHIFT).passed
+    exp = expected("test_shifted_key", SHIFT)
+    assert judge("test_shifted_key", answer_as_data("output", want.round(3)), SHIFT,
+                 expected=exp).passed
     from course_lib import attention_weights
 
     row = attention_weights(EX.Q, EX.K)[EX.row]
@@ -80,11 +87,12 @@ def test_the_derivation_is_judged_and_its_misconceptions_named():
     plus = row.copy()
     plus[EX.shift_key] += EX.c
     for wrong, named in ((row, "row_shift_rule"), (times, "times_e_c"), (plus, "plus_c")):
-        v = judge("test_shifted_key", answer_as_data("output", wrong.tolist()), SHIFT)
+        v = judge("test_shifted_key", answer_as_data("output", wrong.tolist()), SHIFT,
+                  expected=exp)
         assert not v.passed and v.mistake == named, v
         assert CHECKPOINT.misconception(named).hint[1:30] in v.message
     assert "4 numbers" in judge("test_shifted_key", answer_as_data("output", [1.0, 2.0]),
-                                SHIFT).message
+                                SHIFT, expected=exp).message
     assert judge("test_shifted_key", answer_as_data("output", [1.0, 0.0]), {}).passed  # form
 
 
@@ -120,13 +128,15 @@ def test_only_plain_data_is_accepted():
 
 def test_check_raises_one_sentence_without_a_traceback(capsys):
     with pytest.raises(CheckFailed) as info:
-        check("test_weights_visible",
-              answer_function(CHECKPOINT.mistake("wrong_axis").source), Q=EX.Q, K=EX.K)
+        check("test_weights_visible", answer_function(MISTAKE_SOURCES["wrong_axis"]),
+              Q=EX.Q, K=EX.K, expected=visible_expected(EX.Q, EX.K))
     assert info.value._render_traceback_() == [f"CheckFailed: {info.value}"]
     check("test_mc_read_table", "a")
     assert "whether it is the right one is checked when the quiz is graded" in \
         capsys.readouterr().out
     with pytest.raises(TypeError, match="needs the inputs Q and K"):
         check("test_weights_visible", lambda Q, K: Q)
+    with pytest.raises(ValueError, match="needs expected="):
+        check("test_weights_visible", lambda Q, K: Q, Q=EX.Q, K=EX.K)
     with pytest.raises(KeyError, match="has no check 'test_typo'"):
         check("test_typo", 1)

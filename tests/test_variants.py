@@ -11,6 +11,7 @@ import pytest
 
 from course_grading import variants
 from course_grading.check_calls import QuizSourceError, check_calls
+from course_grading.checkpoint_answers import expected, weights_without_self
 from course_grading.mistakes import CORRECT_ANSWER, MISTAKES, answer_function, hidden_test_id
 from course_grading.variants import (
     DEFAULT_SEED,
@@ -20,7 +21,7 @@ from course_grading.variants import (
     make_variant,
     quiz_facts,
 )
-from course_lib.checkpoint_checks import answer_as_data, judge, weights_without_self
+from course_lib.checkpoint_checks import answer_as_data, judge
 from course_lib.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +136,8 @@ def test_each_hidden_check_fails_for_exactly_its_own_mistake(seed):
         for test_id in HIDDEN_WEIGHT_CHECKS:
             inputs = _inputs(nb, test_id)
             verdict = judge(test_id, json.loads(json.dumps(answer_as_data(
-                "weights", func, (inputs["Q"], inputs["K"])))), inputs)
+                "weights", func, (inputs["Q"], inputs["K"])))), inputs,
+                expected=expected(test_id, inputs))
             should_fail = answer != "correct" and test_id == hidden_test_id(answer)
             assert verdict.passed != should_fail, (seed, answer, test_id, verdict)
             if should_fail:

@@ -1,0 +1,238 @@
+"""The checkpoint's answers, on the instructor's side only: what every check expects.
+
+Nothing here is in :mod:`course_lib`, the students' library (STYLE.md habit 9: the graded
+quiz keeps its solutions in the instructor's source). It holds the right answer of
+``weights_without_self(Q, K)`` and of the shifted-key derivation, the answer cell of a
+student who made each :class:`~course_lib.checkpoint_spec.Mistake` of the spec, and what
+each derivation :class:`~course_lib.checkpoint_spec.Misconception` gives; from them
+:func:`expected` computes the ``expected`` mapping that
+:func:`course_lib.checkpoint_checks.judge` compares an answer with. The grader
+(:mod:`course_grading.verdicts`) calls it for every check; the variant generator
+(:mod:`course_grading.variants`) writes it, for the setup cell's example only, into the
+visible check's cell, which is how the check a student runs names a mistake without
+:mod:`course_lib` knowing the answer.
+
+Examples
+--------
+>>> import numpy as np
+>>> weights_without_self(np.ones((3, 1)), np.ones((3, 1)))
+array([[0. , 0.5, 0.5],
+       [0.5, 0. , 0.5],
+       [0.5, 0.5, 0. ]])
+>>> sorted(expected("test_weights_visible", {"Q": np.eye(3), "K": np.eye(3)}))
+['mistaken', 'want']
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from course_lib.attention import attention_weights, scaled_scores, softmax
+from course_lib.checkpoint_spec import CHECKPOINT, QuizSpec
+
+__all__ = [
+    "CORRECT_ANSWER",
+    "MISCONCEIVED",
+    "MISTAKE_SOURCES",
+    "answer_function",
+    "expected",
+    "mistaken_weights",
+    "shifted_key_row",
+    "weights_without_self",
+]
+
+_CORRECT_BODY = '''\
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    np.fill_diagonal(scores, -np.inf)
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores)
+    return e / e.sum(axis=-1, keepdims=True)
+'''
+
+
+def _answer(doc: str, body: str) -> str:
+    return f'def weights_without_self(Q, K):\n    """{doc}"""\n{body}'
+
+
+#: A correct answer: stable row-wise softmax of QK^T / sqrt(d_k) with the diagonal hidden.
+CORRECT_ANSWER = _answer("Row-wise softmax of Q K^T / sqrt(d_k), each token hidden from itself.",
+                         _CORRECT_BODY)
+
+_HIDE = "    np.fill_diagonal(scores, -np.inf)\n"
+
+#: Mistake id -> the answer cell of a student who made exactly that mistake (read-only).
+MISTAKE_SOURCES: Mapping[str, str] = MappingProxyType({
+    "missing_scale": _answer(
+        "Q K^T with the diagonal hidden, row-wise softmax (the scale is missing).",
+        _CORRECT_BODY.replace(" / np.sqrt(Q.shape[-1])", "")),
+    "wrong_axis": _answer(
+        "The diagonal hidden, softmax over axis 0 (the columns), not the rows.",
+        _CORRECT_BODY.replace("axis=-1", "axis=0")),
+    "naive_exp_overflow": _answer(
+        "The diagonal hidden, without subtracting the row maximum.",
+        _CORRECT_BODY.replace("    scores = scores - scores.max(axis=-1, keepdims=True)\n", "")),
+    "dk_from_wrong_axis": _answer(
+        "The diagonal hidden, d_k read from the wrong axis (the tokens).",
+        _CORRECT_BODY.replace("np.sqrt(Q.shape[-1])", "np.sqrt(Q.shape[0])")),
+    "no_mask": _answer(
+        "softmax(Q K^T / sqrt(d_k)) as in the lessons: the diagonal is not hidden.",
+        _CORRECT_BODY.replace(_HIDE, "")),
+    "causal_mask": _answer(
+        "Lesson 07's causal mask instead of hiding the diagonal.",
+        _CORRECT_BODY.replace(
+            _HIDE, "    scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores,"
+                   " -np.inf)\n")),
+    "mask_after_softmax": _answer(
+        "The diagonal zeroed after the softmax, the rows not renormalised.",
+        _CORRECT_BODY.replace(_HIDE, "").replace(
+            "    return e / e.sum(axis=-1, keepdims=True)\n",
+            "    w = e / e.sum(axis=-1, keepdims=True)\n    np.fill_diagonal(w, 0.0)\n"
+            "    return w\n")),
+    "zero_score": _answer(
+        "The diagonal's scores set to 0 instead of -inf.",
+        _CORRECT_BODY.replace("np.fill_diagonal(scores, -np.inf)",
+                              "np.fill_diagonal(scores, 0.0)")),
+})
+
+
+def answer_function(source: str, name: str = "weights_without_self") -> Callable[..., Any]:
+    """Run an answer cell's source and return the function ``name`` it defines.
+
+    Parameters
+    ----------
+    source : str
+        Python source of an answer cell, such as a value of :data:`MISTAKE_SOURCES`. It
+        runs with ``np`` (numpy) available, as in the quiz.
+    name : str
+        The function to return.
+
+    Raises
+    ------
+    ValueError
+        If the source does not define ``name``.
+    """
+    namespace: dict[str, object] = {"np": np, "__name__": "__main__"}
+    exec(compile(source, "<answer cell>", "exec"), namespace)
+    func = namespace.get(name)
+    if not callable(func):
+        raise ValueError(
+            f"the answer source must define a function {name}(Q, K) "
+            f"(got names: {', '.join(sorted(k for k in namespace if not k.startswith('__')))})"
+        )
+    return func
+
+
+def weights_without_self(Q: Any, K: Any) -> NDArray[np.float64]:
+    """softmax(Q K^T / sqrt(d_k)) over each row with the diagonal hidden (the grader's).
+
+    Parameters
+    ----------
+    Q, K : array_like, shape (n, d_k)
+        As many keys as queries, n >= 2.
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        Zero on the diagonal; each row sums to 1 over the other tokens.
+    """
+    Q = np.asarray(Q, dtype=float)
+    return attention_weights(Q, K, mask=~np.eye(Q.shape[0], dtype=bool))
+
+
+def _unshifted_row(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    return attention_weights(np.asarray(inputs["Q"], dtype=float),
+                             np.asarray(inputs["K"], dtype=float))[int(inputs["row"])]
+
+
+def shifted_key_row(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    """Row ``row`` of softmax(scaled scores) after key ``key``'s scores were raised by ``c``.
+
+    Parameters
+    ----------
+    inputs : mapping
+        ``Q``, ``K`` (shape (n, d_k)), ``row``, ``key`` and ``c``.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+    """
+    s = scaled_scores(np.asarray(inputs["Q"], dtype=float), np.asarray(inputs["K"], dtype=float))
+    s[:, int(inputs["key"])] += float(inputs["c"])
+    return softmax(s)[int(inputs["row"])]
+
+
+def _times_e_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    w = _unshifted_row(inputs)
+    w[int(inputs["key"])] *= np.exp(float(inputs["c"]))
+    return w
+
+
+def _plus_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    w = _unshifted_row(inputs)
+    w[int(inputs["key"])] += float(inputs["c"])
+    return w
+
+
+#: An output check's expected numbers, by :attr:`~course_lib.checkpoint_spec.Check.computes`.
+_EXPECTED_OUTPUT: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
+    "shifted_key_row": shifted_key_row,
+}
+#: What each misconception of the derivation gives instead.
+MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
+    "row_shift_rule": _unshifted_row,
+    "times_e_c": _times_e_c,
+    "plus_c": _plus_c,
+}
+
+
+def mistaken_weights(Q: Any, K: Any, spec: QuizSpec = CHECKPOINT
+                     ) -> dict[str, NDArray[np.float64]]:
+    """What each of the spec's mistakes gives on these inputs (mistake id -> weights)."""
+    out = {}
+    for mistake in spec.mistakes:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            func = answer_function(MISTAKE_SOURCES[mistake.id])
+            out[mistake.id] = np.asarray(func(np.array(Q, dtype=float),
+                                              np.array(K, dtype=float)), dtype=float)
+    return out
+
+
+def expected(grade_id: str, inputs: Mapping[str, Any], spec: QuizSpec = CHECKPOINT
+             ) -> dict[str, Any] | None:
+    """What :func:`course_lib.checkpoint_checks.judge` compares an answer with.
+
+    Parameters
+    ----------
+    grade_id : str
+        The check.
+    inputs : mapping
+        The check's inputs (``Q``, ``K`` for weights; ``Q``, ``K``, ``row``, ``key``, ``c``
+        for the derivation).
+    spec : QuizSpec
+
+    Returns
+    -------
+    dict or None
+        ``{"want": ..., "mistaken": {id: ...}}`` for a weights check (nested lists: plain
+        data), ``{"want": ..., "misconceived": {id: ...}}`` for an output check with
+        inputs, None for a letter or an output check without inputs.
+    """
+    check_ = spec.check(grade_id)
+    if check_.kind == "weights":
+        return {"want": weights_without_self(inputs["Q"], inputs["K"]).tolist(),
+                "mistaken": {k: v.tolist() for k, v in
+                             mistaken_weights(inputs["Q"], inputs["K"], spec).items()}}
+    if check_.kind == "output" and "Q" in inputs:
+        return {"want": _EXPECTED_OUTPUT[str(check_.computes)](inputs).tolist(),
+                "misconceived": {m.id: MISCONCEIVED[m.id](inputs).tolist()
+                                 for m in spec.misconceptions_of(check_.question)}}
+    return None
