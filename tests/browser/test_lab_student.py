@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -99,10 +100,18 @@ def test_validate_on_a_lesson_names_the_exercises_still_to_do(lab_page: Any,
     assert "ExerciseNotDone: Not yet: `my_softmax` is not written yet" in verdict, verdict
     lab_page.locator(".jp-Dialog button").last.click()
 
+    # Solve the exercises one at a time, as a student would: until the last, Validate names
+    # the next one still to do (and no longer the solved one); after the last, "Success!".
     nb = nbformat.read(target, as_version=4)
-    solution = next(c.source for c in nb.cells if "solution" in c.metadata.get("tags", []))
-    code = solution.split("```python\n", 1)[1].split("```", 1)[0]
-    verdict = replace_cell_and_validate(lab_page, "def my_softmax", code)
+    solutions = [c.source.split("```python\n", 1)[1].split("```", 1)[0]
+                 for c in nb.cells if "solution" in c.metadata.get("tags", [])]
+    names = [re.match(r"def (\w+)\(", code).group(1) for code in solutions]
+    assert names[0] == "my_softmax" and len(names) >= 2, names
+    for k, (name, code) in enumerate(zip(names, solutions, strict=True)):
+        verdict = replace_cell_and_validate(lab_page, f"def {name}(", code)
+        if k + 1 < len(names):
+            assert f"`{name}` is not written yet" not in verdict, verdict
+            assert f"Not yet: `{names[k + 1]}` is not written yet" in verdict, verdict
+        lab_page.locator(".jp-Dialog button").last.click()
     save_screenshot(lab_page, artifacts, "validate-lesson-done")
     assert "Success! Your notebook passes all the tests." in verdict, verdict
-    lab_page.locator(".jp-Dialog button").last.click()

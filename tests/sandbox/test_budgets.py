@@ -25,6 +25,7 @@ import pytest
 from hostile_quiz import NOTEBOOK, place, right_answers
 
 from course_grading.pipeline import copy_course, open_api, tool_path
+from course_lib.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 BOUND = 400 << 20
@@ -61,8 +62,8 @@ def graded(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     result = open_api(course).generate_assignment("checkpoint")
     assert result["success"], result.get("log")
     right = right_answers(course)
-    place(course, "metadata_flood", {**right, "attention_weights":
-                                     FLOOD + right["attention_weights"]})
+    place(course, "metadata_flood", {**right, "weights_without_self":
+                                     FLOOD + right["weights_without_self"]})
     place(course, "right", right)
     peak, proc = _peak_rss([sys.executable, "-m", "nbgrader", "autograde", "checkpoint"],
                            course)
@@ -90,4 +91,5 @@ def test_the_next_notebook_keeps_its_exact_score(graded):
     course, _, _ = graded
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         nb = gb.find_submission_notebook("checkpoint", "checkpoint", "right")
-        assert sum(g.auto_score or 0 for g in nb.grades if g.name != "written_scaling") == 8
+        auto = sum(g.auto_score or 0 for g in nb.grades if g.name in CHECKPOINT.autograded)
+        assert auto == sum(CHECKPOINT.autograded.values())  # every autograded point
