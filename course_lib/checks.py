@@ -1149,36 +1149,17 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
     return _run(body)
 
 
-# The checks of the exercises that are not fill-ins live in their own module, and those of
-# lessons 12 and 13 in theirs; both build on the helpers above. This module hands them out
-# too, so that every lesson's check cell reads `checks.check_x(f)` (scripts/run_lessons.py
-# marks such cells for nbgrader). Looked up on first use, as the modules import each other.
-_REASONING = frozenset({
-    "check_breaks_global_max",
-    "check_buggy_line",
-    "check_head_table_sizes",
-    "check_mat_key",
-    "check_own_the_output",
-    "check_rows_the_bug_changes",
-    "check_spread_by_hand",
-    "check_table_bytes",
-    "check_table_sizes",
-    "check_weights_for_point",
-    "check_which_is_qkt",
-})
-#: the checks of lessons 12 and 13, in :mod:`course_lib.backward_checks`
-_LESSON_12_CHECKS = ("check_attention_backward", "check_numerical_gradient",
-                     "check_terms_with_the_scale", "check_weight_gradient",
-                     "check_what_went_wrong")
-
-
+# The checks of the exercises that are not fill-ins live in their own module
+# (:mod:`course_lib.reasoning_checks`), and those of lessons 12 and 13 in theirs
+# (:mod:`course_lib.backward_checks`); both build on the helpers above. This module hands out
+# their public checks too, so that every lesson's check cell reads `checks.check_x(f)`
+# (scripts/run_lessons.py marks such cells for nbgrader). Looked up on first use, as the
+# modules import each other; each module's __all__ is the one list of its checks.
 def __getattr__(name: str) -> Any:
-    if name in _REASONING:
-        from . import reasoning_checks
+    if name.startswith("check_"):
+        from . import backward_checks, reasoning_checks
 
-        return getattr(reasoning_checks, name)
-    if name in _LESSON_12_CHECKS:
-        from . import backward_checks
-
-        return getattr(backward_checks, name)
+        for module in (reasoning_checks, backward_checks):
+            if name in module.__all__:
+                return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
