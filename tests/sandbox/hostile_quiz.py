@@ -243,7 +243,7 @@ DEEP_JSON = "deep_json"
 def right_answers(course: Path) -> dict[str, str]:
     """Every answer of the course's checkpoint right (its variant's facts)."""
     facts = quiz_facts(nbformat.read(course / "source" / "checkpoint" / NOTEBOOK, 4))
-    return {**answers_for(facts, CORRECT_ANSWER), "written_scaling": WRITTEN_ANSWER}
+    return answers_for(facts, CORRECT_ANSWER)
 
 
 def place(course: Path, student: str, answers: dict[str, str]) -> None:
