@@ -1,20 +1,23 @@
 """Nothing a student's code does with a hidden check's inputs comes back to the student.
 
-The checkpoint quiz (quiz/), with the hidden inputs of ``test_wrong_axis`` replaced by
-numbers that serve as a marker (:data:`MARKED_Q`: ``0.31415``, ``1.27182``, ...). The
-``leaky`` student answers right on the worked example and on ``test_missing_scale``, and
-sends the marked inputs back every way it can when it sees them:
+The checkpoint quiz (quiz/), with the hidden ``Q`` of ``test_wrong_axis`` (a check of
+``weights_without_self``) replaced by numbers that serve as a marker (:data:`MARKED_Q`:
+``0.31415``, ``1.27182``, ...) and its ``expected`` written afresh for them. The ``leaky``
+student answers right on the setup cell's example, on ``test_missing_scale`` and on
+``mc_duplicate_key``, and sends the marked inputs back every way it can when it sees them:
 
 * an exception whose class name spells them (``Leak_31415_127182_...``);
 * ``display`` with the ``display_id`` of an output its answer cell kept, the inputs in the
   data and in the output's metadata; print, stderr, base64, scaled by 1000;
-* later probes: weights whose rows sum to ``0.31415``, an answer of shape ``(314, 15)``,
-  ``sat_output`` of shape ``(31, 415)`` and the letter ``"31415"``.
+* later probes: weights whose rows sum to ``0.31415`` (``test_naive_exp_overflow``), an
+  answer of shape ``(314, 15)`` (``test_dk_from_wrong_axis``), ``shifted_weights`` of shape
+  ``(31, 415)`` and the letter ``"31415"`` for ``mc_read_table``.
 
-Its exact score is 1 + 1 + 1 (the visible check, ``test_missing_scale``,
-``test_mc_causal_mask``); ``right``, graded after it, keeps all 8 points. The marker, in
-every form the attack used, must not appear in ``autograded/``, in the feedback's HTML or
-in the gradebook, graded by ``nbgrader autograde`` and by the parallel engine.
+Its exact score is the points of ``test_weights_visible``, ``test_missing_scale`` and
+``test_mc_duplicate_key`` (read from the spec); ``right``, graded after it, keeps every
+autograded point. The marker, in every form the attack used, must not appear in
+``autograded/``, in the feedback's HTML or in the gradebook (beyond the instructor's own
+hidden test source), graded by ``nbgrader autograde`` and by the parallel engine.
 """
 
 from __future__ import annotations
@@ -27,22 +30,28 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from hostile_quiz import NOTEBOOK, place, right_answers
 
-from course_grading.mistakes import CORRECT_ANSWER
+from course_grading.check_calls import Literal, check_calls
+from course_grading.checkpoint_answers import CORRECT_ANSWER, expected
 from course_grading.parallel import grade_all
 from course_grading.pipeline import copy_course, open_api, tool_path
+from course_grading.variants import encode_expected
+from course_lib.checkpoint_checks import read_expected
 from course_lib.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
-ORIGINAL_Q = "Q=[\n    [-0.3, 1.2],\n    [1.3, 0.5],\n    [0.7, -0.8],\n]"
-MARKED_Q = [[0.31415, 1.27182], [1.41421, 0.57721], [0.69314, -0.86602]]
-DIGITS = "_".join(f"{abs(v):.5f}".replace(".", "").lstrip("0") for row in MARKED_Q
-                  for v in row)
+#: The hidden check whose inputs are marked, and the marked queries (its keys stay: every
+#: key the same, so the right weights are a third each, as the check was built).
+MARKED_CHECK = "test_wrong_axis"
+MARKED_Q = [[0.31415, 1.27182], [1.41421, 0.57721], [0.69314, -0.86602],
+            [1.61803, -2.50290]]
 #: The marked inputs' digits: in the instructor's hidden test (so in autograded/'s test
 #: cell and the gradebook's copy of it), nowhere else.
-DIGITS = ["31415", "127182", "141421", "57721", "69314", "86602"]
+DIGITS = [f"{abs(v):.5f}".replace(".", "").lstrip("0").rstrip("0")
+          for row in MARKED_Q for v in row]
 #: Forms made only when the attack runs (in no source): found anywhere, they leaked.
 MADE = [
     "0.3142",  # a row sum, printed to 4 digits
@@ -51,24 +60,26 @@ MADE = [
     base64.b64encode(repr(MARKED_Q).encode()).decode()[:24],
     "[314, 1271]",  # scaled by 1000
 ]
-PASSED = {"test_attention_weights_visible", "test_missing_scale", "test_mc_causal_mask"}
+#: The checks the leaky student passes; every other autograded check it fails.
+PASSED = {"test_weights_visible", "test_missing_scale", "test_mc_duplicate_key"}
 
 LEAKY = '''
 from IPython.display import display as _display
 
 _display({"text/plain": "my first answer"}, raw=True, display_id="kept-answer")
-''' + CORRECT_ANSWER.replace("def attention_weights(", "def _right_weights(") + '''
+''' + CORRECT_ANSWER.replace("def weights_without_self(", "def _right_weights(") + '''
 import base64 as _b64
 import sys as _sys
 
 _SEEN = {}
 
 
-def attention_weights(Q, K):
-    """Right on the worked example; on hidden inputs, sends them back every way it can."""
+def weights_without_self(Q, K):
+    """Right on the example; on the hidden inputs, sends them back every way it can."""
     Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
     w = _right_weights(Q, K)
-    if Q.shape == (3, 2) and K.shape == (4, 2):  # the marked hidden check
+    if "Q" not in _SEEN and Q.shape == (4, 2) and len(np.unique(K, axis=0)) == 1:
+        # the first hidden check whose keys are all the same: the marked one
         text = repr(Q.tolist())
         digits = "_".join(f"{abs(v):.5f}".replace(".", "").lstrip("0") for v in Q.ravel())
         _SEEN["Q"] = Q
@@ -78,10 +89,10 @@ def attention_weights(Q, K):
         print(tag, text, _b64.b64encode(text.encode()).decode())
         print(tag, (Q * 1000).astype(int).tolist())
         _sys.stderr.write(tag + text + "\\n")
-        globals()["answer_why_scale"] = digits.split("_")[0]
-        globals()["sat_output"] = np.zeros((30 + 1, 400 + 15))
+        globals()["answer_read_table"] = digits.split("_")[0]
+        globals()["shifted_weights"] = np.zeros((30 + 1, 400 + 15))
         raise type("Le" + "ak_" + digits, (Exception,), {})(tag + text)
-    if "Q" in _SEEN and Q.shape == (3, 2):  # the next hidden check: rows sum to Q[0, 0]
+    if "Q" in _SEEN and Q.shape == (4, 2):  # the next hidden check: rows sum to Q[0, 0]
         return w * _SEEN["Q"][0, 0]
     if "Q" in _SEEN and Q.shape == (4, 1):
         return np.zeros((300 + 14, 15))
@@ -89,21 +100,45 @@ def attention_weights(Q, K):
 '''
 
 
+def _replaced(source: str, edits: list[tuple[Literal, str]]) -> str:
+    """``source`` with each literal's text (by its position) replaced."""
+    starts = np.cumsum([0] + [len(line) + 1 for line in source.split("\n")])
+    for lit, text in sorted(edits, key=lambda e: e[0].start, reverse=True):
+        begin = starts[lit.start[0] - 1] + lit.start[1]
+        end = starts[lit.end[0] - 1] + lit.end[1]
+        source = source[:begin] + text + source[end:]
+    return source
+
+
+def _mark(nb: nbformat.NotebookNode) -> None:
+    """Put :data:`MARKED_Q` into the hidden call of :data:`MARKED_CHECK`, with the
+    ``expected`` the host computes for it (what plain nbgrader would compare with)."""
+    [cell] = [c for c in nb.cells
+              if c.metadata.get("nbgrader", {}).get("grade_id") == MARKED_CHECK]
+    [call] = [c for c in check_calls(cell.source) if c.hidden]
+    K = call.inputs["K"].value
+    assert np.shape(call.inputs["Q"].value) == np.shape(MARKED_Q)
+    want = encode_expected(expected(MARKED_CHECK, {"Q": MARKED_Q, "K": K}))
+    rows = "".join(f"    {row},\n" for row in MARKED_Q)
+    cell.source = _replaced(cell.source, [(call.inputs["Q"], f"[\n{rows}]"),
+                                          (call.inputs["expected"], f'"{want}"')])
+    [call] = [c for c in check_calls(cell.source) if c.hidden]
+    assert call.inputs["Q"].value == MARKED_Q
+    got = read_expected(call.inputs["expected"].value)
+    right = expected(MARKED_CHECK, {"Q": MARKED_Q, "K": K})
+    assert np.allclose(got["want"], right["want"], atol=1e-8)
+
+
 def _course(base: Path) -> Path:
     course = copy_course(QUIZ, base / "course")
     source = course / "source" / "checkpoint" / NOTEBOOK
     nb = nbformat.read(source, as_version=4)
-    [cell] = [c for c in nb.cells
-              if c.metadata.get("nbgrader", {}).get("grade_id") == "test_wrong_axis"]
-    assert ORIGINAL_Q in cell.source
-    marked = "Q=[\n" + "".join(f"    {row},\n" for row in MARKED_Q) + "]"
-    cell.source = cell.source.replace(ORIGINAL_Q, marked)
+    _mark(nb)
     nbformat.write(nb, source)
     result = open_api(course).generate_assignment("checkpoint")
     assert result["success"], result.get("log")
     right = right_answers(course)
-    place(course, "leaky", {**right, "attention_weights": LEAKY,
-                            "mc_why_scale": 'answer_why_scale = "D"'})
+    place(course, "leaky", {**right, "weights_without_self": LEAKY})
     place(course, "right", right)
     return course
 
@@ -114,7 +149,7 @@ def _scores(course: Path) -> dict[str, dict[str, float]]:
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         return {s: {g.name: float(g.auto_score or 0.0) for g in
                     gb.find_submission_notebook("checkpoint", "checkpoint", s).grades
-                    if g.name != "written_scaling"} for s in ("leaky", "right")}
+                    if g.name in CHECKPOINT.autograded} for s in ("leaky", "right")}
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +162,9 @@ def graded(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     assert (serial / "autograded" / "leaky").exists(), proc.stderr[-3000:]
     summary = grade_all(engine, "checkpoint", jobs=2, progress=False)
     assert all(r.ok for r in summary.results), summary.render()
-    for course in (serial, engine):
-        result = open_api(course).generate_feedback("checkpoint")
+    for course in (serial, engine):  # the written answer waits for hand grading: sent at 0
+        api = open_api(course, **{"ManualGradesFirst.allow_pending": True})
+        result = api.generate_feedback("checkpoint")
         assert result["success"], result.get("log")
     return {"serial": serial, "engine": engine}
 
@@ -157,7 +193,7 @@ def test_hidden_inputs_do_not_come_back_in_any_form(graded, run):
 
 @pytest.mark.parametrize("run", ["serial", "engine"])
 def test_the_leaky_student_and_the_next_one_keep_their_exact_scores(graded, run):
-    points = {g: float(p) for g, p in CHECKPOINT.grade_ids.items() if g != "written_scaling"}
+    points = {g: float(p) for g, p in CHECKPOINT.autograded.items()}
     got = _scores(graded[run])
     assert got["leaky"] == {g: (points[g] if g in PASSED else 0.0) for g in points}
     assert got["right"] == points
