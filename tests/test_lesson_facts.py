@@ -512,7 +512,7 @@ def test_12_hand_numbers_are_the_librarys() -> None:
     total = r[0] * dP[0] + r[1] * dP[1] + r[2] * dP[2]  # by hand, p to three decimals
     by_hand = r * (dP - round(total, 3))
     assert f"\\approx\n{total:.3f}$" in text or f"\\approx {total:.3f}$" in text
-    assert f"\\approx ({by_hand[0]:.3f}, {by_hand[1]:.3f}, {by_hand[2]:.3f})$" in text
+    assert f"\\approx ({by_hand[0]:.3f}, {by_hand[1]:.3f}, {by_hand[2]:.3f}).$$" in text
     dS = p * (dP - (dP * p).sum())
     np.testing.assert_allclose(by_hand, dS, atol=2e-3)
     assert dS[1] < 0 < dS[2], "'raising the score for cat lowers the loss'"
