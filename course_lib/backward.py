@@ -4,12 +4,14 @@ Training a model needs, for each parameter, the derivative of the loss. Attentio
 that is :func:`attention_backward`: given ``dO``, the gradient of the loss with respect to
 each entry of the output ``O = softmax(QK^T/sqrt(d_k)) V``, it returns the gradients with
 respect to ``Q``, ``K`` and ``V``. The training experiment (:mod:`course_lib.training`)
-and lesson 03's gradient column use it; the tests check it against finite differences.
+and lesson 03's gradient column use it; the tests check it against :func:`numerical_gradient`,
+the central finite differences lesson 12's students write.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -17,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from .attention import _check_matrix, _check_q_k_v, _weight_table
 from .errors import AttentionInputError
 
-__all__ = ["attention_backward"]
+__all__ = ["attention_backward", "numerical_gradient"]
 
 FloatArray = NDArray[np.float64]
 
@@ -147,3 +149,42 @@ def attention_backward(
         d_k *= c
     return (_sum_to_shape(d_q, q.shape), _sum_to_shape(d_k, k.shape),
             _sum_to_shape(d_v, v.shape))
+
+
+def numerical_gradient(loss: Callable[[FloatArray], float], X: ArrayLike, h: float = 1e-6
+                       ) -> FloatArray:
+    r"""The gradient of ``loss`` at ``X`` by central finite differences (lesson 12).
+
+    Each entry is nudged up and down by ``h`` in turn and put back:
+
+    .. math:: \frac{\partial L}{\partial X_i} \approx \frac{L(X + h e_i) - L(X - h e_i)}{2h}
+
+    Parameters
+    ----------
+    loss : callable
+        Takes an array of ``X``'s shape, returns a number.
+    X : array_like, any shape
+        Where to take the gradient; not changed (a float copy is nudged).
+    h : float
+        The step.
+
+    Returns
+    -------
+    ndarray, the shape of ``X``
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, -2.0], [0.5, 3.0]])
+    >>> np.allclose(numerical_gradient(lambda A: float((A ** 2).sum()), X), 2 * X)
+    True
+    """
+    X = np.array(X, dtype=float)
+    grad = np.zeros_like(X)
+    for i in np.ndindex(X.shape):
+        old = X[i]
+        X[i] = old + h
+        up = loss(X)
+        X[i] = old - h
+        grad[i] = (up - loss(X)) / (2 * h)
+        X[i] = old
+    return grad

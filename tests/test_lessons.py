@@ -64,25 +64,11 @@ LIBRARY_ANSWERS = {
     "check_buggy_line": lambda: 2,
     # lesson 12 (issue 31)
     "check_attention_backward": cl.attention_backward,
-    "check_numerical_gradient": lambda loss, X, h: _central_differences(loss, X, h),
+    "check_numerical_gradient": cl.backward.numerical_gradient,
     "check_weight_gradient": lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ),
     "check_terms_with_the_scale": lambda: ["dQ", "dK"],
     "check_what_went_wrong": lambda: "B",
 }
-
-
-def _central_differences(loss, X, h):
-    """A right answer to lesson 12's numerical_gradient (the library has none to offer)."""
-    X = np.array(X, dtype=float)
-    grad = np.zeros_like(X)
-    for i in np.ndindex(X.shape):
-        old = X[i]
-        X[i] = old + h
-        up = loss(X)
-        X[i] = old - h
-        grad[i] = (up - loss(X)) / (2 * h)
-        X[i] = old
-    return grad
 
 
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from course_lib import AttentionInputError
+from course_lib.backward import numerical_gradient
 from course_lib.training import (
     BATCH_SIZE,
     D_MODEL,
@@ -44,16 +45,6 @@ def test_scaled_and_unscaled_runs_see_the_same_data():
     assert b.entropy[0] < a.entropy[0]  # unscaled scores are 8 times as large at d_k = 64
 
 
-def finite_difference(f, W, h=1e-6):
-    g = np.zeros_like(W)
-    for idx in np.ndindex(W.shape):
-        Wp, Wm = W.copy(), W.copy()
-        Wp[idx] += h
-        Wm[idx] -= h
-        g[idx] = (f(Wp) - f(Wm)) / (2 * h)
-    return g
-
-
 @pytest.mark.parametrize("scale", [True, False])
 def test_training_gradient_matches_finite_differences_of_the_training_loss(scale):
     W_Q, W_K = initial_weights(3, seed=1)
@@ -67,8 +58,8 @@ def test_training_gradient_matches_finite_differences_of_the_training_loss(scale
     def loss_k(W):
         return loss_and_gradients(W_Q, W, batch, scale=scale)[0]
 
-    np.testing.assert_allclose(dW_Q, finite_difference(loss_q, W_Q), rtol=1e-5, atol=1e-9)
-    np.testing.assert_allclose(dW_K, finite_difference(loss_k, W_K), rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(dW_Q, numerical_gradient(loss_q, W_Q), rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(dW_K, numerical_gradient(loss_k, W_K), rtol=1e-5, atol=1e-9)
 
 
 @pytest.mark.parametrize("scale", [True, False])
