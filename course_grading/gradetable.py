@@ -52,6 +52,8 @@ _WRONG = {"AssertionError", "CheckFailed"}
 #: Mistakes every check catches (the lessons' plain weights, a causal mask, a mask after
 #: the softmax): a hidden check that saw one did not see its own mistake.
 _EVERYWHERE = {m.id for m in CHECKPOINT.mistakes if m.everywhere}
+#: the answer cells' grade ids, the only cell names a summary repeats
+_ANSWER_IDS = frozenset(q.id for q in CHECKPOINT.questions)
 
 UNGRADED = "ungraded"
 NEEDS_MANUAL = "needs manual grade"
@@ -262,24 +264,38 @@ def grading_problems(nb: dict) -> list[str]:
 
     Examples
     --------
-    >>> cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "sat_output"}},
+    >>> cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "shifted_key"}},
     ...         "outputs": [{"output_type": "error", "ename": "CellTimeoutError"}]}
     >>> grading_problems({"metadata": {}, "cells": [cell]})
-    ['sat_output: stopped by the cell time limit']
+    ['shifted_key: stopped by the cell time limit']
     """
-    problems = []
-    stopped = nb.get("metadata", {}).get("course", {}).get("stopped")
-    if isinstance(stopped, str) and stopped:
+    problems: list[str] = []
+    if not isinstance(nb, dict):
+        return problems
+    meta = nb.get("metadata")
+    course = meta.get("course") if isinstance(meta, dict) else None
+    stopped = course.get("stopped") if isinstance(course, dict) else None
+    if isinstance(stopped, str) and stopped:  # the host's own words (verdicts.py writes them)
         problems.append(f"notebook stopped early: {stopped[:200]}")
-    for cell in nb.get("cells", []):
-        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
-        gid = str(nbgrader.get("grade_id") or "a cell without a grade id")[:80]
-        if cell.get("cell_type") != "code" or gid.startswith("test_"):
+    cells = nb.get("cells")
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        cell_meta = cell.get("metadata")
+        nbgrader = cell_meta.get("nbgrader") if isinstance(cell_meta, dict) else None
+        gid = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+        if isinstance(gid, str) and gid.startswith("test_"):
             continue  # a check's own failures are the grade table's business
-        for out in cell.get("outputs", []):
-            what = _STOPPING_ERRORS.get(str(out.get("ename")))
-            if out.get("output_type") == "error" and what:
-                problems.append(f"{gid}: {what}")
+        # named only by a grade id the quiz's spec knows: a student's cell metadata is
+        # theirs to write, and this sentence goes into every summary
+        where = gid if gid in _ANSWER_IDS else "a cell without a known grade id"
+        outputs = cell.get("outputs")
+        for out in outputs if isinstance(outputs, list) else []:
+            if not isinstance(out, dict) or out.get("output_type") != "error":
+                continue
+            what = _STOPPING_ERRORS.get(str(out.get("ename"))[:80])
+            if what:
+                problems.append(f"{where}: {what}")
                 break
     return problems
 

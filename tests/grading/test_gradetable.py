@@ -131,3 +131,26 @@ def test_cli_without_gradebook_says_what_is_missing(tmp_path, capsys):
 def test_unknown_assignment_names_the_known_ones(mini_graded_course):
     with pytest.raises(ValueError, match=r"'quiz9' is not in the gradebook .* \['checkpoint'\]"):
         build_grade_table(mini_graded_course.root, "quiz9")
+
+
+def test_grading_problems_echoes_no_student_text_and_survives_any_shape():
+    """A student writes their cells' metadata: a made-up grade id (HTML, a table's '|', a
+    newline) is not echoed into the summaries, and JSON of the wrong shapes is no crash."""
+    from course_grading.gradetable import grading_problems
+
+    stop = {"output_type": "error", "ename": "CellTimeoutError"}
+    hostile = "<script>alert(1)</script>|x\n| y"
+    nb = {"metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": hostile}},
+         "outputs": [stop]},
+        {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "shifted_key"}},
+         "outputs": ["not a dict", stop]},
+        "not a cell", {"cell_type": "code", "metadata": ["x"], "outputs": {"a": 1}},
+        {"cell_type": "code", "metadata": {"nbgrader": "x"}, "outputs": [stop]},
+    ]}
+    got = grading_problems(nb)
+    assert got == ["a cell without a known grade id: stopped by the cell time limit",
+                   "shifted_key: stopped by the cell time limit",
+                   "a cell without a known grade id: stopped by the cell time limit"]
+    for shape in ([], "x", {"metadata": [], "cells": "x"}, {"metadata": {"course": []}}):
+        assert grading_problems(shape) == []
