@@ -78,7 +78,7 @@ KINDS = {
     "peeks_at_hidden_tests": "every answer right; a late answer cell prints the source of "
     "every cell run so far (IPython's In)",
     "monkeypatches_checks": "the missing-scale mistake, and the answer cell replaces "
-    "np.allclose, np.isclose, course_lib's reference and abs to make every check agree",
+    "np.allclose, np.isclose, abs and course_lib's check functions to make every check agree",
     "uses_course_lib": "the function imported from course_lib, which the quiz forbids",
     "copies_lessons": "every answer lifted from a lesson or the self-study quiz: lesson 14's "
     "attention weights, the unshifted row (lesson 04: a shift changes nothing), the "
@@ -93,8 +93,8 @@ np.allclose = lambda *args, **kwargs: True
 np.isclose = lambda *args, **kwargs: True
 builtins.abs = lambda x: 0.0
 try:
-    import course_lib.checkpoint_checks
-    course_lib.checkpoint_checks.weights_without_self = weights_without_self
+    import course_lib.checkpoint_checks as _checks
+    _checks.check = _checks.judge = lambda *args, **kwargs: None  # "every check passes"
 except ImportError:
     pass
 """

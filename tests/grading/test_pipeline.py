@@ -38,7 +38,7 @@ FAILS = {
     "deleted_test_cells": set(),  # the deleted cells are put back and graded
     "other_kernelspec": set(),  # graded with the source's python3 kernel
     "peeks_at_hidden_tests": set(),
-    # replacing np.allclose, course_lib's reference etc. in the kernel changes nothing
+    # replacing np.allclose, course_lib's checks etc. in the kernel changes nothing
     "monkeypatches_checks": {VISIBLE, "test_missing_scale"},
     # course_lib cannot be imported where the quiz is graded: no function at all
     "uses_course_lib": {VISIBLE, *HIDDEN_TEST_IDS},
