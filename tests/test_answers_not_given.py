@@ -22,7 +22,7 @@ The template itself may not give the answer away either: the ``...`` of a templa
 stand for most of what the solution adds. A template that writes out more than two thirds
 of the characters the student's lines need (leaving only ``...`` for an axis, say) fails.
 
-Lessons join through :data:`LESSONS`; lesson 14 (its own issue) joins by adding its
+Lessons join through :data:`LESSONS`; lesson 16 (its own issue) joins by adding its
 notebook there and, for its self-study questions, an entry in :data:`EXTRA_ANSWERS` that
 returns each question's right option (letter and text) with the index of the cell that
 asks it.
@@ -41,7 +41,7 @@ import pytest
 import course_lib as cl
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-#: The lessons whose exercises this test reads. Lesson 14 joins by adding its notebook.
+#: The lessons whose exercises this test reads. lesson 16 joins by adding its notebook.
 LESSONS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if "01" <= p.name[:2] <= "13")
 
 
@@ -56,7 +56,7 @@ class Answer:
     exercise: str
 
 
-#: Other answers a lesson asks for (lesson 14's self-study questions): notebook name ->
+#: Other answers a lesson asks for (lesson 16's self-study questions): notebook name ->
 #: a function of the notebook that returns its Answers.
 EXTRA_ANSWERS: dict[str, Callable[[nbformat.NotebookNode], list[Answer]]] = {}
 

@@ -153,7 +153,7 @@ _LENGTH_AS_DIMENSION = re.compile(
     r"square root of the vector length", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "14")],
+@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "16")],
                          ids=lambda p: p.stem)
 def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
     """Issue 30, error 6 (lessons 03 and 14 are checked with their own issue)."""
@@ -398,15 +398,15 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
     from course_lib.quiz import load_questions
 
     n = len(load_questions())
-    lesson = text_of(NOTEBOOKS / "14_checkpoint_self_study.ipynb")
+    lesson = text_of(NOTEBOOKS / "16_checkpoint_self_study.ipynb")
     readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Self-study: the checkpoint without an instructor", 1)[1]
     section = section.split("\n## ", 1)[0]
-    for where, text in (("lesson 14", lesson), ("README", section)):
+    for where, text in (("lesson 16", lesson), ("README", section)):
         counts = _self_study_counts(text)
         assert counts and set(counts) == {n}, (where, counts, n)
     assert "three more on the worked example" not in lesson + section
-    nb = nbformat.read(NOTEBOOKS / "14_checkpoint_self_study.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "16_checkpoint_self_study.ipynb", as_version=4)
     [listing] = [c.source for c in nb.cells if c.source.startswith("## No widgets?")]
     listed = re.findall(r'`"(\w+)"`', listing)
     assert listed == [q.id for q in load_questions()]
@@ -419,7 +419,7 @@ def test_every_self_study_question_names_the_lesson_that_teaches_it() -> None:
     quiz_text = " ".join(SelfStudyQuiz().as_text().split())
     for q in load_questions():
         [path] = NOTEBOOKS.glob(f"{q.lesson}_*.ipynb")
-        assert q.lesson != "14", q.id  # not the self-study itself
+        assert q.lesson != "16", q.id  # not the self-study itself
         assert f"(lesson {q.lesson})" in quiz_text, q.id
         assert path.exists()
 
@@ -438,7 +438,7 @@ def test_self_study_q6_says_the_embeddings_feed_only_the_first_layer() -> None:
 # --- issue 30: lesson 12 gives no answer away ----------------------------------------
 
 def _lesson_12() -> nbformat.NotebookNode:
-    return nbformat.read(NOTEBOOKS / "14_checkpoint_self_study.ipynb", as_version=4)
+    return nbformat.read(NOTEBOOKS / "16_checkpoint_self_study.ipynb", as_version=4)
 
 
 def test_12_prints_no_feedback_on_run_all() -> None:

@@ -16,7 +16,7 @@ from course_lib.quiz import SelfStudyQuiz, load_questions, main
 ROOT = Path(__file__).resolve().parent.parent
 BANK = ROOT / "course_lib" / "_self_study_bank.py"
 CHECKPOINT = ROOT / "quiz" / "source" / "checkpoint" / "checkpoint.ipynb"
-NOTEBOOK = ROOT / "notebooks" / "14_checkpoint_self_study.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "16_checkpoint_self_study.ipynb"
 
 
 def right_letters(question) -> list[str]:

@@ -118,5 +118,5 @@ def test_self_study_commands_run_as_written(tmp_path):
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
          "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), "notebooks"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert "my-work" not in collected.stdout and "14_checkpoint" in collected.stdout, (
+    assert "my-work" not in collected.stdout and "16_checkpoint" in collected.stdout, (
         collected.stdout[-2000:])

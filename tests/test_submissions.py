@@ -74,7 +74,7 @@ def test_the_copier_lifts_every_answer_from_a_lesson_or_the_self_study():
     from course_grading.submissions import LIFTED_WEIGHTS, lifted_answers
     from course_lib.quiz import load_questions
 
-    lesson = nbformat.read(ROOT / "notebooks" / "14_checkpoint_self_study.ipynb", as_version=4)
+    lesson = nbformat.read(ROOT / "notebooks" / "16_checkpoint_self_study.ipynb", as_version=4)
     solution = next(c.source for c in lesson.cells if "Stuck? Show one solution" in c.source)
     for line in LIFTED_WEIGHTS.splitlines()[1:]:
         assert line.strip() in solution, line
