@@ -221,12 +221,12 @@ def test_no_news_prompt_in_hub_servers(hub_class, who):
     assert defaults["checkForUpdates"] is False, defaults
 
 
-# ---- deploy/README.md as typed -----------------------------------------------------------
+# ---- docs/deploy.md as typed -------------------------------------------------------------
 
 
 def _readme_block(step: str) -> str:
-    """The first ```sh block after the line that starts step ``step`` of deploy/README."""
-    text = (REPO / "deploy" / "README.md").read_text()
+    """The first ```sh block after the line that starts step ``step`` of docs/deploy.md."""
+    text = (REPO / "docs" / "deploy.md").read_text()
     after = text[text.index(f"\n{step}. **"):]
     body = after[after.index("```sh\n") + len("```sh\n"):]
     return "\n".join(line[3:] if line.startswith("   ") else line
