@@ -60,21 +60,21 @@ def test_make_lab_serves_jupyterlab_on_localhost(tmp_path):
         assert s.connect_ex(("127.0.0.1", port)) != 0, "JupyterLab still listening after stop"
 
 
-def test_readme_library_example_runs():
+def test_library_example_of_the_contributors_guide_runs():
     import doctest
 
     failures, tried = doctest.testfile(
-        str(ROOT / "README.md"), module_relative=False,
+        str(ROOT / "docs" / "development.md"), module_relative=False,
         optionflags=doctest.NORMALIZE_WHITESPACE,
     )
     assert tried >= 4 and failures == 0
 
 
 def _self_study_commands() -> list[str]:
-    """The commands of the README's step 2 of self-study, in order."""
+    """The commands of the README's step 2 of self-study, in order (its first sh block)."""
     text = (ROOT / "README.md").read_text()
     block = text.split("**2. The graded notebook, checked by nbgrader.**", 1)[1]
-    block = block.split("\n\n    ", 1)[1].split("\n\n", 1)[0]
+    block = block.split("```sh\n", 1)[1].split("```", 1)[0]
     lines = [line.strip().split("#", 1)[0].strip() for line in block.splitlines()]
     return [line for line in lines if line]
 
