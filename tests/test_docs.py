@@ -1,0 +1,263 @@
+"""The README and the guides in docs/ name only what exists, and show how each figure is made.
+
+Checked in README.md, CHANGELOG.md and every docs/*.md:
+
+* every relative link points at a file of the checkout, and an ``#anchor`` at a heading of
+  the file it names (GitHub's way of turning a heading into an anchor);
+* every ``./course <verb>`` is a command of the ``course`` script;
+* every ``course_grading.x``, ``course_lib.x`` or ``course_site.x`` named in code resolves
+  (a module, or a name in one), and every ``python -m`` of them is a module;
+* every word of inline or fenced code that starts with a folder or file of the checkout
+  (``quiz/...``, ``benchmarks/...``) exists there, unless git ignores it (a folder the course
+  makes, like ``notebooks/my-work/``); a word with ``*`` must match a file;
+* README.md has at most 150 lines, links to every guide and states no measurement at all
+  (a newcomer's page; figures belong in a guide, beside their benchmark);
+* **no measurement without its command.** A measurement is a number followed by a unit of
+  time (ms, s, min, seconds, minutes), of size (kB, MB, GB) or a ratio (%, or × or x right
+  after the number), in prose: outside fenced code and inline code (so a setting such as
+  ``--worker-memory 4096`` or ``Execute.timeout = 10`` in backticks is not one). Each section
+  (the text from one heading to the next, of any level) that holds one must also show the
+  command that makes it: a fenced code block, or inline code that runs ``./course ...`` or a
+  ``benchmarks/*.py`` script.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+GUIDES = sorted((ROOT / "docs").glob("*.md"))
+DOCUMENTS = [README, ROOT / "CHANGELOG.md", *GUIDES]
+README_MAX_LINES = 150
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
+COURSE_VERB = re.compile(r"(?:\./course|python3? course)\s+([a-z]\w*)")
+PACKAGE_NAME = re.compile(r"\b(course_grading|course_lib|course_site)((?:\.\w+)*)")
+RUN_MODULE = re.compile(r"python3? -m ((?:course_grading|course_lib|course_site)(?:\.\w+)*)")
+MEASUREMENT = re.compile(
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?"
+    r"(?:\s?(?:ms|s|min|seconds?|minutes?|[kKMG]B|%)(?![\w])|[×x](?![\w\d]))")
+COMMAND_IN_CODE = re.compile(r"^\./course\b|benchmarks/\w+\.py")
+
+
+@dataclass
+class Section:
+    """The lines of a document from one heading to the next."""
+
+    title: str
+    prose: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
+    code: list[str] = field(default_factory=list)  # fenced lines and inline code spans
+    fenced: bool = False  # holds a fenced code block
+
+
+def sections(path: Path) -> list[Section]:
+    """``path`` split at its headings, prose apart from code."""
+    found = [Section("(top)")]
+    in_fence = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+            found[-1].fenced = True
+            continue
+        if in_fence:
+            found[-1].code.append(line)
+            continue
+        if re.match(r"#{1,6} ", line):
+            found.append(Section(line.lstrip("#").strip()))
+            continue
+        found[-1].code.extend(INLINE_CODE.findall(line))
+        found[-1].prose.append((number, line))
+    return found
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes of a markdown file's headings."""
+    made: dict[str, int] = {}
+    for section in sections(path)[1:]:
+        slug = re.sub(r"[^\w\- ]", "", section.title.lower()).replace(" ", "-")
+        made[slug] = made.get(slug, -1) + 1
+        if made[slug]:
+            made[f"{slug}-{made[slug]}"] = 0
+    return set(made)
+
+
+def course_verbs() -> set[str]:
+    """The commands the ``course`` script accepts (its ``commands`` table)."""
+    source = (ROOT / "course").read_text(encoding="utf-8")
+    table = re.search(r"commands = \{(.*?)\}", source, re.DOTALL)
+    assert table, "the course script has no `commands = {...}` table any more"
+    return set(re.findall(r'"(\w+)":', table.group(1)))
+
+
+def tracked_top_level() -> set[str]:
+    """The names at the top of the checkout that git tracks (folders and files)."""
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    return {name.split("/", 1)[0] for name in listed}
+
+
+def ignored_by_git(path: str) -> bool:
+    """Whether git ignores ``path`` (as a file, or as a folder the course makes)."""
+    return any(subprocess.run(["git", "check-ignore", "-q", "--no-index", name], cwd=ROOT
+                              ).returncode == 0 for name in (path, path.rstrip("/") + "/"))
+
+
+def code_of(path: Path) -> list[str]:
+    return [line for section in sections(path) for line in section.code]
+
+
+def prose_of(path: Path) -> list[str]:
+    return [line for section in sections(path) for _, line in section.prose]
+
+
+def documented(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+@pytest.fixture(params=DOCUMENTS, ids=documented)
+def document(request: pytest.FixtureRequest) -> Path:
+    assert request.param.is_file(), f"{documented(request.param)} is missing"
+    return request.param
+
+
+def test_the_guides_exist_and_the_readme_links_each() -> None:
+    names = {documented(g) for g in GUIDES}
+    assert {"docs/instructors.md", "docs/deploy.md", "docs/site.md",
+            "docs/development.md"} <= names, names
+    links = {target.split("#", 1)[0] for line in prose_of(README) for target in
+             LINK.findall(line)}
+    unlinked = sorted((names | {"CHANGELOG.md"}) - links)
+    assert unlinked == [], f"README.md does not link to {unlinked}"
+
+
+def test_readme_is_short() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= README_MAX_LINES, (
+        f"README.md has {lines} lines; a newcomer's page keeps to {README_MAX_LINES} "
+        "(move the rest into a guide under docs/)")
+
+
+def test_readme_states_no_measurement() -> None:
+    found = [f"README.md:{number}: {MEASUREMENT.search(INLINE_CODE.sub('', line)).group(0)!r}"
+             for section in sections(README) for number, line in section.prose
+             if MEASUREMENT.search(INLINE_CODE.sub("", line))]
+    assert found == [], "figures go into a guide, beside their benchmark:\n" + "\n".join(found)
+
+
+def test_relative_links_resolve(document: Path) -> None:
+    broken = []
+    for line in prose_of(document):
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            file, _, anchor = target.partition("#")
+            where = (document.parent / file).resolve() if file else document
+            if not where.exists():
+                broken.append(f"{target}: no {file}")
+            elif anchor and where.suffix == ".md" and anchor not in anchors(where):
+                broken.append(f"{target}: no heading makes #{anchor} in {where.name}")
+    assert broken == [], f"{documented(document)}: " + "; ".join(broken)
+
+
+def test_course_commands_exist(document: Path) -> None:
+    verbs = course_verbs()
+    named = {verb for text in code_of(document) + prose_of(document)
+             for verb in COURSE_VERB.findall(text)}
+    assert named - verbs == set(), (
+        f"{documented(document)} names ./course {sorted(named - verbs)}; "
+        f"the course script has {sorted(verbs)}")
+
+
+def _resolves(dotted: str) -> bool:
+    """A module, or a name inside the longest module the dotted name starts with."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            thing = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(thing, name):
+                return False
+            thing = getattr(thing, name)
+        return True
+    return False
+
+
+def test_named_modules_and_names_import(document: Path) -> None:
+    code = code_of(document)
+    named = {package + rest for text in code for package, rest in PACKAGE_NAME.findall(text)}
+    missing = sorted(name for name in named if not _resolves(name))
+    run = {module for text in code for module in RUN_MODULE.findall(text)}
+    not_modules = sorted(m for m in run if importlib.util.find_spec(m) is None)
+    assert missing == [] and not_modules == [], (
+        f"{documented(document)}: nothing called {missing}; no module to run {not_modules}")
+
+
+def test_named_paths_exist(document: Path) -> None:
+    top = tracked_top_level()
+    missing = []
+    for text in code_of(document):
+        for word in text.split():
+            word = word.strip("\"'(),;:").split("::", 1)[0].removeprefix("./")
+            first = word.split("/", 1)[0]
+            if first not in top or (first == word and "." not in word and first != "course"
+                                    and not (ROOT / word).is_dir()):
+                continue
+            if any(mark in word for mark in ("<", ">", "{", "$", "...", "…", "NN")):
+                continue
+            if "*" in word:
+                if not list(ROOT.glob(word)):
+                    missing.append(word)
+            elif not (ROOT / word).exists() and not ignored_by_git(word):
+                missing.append(word)
+    assert missing == [], f"{documented(document)} names paths that do not exist: {missing}"
+
+
+def measurements_without_command(path: Path) -> list[str]:
+    """Each prose line of ``path`` with a measurement, in a section that shows no command."""
+    found = []
+    for section in sections(path):
+        shows_command = section.fenced or any(COMMAND_IN_CODE.search(c) for c in section.code)
+        if shows_command:
+            continue
+        for number, line in section.prose:
+            words = INLINE_CODE.sub("", line)
+            hit = MEASUREMENT.search(words)
+            if hit:
+                found.append(f"{path.name}:{number} ({section.title}): {hit.group(0)!r} in "
+                             f"{words.strip()[:80]!r}")
+    return found
+
+
+def test_every_measurement_shows_its_command(document: Path) -> None:
+    found = measurements_without_command(document)
+    assert found == [], ("a figure without the command that makes it (add the benchmark "
+                         "beside it, or drop the figure):\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize(("line", "is_measurement"), [
+    ("the first run took 33.0 s here", True),
+    ("1,630 s of busy CPU", True),
+    ("a site of 56.98 MB", True),
+    ("the two cores 98 % busy", True),
+    ("1.61x faster", True),
+    ("the ~22× narrower scores", True),
+    ("each cell has 10 seconds", True),
+    ("5 minutes on 2 cores", True),
+    ("13 points over 5 questions", False),
+    ("Python 3.11 or newer, lessons 01-07", False),
+    ("a 3 × 2 table of 12 heads", False),
+    ("d_k = 32, mode 0700, port 8000", False),
+])
+def test_what_counts_as_a_measurement(line: str, is_measurement: bool) -> None:
+    assert bool(MEASUREMENT.search(line)) is is_measurement, line
