@@ -9,7 +9,7 @@ SVG), both read from ``performance.now()``. Prints the median, 10th and 90th per
 widget kind. A measurement, not a test: nothing here asserts a speed.
 
 Run:  .venv/bin/python benchmarks/browser_latency.py [--moves 20]
-Needs what tests/browser needs (see the README's "Browser tests").
+Needs what tests/browser needs (see docs/development.md, "The test suite").
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """nbgrader configuration of the checkpoint quiz: run every nbgrader command from quiz/.
 
 This directory is the nbgrader course directory (source/, release/, submitted/,
-autograded/, feedback/ and gradebook.db all live here). The README's section
-"For instructors: the checkpoint quiz" shows the commands.
+autograded/, feedback/ and gradebook.db all live here). docs/instructors.md
+shows the commands.
 """
 
 import os

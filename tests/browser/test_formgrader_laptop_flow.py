@@ -1,4 +1,4 @@
-"""The instructor's laptop flow as the README types it: formgrader in one command with the
+"""The instructor's laptop flow as docs/instructors.md types it: formgrader in one command with the
 Content-Security-Policy on (as root too), and students' data kept out of git."""
 
 from __future__ import annotations

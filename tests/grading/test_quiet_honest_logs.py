@@ -2,7 +2,7 @@
 
 Four submissions of a copy of quiz/: one right, one whose 'sat' cell loops until the cell
 time limit stops it, one whose code answer does not parse, one with its checks edited. The engine
-(``python -m course_grading.parallel``, as the README types it), the grade table and the
+(``python -m course_grading.parallel``, as docs/instructors.md types it), the grade table and the
 class report each name the two students and what happened; the engine prints no
 RuntimeWarning about itself, and ``nbgrader generate_feedback`` prints no warning about the
 course's own preprocessors.
