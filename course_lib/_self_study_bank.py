@@ -544,4 +544,70 @@ QUESTIONS = [
             ),
         },
     },
+    {
+        "id": "online_rescale",
+        "prompt": (
+            "An online softmax streams a row's keys in blocks and keeps a "
+            "running maximum m, a running sum and a partial output (the "
+            "weighted sum of the values, not yet divided by the sum). A new "
+            "block raises the maximum from m to m'. What must happen to the "
+            "running sum and the partial output before the block's own terms "
+            "are added?"
+        ),
+        "lesson": "14",
+        "choices": [
+            ("A", (
+                "Only the running sum is multiplied by e^(m - m'); the partial "
+                "output needs nothing, because it is divided by the sum at the "
+                "end."
+            )),
+            ("B", (
+                "Both are multiplied by e^(m - m'), a number below 1, because "
+                "their terms were exponentiated against the smaller old maximum."
+            )),
+            ("C", (
+                "Nothing: softmax does not change when every score is shifted by "
+                "the same number, so the old terms can stay as they are."
+            )),
+            ("D", (
+                "Both are multiplied by e^(m' - m), because the new maximum is "
+                "larger and the old terms must grow to match it."
+            )),
+        ],
+        "marks": {
+            "A": "3ca973f9aeebd9805f064068f1ac42d0c69079b6b67cb936ed10e427f66d97ce",
+            "B": "970963a56ba69cb8e37cda5c30828b96a82cda33c1f3927463bfd0eae8de26da",
+            "C": "55926b678f8bdf8dd92201618a0a6d5db2c4e67299e411359eef019dabe027dc",
+            "D": "973f4bb63caade9b806a40e7c367acdf8d2ef20c622fa4e6415eed306a08563d",
+        },
+        "feedback": {
+            "A": (
+                "b05CLPip52RDqiENzhrZ0sBchnfnvweAa74ImOMgppivjDr5agCdbHVLnytp3k7x"
+                "9S2f84cmZpSTtu5B9Wo0Db5h5JJYwVBIqWzq5vqq5S6PG055DHWQhUQc3WSyopfD"
+                "sJ26GcV3FDVL8CACpgJ7Zw6TKd+1XlSxDz6NdyX2kEyftAZgiDpe/LIxkgbJMYfT"
+                "tUrM68xIMaq+pqbX0NTjB892iCw3jH0P/WRKkxt8cWOnj+c86JcagPCmaNsg2n7G"
+                "GjFOGF01wkqpk/ZOpw=="
+            ),
+            "B": (
+                "9AmiV0P+2Epk3uoWB1OqlbGpjkd0GamqUf9jhNeEHneL3fFQUr3BBvgo2y7JHiJw"
+                "/VuXqdQtalmjcMxS1VJKqB1YeuAEjFksrqt8rI0N5ihbfxTSavKhZw94tVPpvWxJ"
+                "MK1i8/hF8zcWnj9uolyqDrOekvK3oTVltZXNK1EZsNqhO2RRdQtJUovESon9h2Xl"
+                "mmgAuSs2m3z6EeWqlZklc9licOwZnZWtnBUN9wHiK2tbBTNo/Y5rmspDDwO5Och8"
+                "BUcZYmmhYwGSD+k89O8wsWwwTQ=="
+            ),
+            "C": (
+                "ZcHNJ3enLteQpBIWUeuKpO4z+kvAoV9cntL/YEGuUhn8P90lQQ/SkDUd/jrRVCqj"
+                "813sBAOrOpeS1zvHuy81EKHAVaQElW8ug2Kkk9c8gIClHHGSL44o3Z4//gXAjB+6"
+                "x9TfvWyTTdqL/5mAjkKfqNDylQQtcPyC9rk0G3ACfnquE0UhJwtA28YwTUWZD5BL"
+                "PFij/Imqmyq2Q3Eyexpdln+cjXTZC5aRkJH4cLB9nGc8wqH9Gyp+CNHl/sFh7llv"
+                "fJ3ph80pdpThEKNeWqkRYz0="
+            ),
+            "D": (
+                "eOz9rrs4eDKgCC+6vaNnKj0ATH3ZwSa4Ay4GMAHDPVI4737wvE2FZtHbpjCDLD4f"
+                "qf7Jo4iq7pMIUP9j6Wd7mGdEy58MYKmkQdFlqhgU+FxXJsSl6H3eNDnSGTwfmG8P"
+                "54E1XGH+7VR6hDPzObLYjJhJemXJct5dswf/ezdVxgHNDJEAxdgnsXig8SfThPt3"
+                "av8D7HR7dNemfzxVAxCJx/vAlPMeGp6s+kg7vXbYBxvJCu5fLo0QG2M="
+            ),
+        },
+    },
 ]

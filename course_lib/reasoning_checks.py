@@ -24,6 +24,7 @@ check                              the student returns                          
 :func:`check_head_table_sizes`     numbers in the weight tables of h heads            09
 :func:`check_table_bytes`          bytes of the weights table, one head and twelve    10
 :func:`check_buggy_line`           the line of a given function that is wrong         11
+:func:`check_third_block`          an online softmax's sum and output after a block   14
 =================================  =================================================  ======
 
 Examples
@@ -45,6 +46,7 @@ import numpy as np
 from .attention import scaled_scores, softmax
 from .checks import CheckResult, _as_array, _call, _fail, _fmt, _name_of, _ok, _run
 from .examples import the_cat_sat, the_cat_sat_own_keys
+from .online_softmax import OnlineSoftmaxState, online_softmax_start, online_softmax_step
 
 __all__ = [
     "buggy_model_weights",
@@ -58,8 +60,10 @@ __all__ = [
     "check_spread_by_hand",
     "check_table_bytes",
     "check_table_sizes",
+    "check_third_block",
     "check_weights_for_point",
     "check_which_is_qkt",
+    "online_example_state",
     "zero_masked_weights",
 ]
 
@@ -554,3 +558,77 @@ def check_buggy_line(answer: Any) -> CheckResult:
         "line 2 divides by the square root of Q.shape[0], the number of heads (12),\n"
         "not of d_k (32), which is Q.shape[-1]. Every head's weights come out too sharp.",
         {k: v for k, v in fine.items()})
+
+
+# ------------------------------------------------------------------------------ lesson 14
+
+#: Lesson 14's row: one query's scores against six keys, in three blocks of two, and each
+#: key's value (one number, d_v = 1), as ``(scores, values)`` per block. The lesson works
+#: the first two blocks through by hand; the exercise asks for the state after the third,
+#: whose maximum (4.5) is above the running one (3).
+ONLINE_BLOCKS = (((2.0, 0.0), (4.0, 8.0)), ((3.0, 1.0), (2.0, 6.0)), ((4.5, 2.5), (1.0, 5.0)))
+
+
+def online_example_state(blocks: int) -> OnlineSoftmaxState:
+    """The online-softmax state of lesson 14's row after its first ``blocks`` blocks.
+
+    Examples
+    --------
+    >>> online_example_state(2).running_max
+    array([3.])
+    >>> online_example_state(2).running_sum.round(3)
+    array([1.553])
+    """
+    state = online_softmax_start(1, 1)
+    for scores, values in ONLINE_BLOCKS[:blocks]:
+        state = online_softmax_step(*state, [scores], np.array(values)[:, None])
+    return state
+
+
+def check_third_block(answer: Any) -> CheckResult:
+    """Lesson 14: the running sum and partial output after the third block, by hand.
+
+    The state after two blocks is (maximum 3, sum about 1.553, partial output about 4.682);
+    the third block's scores 4.5 and 2.5 raise the maximum, so what was summed before is
+    rescaled by :math:`e^{3 - 4.5}` before the block's terms are added.
+
+    Examples
+    --------
+    >>> check_third_block(lambda: [2.688, 6.359]).mistake
+    'neither_rescaled'
+    """
+    m, total, out = (float(np.ravel(a)[0]) for a in online_example_state(2))
+    scores, values = (np.array(a) for a in ONLINE_BLOCKS[2])
+    new_m = max(m, float(scores.max()))
+    c = np.exp(m - new_m)
+    p = np.exp(scores - new_m)
+    old = np.exp(scores - m)  # the block's terms against the old maximum
+    new = p.sum(), p @ values
+    want = online_example_state(3)
+    return _by_hand(
+        answer, _name_of(answer, "third_block"),
+        [float(want.running_sum[0]), float(want.partial_output[0, 0])],
+        [("neither_rescaled", [total + new[0], out + new[1]], "the block raised the maximum, "
+          "but neither the running sum nor the partial output was rescaled: both were "
+          "summed with the old maximum subtracted."),
+         ("sum_not_rescaled", [total + new[0], c * out + new[1]], "your partial output is "
+          "right, but the running sum needs the same correction: its old terms were "
+          "exponentiated against the old maximum."),
+         ("output_not_rescaled", [c * total + new[0], out + new[1]], "your running sum is "
+          "right, but the partial output needs the same correction: its old terms were "
+          "exponentiated against the old maximum."),
+         ("correction_inverted", [total / c + new[0], out / c + new[1]], "the correction is "
+          "upside down: the maximum grew, so the old terms must shrink (a factor below 1)."),
+         ("kept_old_maximum", [total + old.sum(), out + old @ values], "these are the sum and "
+          "output with the old maximum, 3, still subtracted; the running maximum is now "
+          "the block's largest score, and every term must be measured against it."),
+         ("started_over", [new[0], new[1]], "that is the third block on its own: the two "
+          "earlier blocks' sum and partial output are kept (rescaled), not dropped."),
+         ("no_max_shift", [total + np.exp(scores).sum(), out + np.exp(scores) @ values],
+          "the block's scores were exponentiated without subtracting any maximum, so they "
+          "are on another scale from the running sum.")],
+        "the maximum rose from 3 to 4.5, so the old sum and partial output were both\n"
+        "multiplied by e^(3 - 4.5) before the block's two terms were added.",
+        "multiply the old sum and output by the correction, then add the block's terms, "
+        "each shifted by the new maximum.",
+        tolerance=0.02)

@@ -39,10 +39,11 @@ import nbformat
 import pytest
 
 import course_lib as cl
+from course_lib.reasoning_checks import online_example_state
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 #: The lessons whose exercises this test reads. lesson 16 joins by adding its notebook.
-LESSONS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if "01" <= p.name[:2] <= "13")
+LESSONS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if "01" <= p.name[:2] <= "14")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ EXACT_VALUES: dict[str, Callable[[], list[float]]] = {
     "own_the_output": lambda: list(cl.attention(cl.the_cat_sat_own_keys().Q,
                                                 cl.the_cat_sat_own_keys().K,
                                                 cl.the_cat_sat_own_keys().V)[0][0]),
+    # lesson 14: the running sum and partial output after the third block, unrounded
+    "third_block": lambda: [float(online_example_state(3).running_sum[0]),
+                            float(online_example_state(3).partial_output[0, 0])],
 }
 
 #: The largest share of the student's lines a template may already write out.

@@ -384,13 +384,13 @@ def test_a_predicted_number_is_told_after_the_guess_and_not_above_it(prefix: str
 
 # --- issue 30: lesson 12's self-study -------------------------------------------------
 
-_COUNTS = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_COUNTS = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
 def _self_study_counts(text: str) -> list[int]:
     """The numbers of self-study questions a text promises ('seven questions ...')."""
     return [_COUNTS[m] if m in _COUNTS else int(m) for m in re.findall(
-        r"\b(\d+|five|six|seven|eight|nine) (?:multiple-choice )?questions\b", text)]
+        r"\b(\d+|five|six|seven|eight|nine|ten) (?:multiple-choice )?questions\b", text)]
 
 
 def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
@@ -591,3 +591,125 @@ def test_the_self_study_asks_about_the_backward_pass_and_the_training_run() -> N
     prompt = by_lesson["13"].prompt
     assert f"{found.group(1)} times as large with SGD" in prompt
     assert f"({found.group(2)} times) with Adam" in prompt
+
+
+# ------------------------------------------------------------------------ lesson 14 (issue 35)
+
+
+def _hand(x: float) -> float:
+    """A number as lesson 14 writes it by hand: three decimals."""
+    return round(x, 3)
+
+
+def test_14_hand_numbers_are_the_online_softmax_of_course_lib() -> None:
+    """Every number lesson 14 works by hand is course_lib's state, rounded as it says."""
+    from course_lib import softmax
+    from course_lib.reasoning_checks import ONLINE_BLOCKS, online_example_state
+
+    text = text_of(lesson("14_"))
+    one, two, three = (online_example_state(k) for k in (1, 2, 3))
+    (s1, v1), (s2, v2), (s3, v3) = ONLINE_BLOCKS
+    p = np.exp(np.array(s1) - one.running_max[0])
+    assert f"\\approx (1, {_hand(p[1]):.3f})" in text and p[0] == 1.0
+    assert f"running sum is $\\ell \\approx {_hand(one.running_sum[0]):.3f}$" in text
+    o1 = one.partial_output[0, 0]
+    by_hand = _hand(p[1]) * v1[1] + v1[0]
+    assert f"0.135 \\times 8 \\approx {by_hand:.2f}$" in text and abs(by_hand - o1) < 5e-3
+    assert f"partial output [[{o1:.3f}]]" in text  # what block 2's hand sum starts from
+    c = np.exp(one.running_max[0] - two.running_max[0])
+    assert two.running_max[0] == max(s2) > one.running_max[0]
+    assert f"e^{{-1}} \\approx {_hand(c):.3f}$" in text
+    # block 2 by hand, with the three-decimal numbers the lesson writes
+    ell = _hand(c) * _hand(one.running_sum[0]) + 1 + _hand(p[1])
+    o = _hand(c) * _hand(o1) + v2[0] + _hand(p[1]) * v2[1]
+    assert f"0.135 \\approx {ell:.3f}" in text and f"\\times 6 \\approx {o:.3f}" in text
+    assert abs(ell - two.running_sum[0]) < 2e-3 and abs(o - two.partial_output[0, 0]) < 2e-3
+    ratio = two.partial_output[0, 0] / two.running_sum[0]
+    whole = softmax(np.array(s1 + s2)) @ np.array(v1 + v2)
+    assert f"$o / \\ell \\approx {ratio:.2f}$" in text and abs(ratio - whole) < 1e-12
+    assert f"softmax · V of the whole row: [[{whole:.3f}]]" in text
+    # the exercise starts from the state the cell printed
+    assert (f"(maximum 3, sum ≈ {two.running_sum[0]:.3f}, partial output ≈ "
+            f"{two.partial_output[0, 0]:.3f})") in text
+    # the folded derivation: its rounded correction, and its sums to 2 decimals
+    c3 = np.exp(two.running_max[0] - max(s3))
+    assert f"e^{{-1.5}} \\approx {_hand(c3):.3f}$" in text
+    ell3 = _hand(c3) * _hand(two.running_sum[0]) + 1 + _hand(np.exp(-2.0))
+    o3 = _hand(c3) * _hand(two.partial_output[0, 0]) + v3[0] + _hand(np.exp(-2.0)) * v3[1]
+    assert f"return [{ell3:.2f}, {o3:.2f}]" in text
+    assert (round(ell3, 2), round(o3, 2)) == (round(three.running_sum[0], 2),
+                                              round(three.partial_output[0, 0], 2))
+
+
+def test_14_tile_counts_are_computed_tiles() -> None:
+    """The grid, '10 of 16', the counts at n = 1024 and 4096 ('about half') and '1024 tiles'."""
+    from course_lib.tiled import computed_tiles
+
+    text = text_of(lesson("14_"))
+    grid = computed_tiles(100, 100, block_q=32, block_k=32, causal=True)
+    assert str(grid.astype(int)) in text and f"{grid.sum()} of {grid.size} tiles" in text
+    for n in (1024, 4096):
+        g = computed_tiles(n, n, block_q=64, block_k=64, causal=True)
+        assert f"n = {n}, tiles of 64 × 64: {g.sum()} of {g.size} computed ({g.mean():.0%})" \
+            in text
+    assert "about half of them once there are many" in text and abs(g.mean() - 0.5) < 0.02
+    full = computed_tiles(1024, 1024, block_q=32, block_k=32)
+    assert "1024 tiles\nat $n = 1024$" in text and full.size == 1024 and full.all()
+
+
+def test_14_tiled_output_is_attentions_as_printed() -> None:
+    """The printed largest differences are below 1e-12, for block sizes that do not divide 100."""
+    text = text_of(lesson("14_"))
+    found = re.findall(r"blocks +(\d+) × (\d+) *: largest difference (\S+), causal (\S+)",
+                       text)
+    assert len(found) == 4 and any(100 % int(b) for _, b, _, _ in found)
+    assert all(float(a) < 1e-12 and float(b) < 1e-12 for _, _, a, b in found)
+
+
+def test_14_memory_claims_hold_for_a_measurement_made_here() -> None:
+    """The reveal's 'about 4 times' and 'about doubled', 'nearly all of it is the table'."""
+    from course_lib.memory_cost import measure_tiled_cost
+
+    text = text_of(lesson("14_"))
+    assert "peak about 4 times as large" in text and "only\nabout doubled" in text
+    c = measure_tiled_cost((128, 256, 512, 1024), d=32, block=32, repeats=1,
+                           min_sample_seconds=0)
+    whole, tiles = (np.array(p, dtype=float) for p in c.peak_bytes)
+    assert np.all((whole[1:] / whole[:-1] > 2.9) & (whole[1:] / whole[:-1] < 4.2))
+    assert np.all((tiles[1:] / tiles[:-1] > 1.3) & (tiles[1:] / tiles[:-1] < 2.1))
+    table, output = 8 * 1024**2, 8 * 1024 * 32
+    assert table <= whole[-1] < 1.1 * (table + output)  # nearly all of it is the table
+    assert "the 1024 × 1024 table alone: 8 MiB   the output: 256 KiB" in text
+    # the printed, rounded slopes are far from a rounding edge
+    a, t = c.memory_slopes(min_n=512)
+    assert abs(a - 2) < 0.2 and abs(t - 1) < 0.25
+    assert "attention ≈ 2, tiled_attention ≈ 1" in text
+
+
+def test_the_self_study_asks_about_the_online_softmax_and_its_right_option_is_exact() -> None:
+    """Lesson 14's question: only option B's update streams lesson 14's row to softmax · V."""
+    from course_lib import quiz, softmax
+    from course_lib.reasoning_checks import ONLINE_BLOCKS
+
+    [q] = [q for q in quiz.SelfStudyQuiz().questions if q.lesson == "14"]
+    scores = np.array([s for b in ONLINE_BLOCKS for s in b[0]])
+    values = np.array([v for b in ONLINE_BLOCKS for v in b[1]])
+    want = softmax(scores) @ values
+
+    def stream(rescale_sum: bool, rescale_output: bool, inverted: bool) -> float:
+        m, total, out = -np.inf, 0.0, 0.0
+        for s, v in ONLINE_BLOCKS:
+            new_m = max(m, max(s))
+            c = np.exp(new_m - m) if inverted and m > -np.inf else np.exp(m - new_m)
+            p = np.exp(np.array(s) - new_m)
+            total = (c * total if rescale_sum else total) + p.sum()
+            out = (c * out if rescale_output else out) + p @ np.array(v)
+            m = new_m
+        return out / total
+
+    by_option = {"A": stream(True, False, False), "B": stream(True, True, False),
+                 "C": stream(False, False, False), "D": stream(True, True, True)}
+    right = [letter for letter in q.letters if q.check(letter).correct]
+    assert right == ["B"]
+    assert [k for k, got in by_option.items() if abs(got - want) < 1e-12] == right
+    assert "e^(m - m')" in dict(q.choices)["B"] and "e^(m' - m)" in dict(q.choices)["D"]

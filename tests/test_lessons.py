@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib import checks, heads, projections, scaling
+from course_lib import checks, heads, online_softmax, projections, reasoning_checks, scaling
 from course_lib.plots import NBVAL_SANITIZE
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -68,6 +68,10 @@ LIBRARY_ANSWERS = {
     "check_weight_gradient": lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ),
     "check_terms_with_the_scale": lambda: ["dQ", "dK"],
     "check_what_went_wrong": lambda: "B",
+    # lesson 14 (issue 35)
+    "check_third_block": lambda: [reasoning_checks.online_example_state(3).running_sum[0],
+                                  reasoning_checks.online_example_state(3).partial_output[0, 0]],
+    "check_online_softmax_step": online_softmax.online_softmax_step,
 }
 
 
@@ -535,3 +539,33 @@ def test_lesson_10_cat_outputs_are_the_library_order_helpers():
     ns = _lesson("10_")
     np.testing.assert_allclose(ns["shuffled_outputs"], ns["old_outputs_reordered"])
     assert ns["measured"].table_bytes == tuple(8 * n * n for n in ns["measured"].sizes)
+
+
+# ------------------------------------------------------------------------ lesson 14 (issue 35)
+
+
+def test_lesson_14_row_is_the_checks_row_and_streams_to_softmax():
+    """The row worked by hand is the by-hand check's row; streamed, it is softmax · V."""
+    ns = _lesson("14_")
+    blocks = reasoning_checks.ONLINE_BLOCKS[:2]
+    np.testing.assert_array_equal(ns["scores"], [[s for b in blocks for s in b[0]]])
+    np.testing.assert_array_equal(ns["values"][:, 0], [v for b in blocks for v in b[1]])
+    np.testing.assert_array_equal(ns["state"].partial_output,
+                                  reasoning_checks.online_example_state(2).partial_output)
+    np.testing.assert_allclose(online_softmax.online_softmax_finish(ns["state"]),
+                               cl.softmax(ns["scores"]) @ ns["values"], rtol=1e-14)
+
+
+def test_lesson_14_measurement_is_what_the_lesson_rounds():
+    """The slopes the lesson prints rounded are those of its own measurement, and not near
+    a rounding edge (so a machine with other small allocations prints the same)."""
+    ns = _lesson("14_")
+    measured = ns["measured"]
+    assert measured.sizes == (128, 256, 512, 1024) and measured.names == (
+        "attention", "tiled_attention")
+    attention_slope, tiled_slope = measured.memory_slopes(min_n=512)
+    assert abs(attention_slope - 2) < 0.2 and abs(tiled_slope - 1) < 0.25, (
+        attention_slope, tiled_slope)
+    # the table is nearly all of attention's peak, the output most of the tiled one's growth
+    assert 8 * 1024**2 <= measured.peak_bytes[0][-1] < 1.2 * 8 * 1024**2 + 8 * 1024 * 32 * 2
+    assert measured.peak_bytes[1][-1] < 8 * 1024**2 / 10

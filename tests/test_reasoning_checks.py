@@ -28,6 +28,12 @@ D_K, SD_Q, SD_K = reasoning_checks.SPREAD_EXAMPLE
 SPREAD = SD_Q * SD_K * np.sqrt(D_K)  # the standard deviation of q·k
 EMB = projections.embedded_example()
 
+SECOND, THIRD = ([float(np.ravel(a)[0]) for a in reasoning_checks.online_example_state(k)]
+                 for k in (2, 3))
+C3 = np.exp(3.0 - 4.5)  # lesson 14's third block raises the maximum from 3 to 4.5
+P3 = np.exp(np.array([4.5, 2.5]) - 4.5)
+OLD3 = np.exp(np.array([4.5, 2.5]) - 3.0)
+
 #: check -> (a right answer, {mistake: a wrong answer that makes it}), the answers computed.
 CASES = {
     "check_table_sizes": ([100 * 100, 100 * 8], {
@@ -71,6 +77,17 @@ CASES = {
         "heads_share_a_table": [8 * 3000**2, 8 * 3000**2]}),
     "check_buggy_line": (2, {"shift_is_harmless": 3, "transpose_is_right": 1,
                              "sum_axis_is_right": 5, "not_an_option": 7}),
+    # lesson 14: state after block 2 is (3, 1.553, 4.682); block 3 scores 4.5, 2.5, values 1, 5
+    "check_third_block": ([THIRD[1], THIRD[2]], {
+        "neither_rescaled": [SECOND[1] + P3.sum(), SECOND[2] + P3 @ [1.0, 5.0]],
+        "sum_not_rescaled": [SECOND[1] + P3.sum(), C3 * SECOND[2] + P3 @ [1.0, 5.0]],
+        "output_not_rescaled": [C3 * SECOND[1] + P3.sum(), SECOND[2] + P3 @ [1.0, 5.0]],
+        "correction_inverted": [SECOND[1] / C3 + P3.sum(), SECOND[2] / C3 + P3 @ [1.0, 5.0]],
+        "kept_old_maximum": [SECOND[1] + OLD3.sum(), SECOND[2] + OLD3 @ [1.0, 5.0]],
+        "started_over": [P3.sum(), P3 @ [1.0, 5.0]],
+        "no_max_shift": [SECOND[1] + np.exp([4.5, 2.5]).sum(),
+                         SECOND[2] + np.exp([4.5, 2.5]) @ [1.0, 5.0]],
+        "wrong_values": [1.40, 2.90], "wrong_shape": [1.48]}),
 }
 
 
@@ -133,3 +150,13 @@ def test_the_spread_by_hand_is_what_a_measurement_gives():
     assert abs(spread - SPREAD) < 0.01 * SPREAD, spread
     assert abs(spread / np.sqrt(D_K) - SD_Q * SD_K) < 0.01 * SD_Q * SD_K
     assert checks.check_spread_by_hand(lambda: [SPREAD, SPREAD / np.sqrt(D_K)])
+
+
+def test_the_third_block_is_the_online_softmax_of_six_keys():
+    """Lesson 14's by-hand state, finished, is softmax · V of the row's six keys."""
+    blocks = reasoning_checks.ONLINE_BLOCKS
+    scores = np.array([s for b in blocks for s in b[0]])
+    values = np.array([v for b in blocks for v in b[1]])
+    assert SECOND[0] == 3.0 and THIRD[0] == 4.5
+    assert abs(THIRD[2] / THIRD[1] - cl.softmax(scores) @ values) < 1e-12
+    assert abs(SECOND[2] / SECOND[1] - cl.softmax(scores[:4]) @ values[:4]) < 1e-12
