@@ -1151,15 +1151,16 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
 
 # The checks of the exercises that are not fill-ins live in their own module
 # (:mod:`course_lib.reasoning_checks`), and those of lessons 12 and 13 in theirs
-# (:mod:`course_lib.backward_checks`); both build on the helpers above. This module hands out
+# (:mod:`course_lib.backward_checks`), lesson 15's fill-in in :mod:`course_lib.kv_cache_checks`;
+# all build on the helpers above. This module hands out
 # their public checks too, so that every lesson's check cell reads `checks.check_x(f)`
 # (scripts/run_lessons.py marks such cells for nbgrader). Looked up on first use, as the
 # modules import each other; each module's __all__ is the one list of its checks.
 def __getattr__(name: str) -> Any:
     if name.startswith("check_"):
-        from . import backward_checks, reasoning_checks
+        from . import backward_checks, kv_cache_checks, reasoning_checks
 
-        for module in (reasoning_checks, backward_checks):
+        for module in (reasoning_checks, backward_checks, kv_cache_checks):
             if name in module.__all__:
                 return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -68,6 +68,10 @@ LIBRARY_ANSWERS = {
     "check_weight_gradient": lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ),
     "check_terms_with_the_scale": lambda: ["dQ", "dK"],
     "check_what_went_wrong": lambda: "B",
+    # lesson 15 (issue 35)
+    "check_generate_with_cache": lambda Q, K, V: cl.attention(Q, K, V,
+                                                              mask=cl.causal_mask(len(Q)))[0],
+    "check_multiply_adds": lambda: [2 * 1500 * 64, 2 * 1500**2 * 64],
 }
 
 
