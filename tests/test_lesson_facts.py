@@ -384,13 +384,15 @@ def test_a_predicted_number_is_told_after_the_guess_and_not_above_it(prefix: str
 
 # --- issue 30: lesson 12's self-study -------------------------------------------------
 
-_COUNTS = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_COUNTS = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+           "twelve": 12}
 
 
 def _self_study_counts(text: str) -> list[int]:
     """The numbers of self-study questions a text promises ('seven questions ...')."""
     return [_COUNTS[m] if m in _COUNTS else int(m) for m in re.findall(
-        r"\b(\d+|five|six|seven|eight|nine) (?:multiple-choice )?questions\b", text)]
+        r"\b(\d+|five|six|seven|eight|nine|ten|eleven|twelve) (?:multiple-choice )?questions\b",
+        text)]
 
 
 def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
@@ -639,12 +641,12 @@ def test_15_counts_and_measured_memory_are_what_it_says() -> None:
 
 
 def _blocks():
-    from course_lib import block, model_forward
+    from course_lib import AttentionInputError, block, model_forward
 
     found = [block.random_block(seed=0), block.random_block(64, 4, 128, seed=3)]
     try:
         found.append(model_forward.load_block(layer=0))
-    except Exception:  # noqa: BLE001 - the weights are optional (lesson 11, section 7)
+    except AttentionInputError:  # the weights are optional (lesson 11, section 7)
         pass
     return found
 
@@ -684,3 +686,21 @@ def test_15_a_decoder_block_keeps_every_earlier_row() -> None:
             assert np.all(after.steps[name][:5] == before.steps[name][:5]), name
             assert np.any(after.steps[name][5] != before.steps[name][5]), name
             assert f"{name:>12}: rows 0-4 change by 0.0, row 5 changes: True" in text
+
+
+def test_the_self_study_asks_what_the_kv_cache_computes() -> None:
+    """Lesson 15's question: the right option is what KVCache.attend computes, one row."""
+    import course_lib as cl
+    from course_lib import quiz
+
+    [q] = [q for q in quiz.SelfStudyQuiz().questions if q.lesson == "15"]
+    [right] = [text for letter, text in q.choices if q.check(letter).correct]
+    assert "One row of 1001 scores" in right and "its own included" in right
+    rng = np.random.default_rng(5)
+    Q, K, V = rng.normal(size=(3, 1001, 8))
+    cache = cl.KVCache()
+    cache.extend(K, V)  # 1000 earlier tokens and the new one, cached
+    row = cache.attend(Q[-1])
+    np.testing.assert_allclose(row, cl.attention(Q, K, V, mask=cl.causal_mask(1001))[0][-1],
+                               atol=1e-12)
+    assert "exactly 0" in text_of(lesson("15_"))  # what the wrong options' feedback quotes

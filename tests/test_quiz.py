@@ -33,13 +33,13 @@ def test_every_question_has_its_options_and_its_right_ones():
     questions = load_questions()
     assert [q.id for q in questions] == [
         "why_scale", "causal_mask", "sat_weights", "sat_output", "row_sums", "projections",
-        "heads", "one_hot_row", "adam_first_step"
+        "heads", "one_hot_row", "adam_first_step", "kv_cache"
     ]
     for q in questions:
         expected = ("A", "B", "C", "D", "E") if q.id == "sat_output" else ("A", "B", "C", "D")
         assert q.letters == expected
     assert [right_letters(q) for q in questions] == [["C"], ["A"], ["B"], ["D"], ["C"],
-                                                        ["B"], ["B"], ["C"], ["B"]]
+                                                        ["B"], ["B"], ["C"], ["B"], ["C"]]
 
 
 def test_feedback_says_right_or_explains_the_wrong_choice():
@@ -182,7 +182,7 @@ def test_widget_is_what_the_notebook_displays():
     quiz = SelfStudyQuiz()
     bundle = quiz._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert repr(quiz) == "SelfStudyQuiz(9 questions; not answered yet)"
+    assert repr(quiz) == "SelfStudyQuiz(10 questions; not answered yet)"
     assert "not answered yet" in quiz.widget.children[-1].value
 
 
