@@ -259,14 +259,15 @@ def block_steps(x: ArrayLike, weights: BlockWeights, *, causal: bool = False) ->
 
 
 def rows_each_step_changes(x: ArrayLike, weights: BlockWeights, token: int, *,
-                           causal: bool = False, change: float = 1.0
+                           causal: bool = False, seed: int = 0
                            ) -> dict[str, tuple[int, ...]]:
     """For each step alone: change one token's row of what it reads; which output rows change?
 
-    The block runs once on ``x``. Then, for each step, ``change`` is added to row ``token``
-    of the array that step reads (for a residual: of the branch it adds, the skip kept
-    as it was), the step runs again on that, and the rows of its output that differ at
-    all from before are listed.
+    The block runs once on ``x``. Then, for each step, a random vector (seeded) is added to
+    row ``token`` of the array that step reads (for a residual: of the branch it adds, the
+    skip kept as it was), the step runs again on that, and the rows of its output that
+    differ at all from before are listed. (Adding the same number to every entry would not
+    do: LayerNorm subtracts each row's mean, so it would not see that change.)
 
     Parameters
     ----------
@@ -275,8 +276,8 @@ def rows_each_step_changes(x: ArrayLike, weights: BlockWeights, token: int, *,
     token : int
         The row to change, ``0 <= token < n``.
     causal : bool, default False
-    change : float, default 1.0
-        Added to every entry of that row.
+    seed : int, default 0
+        Of the random vector added to the row.
 
     Returns
     -------
@@ -301,6 +302,7 @@ def rows_each_step_changes(x: ArrayLike, weights: BlockWeights, token: int, *,
     if isinstance(token, bool) or not isinstance(token, int | np.integer) or not 0 <= token < n:
         raise AttentionInputError(f"token must be a row of x, 0 to {n - 1} (got {token!r})")
     run = block_steps(rows, weights, causal=causal)
+    change = np.random.default_rng(seed).normal(size=rows.shape[1])
     changed = {}
     for before, name in zip((None, *STEPS), STEPS, strict=False):
         reads = (rows if before is None else run.steps[before]).copy()

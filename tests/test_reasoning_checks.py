@@ -71,6 +71,12 @@ CASES = {
         "heads_share_a_table": [8 * 3000**2, 8 * 3000**2]}),
     "check_buggy_line": (2, {"shift_is_harmless": 3, "transpose_is_right": 1,
                              "sum_axis_is_right": 5, "not_an_option": 7}),
+    "check_multiply_adds": ([2 * 1500 * 64, 2 * 1500**2 * 64], {
+        "scores_only": [1500 * 64, 1500**2 * 64],
+        "cache_still_quadratic": [2 * 1500**2 * 64, 2 * 1500**2 * 64],
+        "recompute_linear": [2 * 1500 * 64, 2 * 1500 * 64],
+        "forgot_d": [2 * 1500, 2 * 1500**2], "half_table": [2 * 1500 * 64, 1500**2 * 64],
+        "wrong_values": [1, 2], "wrong_shape": [192_000]}),
 }
 
 
