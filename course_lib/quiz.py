@@ -249,7 +249,7 @@ class SelfStudyQuiz:
     --------
     >>> quiz = SelfStudyQuiz()
     >>> len(quiz.questions), [q.id for q in quiz.questions][:3]
-    (9, ['why_scale', 'causal_mask', 'sat_weights'])
+    (10, ['why_scale', 'causal_mask', 'sat_weights'])
     >>> quiz.score_text, quiz.controls["why_scale"].value
     ('not answered yet', None)
     >>> quiz.explain("why_scale", "D").correct, quiz.score_text
@@ -258,7 +258,7 @@ class SelfStudyQuiz:
     >>> fb.correct, quiz.controls["why_scale"].value
     (False, 'D')
     >>> quiz.score_text
-    '0 of 9 right (1 answered)'
+    '0 of 10 right (1 answered)'
     """
 
     def __init__(self, questions: Iterable[Question] | None = None) -> None:
