@@ -610,4 +610,67 @@ QUESTIONS = [
             ),
         },
     },
+    {
+        "id": "kv_cache",
+        "prompt": (
+            "A decoder with a KV cache has written 1000 tokens and now "
+            "computes the attention output of token 1001 in one head (lesson "
+            "15). What does that head compute for it?"
+        ),
+        "lesson": "15",
+        "choices": [
+            ("A", (
+                "The whole 1001 × 1001 table of scores again, since every earlier"
+                " token now has one more key to look at."
+            )),
+            ("B", (
+                "Only the new token's query against its own key: the 1000 earlier"
+                " tokens are finished, so it needs none of their keys or values."
+            )),
+            ("C", (
+                "One row of 1001 scores: the new token's query against the cached"
+                " keys of all tokens, its own included, then a blend of the 1001 "
+                "cached values."
+            )),
+            ("D", (
+                "A column of 1001 scores: every earlier token's query against the"
+                " new key, so that each earlier output can take the new token "
+                "into account."
+            )),
+        ],
+        "marks": {
+            "A": "a078ac5c6840d5a7a9421d8dc9469956cb1065405a2d8aa649e5da791673be0d",
+            "B": "acccb73178f3b702d8f0b01bb790d657234989d31da968431cf3981ddfb487ad",
+            "C": "c218c81f11904622d92e105418e030753b14375743c9fb16b5ff67b7544ec551",
+            "D": "d55150c80d22e28536ba2588f961335a980d96e15386a8c6a081182dec6e60d7",
+        },
+        "feedback": {
+            "A": (
+                "yJRKZtmUCp5IsD8UX3W4nZXiesoQ2EyT/ID8d2rRQ99MhLVOdWS1A5tm745ogOu3"
+                "T72Pu/0TufMCe52J9Ef79mObUBSn1zDkh5z/RY0CbkLW59jpxApXbYILcXRLFcBo"
+                "2UaK7qLUA1JyXXAXNgNZquVqccdYj0o4fLaaea40k4tugtjx1c2cgZJwXy2cZM3x"
+                "2uWEzrlB6DhtelOsNwwXV3fnsD4qC3h28Ogb18DAmx0Rea0+TdLpZ6bUEzPw9E1Y"
+                "au/kpt8rrFJH2zrUZ1xMgwrH0ZcAzo2aqADzJfnyNHEMUf8D7C8="
+            ),
+            "B": (
+                "PTyT5VVacA5jJhl+ira5549ptI4hHjvyw1IVcxCyuSNR2rHSH3haGDpiwh7/z5wD"
+                "IaMZLq035syXaPSRWRrwcwGTPOH27XE94xoW0zaWRsjcGusvYofuMT53scJw3m0e"
+                "hiEoJgkrQ4Gm00+YpadYjeJV1KEbYISn6bR9iI5xWLlOcY8sCz/vLHLyUh3C0qPd"
+                "ZYFAOphb0XZUud2wRtVHaIMvJFUphShtu9ITInQ+PRXfa2t1Og=="
+            ),
+            "C": (
+                "ju4kROcxur5jQCpvkf2ub5V72THQO4AzVQ9wIEtcVFCWr/XCktzMHQMEpHfQjFlS"
+                "pZNFU7VGUNXvxHrlF8N6Xj2IDWBoH3wRgg00lL51jFedjWnh2tGxTcNuWaxW6EJz"
+                "UK1uI7ovwy1G1QtmpM79gJj0/zzhNQHA4OT0srGYiv/KXf/wrro62SjWOgtj6Qkv"
+                "U5tSQCs/7sg2KWiVLGGJJFSg0HiGHyTGA5vgZ2jeFxbhwUOsTey0c5AKq37++Omg"
+                "lpwMyp7p6XIBRFlBX7b8BlZbiQs7KA=="
+            ),
+            "D": (
+                "MA/tfn6U21v7vEBvtJtVQ5lMmeK05nh0uxEkNG/vm8eySAyxC90G7iGiI5qUBAOx"
+                "Jwnv0F+fK4BawUP0mvqNJfDeNA7UTR8FnYbU533vR/7Izr5ruuT2UxlaoVxzb4WI"
+                "/LpWxl472o5GV2ZaxVWfJux0B/bw3ZIitGj9mC2/waa52bPo5yOW21FaUzT/qHe4"
+                "WwOiy0uDnkmaKiouP5M0o0UxVQvYymmDFoo="
+            ),
+        },
+    },
 ]

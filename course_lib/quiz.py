@@ -249,7 +249,7 @@ class SelfStudyQuiz:
     --------
     >>> quiz = SelfStudyQuiz()
     >>> len(quiz.questions), [q.id for q in quiz.questions][:3]
-    (10, ['why_scale', 'causal_mask', 'sat_weights'])
+    (11, ['why_scale', 'causal_mask', 'sat_weights'])
     >>> quiz.score_text, quiz.controls["why_scale"].value
     ('not answered yet', None)
     >>> quiz.explain("why_scale", "D").correct, quiz.score_text

@@ -25,6 +25,7 @@ check                              the student returns                          
 :func:`check_table_bytes`          bytes of the weights table, one head and twelve    10
 :func:`check_buggy_line`           the line of a given function that is wrong         11
 :func:`check_third_block`          an online softmax's sum and output after a block   14
+:func:`check_multiply_adds`        multiply-adds for one new token: cache, recompute  15
 =================================  =================================================  ======
 
 Examples
@@ -55,6 +56,7 @@ __all__ = [
     "check_buggy_line",
     "check_head_table_sizes",
     "check_mat_key",
+    "check_multiply_adds",
     "check_own_the_output",
     "check_rows_the_bug_changes",
     "check_spread_by_hand",
@@ -632,3 +634,36 @@ def check_third_block(answer: Any) -> CheckResult:
         "multiply the old sum and output by the correction, then add the block's terms, "
         "each shifted by the new maximum.",
         tolerance=0.02)
+
+
+# ------------------------------------------------------------------------------ lesson 15
+
+
+def check_multiply_adds(answer: Any) -> CheckResult:
+    """Token n = 1500 of one head (d_k = d_v = 64): multiply-adds with the cache, recomputing.
+
+    With the cache: the new query against 1500 keys, then 1500 weights times the values.
+    Recomputing: ``attention`` over all 1500 tokens builds the whole table (then masks it).
+
+    Examples
+    --------
+    >>> check_multiply_adds(lambda: [96_000, 144_000_000]).mistake
+    'scores_only'
+    """
+    n, d = 1500, 64
+    return _by_hand(
+        answer, _name_of(answer, "multiply_adds"), [2 * n * d, 2 * n * n * d],
+        [("scores_only", [n * d, n * n * d], "that counts the scores only; blending the "
+          "values costs as much again (one multiply-add per weight and value entry)."),
+         ("cache_still_quadratic", [2 * n * n * d, 2 * n * n * d], "with the cache only the "
+          "new token's query is new: one row of scores, not the whole table."),
+         ("recompute_linear", [2 * n * d, 2 * n * d], "recomputing means every query "
+          "against every key again: n rows of scores, each of n entries."),
+         ("forgot_d", [2 * n, 2 * n * n], "each score is a dot product of d_k numbers, and "
+          "each output entry a sum over the keys: count the multiplications inside."),
+         ("half_table", [2 * n * d, n * n * d], "`attention` computes the whole n by n "
+          "table and masks it afterwards; it does not skip the hidden half.")],
+        "the cache costs 2 · 1500 · 64 = 192000 multiply-adds for the new token;\n"
+        "recomputing costs 2 · 1500² · 64 = 288000000, n = 1500 times more.",
+        "one row of scores and one blend for the cache; n rows of each for recomputing.",
+        tolerance=0.5)

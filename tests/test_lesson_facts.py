@@ -384,13 +384,15 @@ def test_a_predicted_number_is_told_after_the_guess_and_not_above_it(prefix: str
 
 # --- issue 30: lesson 12's self-study -------------------------------------------------
 
-_COUNTS = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_COUNTS = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+           "twelve": 12}
 
 
 def _self_study_counts(text: str) -> list[int]:
     """The numbers of self-study questions a text promises ('seven questions ...')."""
     return [_COUNTS[m] if m in _COUNTS else int(m) for m in re.findall(
-        r"\b(\d+|five|six|seven|eight|nine|ten) (?:multiple-choice )?questions\b", text)]
+        r"\b(\d+|five|six|seven|eight|nine|ten|eleven|twelve) (?:multiple-choice )?questions\b",
+        text)]
 
 
 def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
@@ -713,3 +715,112 @@ def test_the_self_study_asks_about_the_online_softmax_and_its_right_option_is_ex
     assert right == ["B"]
     assert [k for k, got in by_option.items() if abs(got - want) < 1e-12] == right
     assert "e^(m - m')" in dict(q.choices)["B"] and "e^(m' - m)" in dict(q.choices)["D"]
+# ------------------------------------------------------------------ lesson 15 (issue 35)
+
+
+def test_15_a_new_token_changes_no_earlier_row_and_the_cache_equals_attention() -> None:
+    """Lesson 15's printed rows are course_lib's: exactly 0 for earlier rows with the mask,
+    every row without it; the cache's rows equal causal attention's."""
+    import course_lib as cl
+
+    text = text_of(lesson("15_"))
+    rng = np.random.default_rng(0)  # the lesson's own numbers, recomputed here
+    Q, K, V = rng.normal(size=(3, 6, 4))
+    Q2, K2, V2 = Q.copy(), K.copy(), V.copy()
+    Q2[5], K2[5], V2[5] = rng.normal(size=(3, 4))
+    causal = np.abs(cl.attention(Q2, K2, V2, mask=cl.causal_mask(6))[0]
+                    - cl.attention(Q, K, V, mask=cl.causal_mask(6))[0]).max(axis=1)
+    unmasked = np.abs(cl.attention(Q2, K2, V2)[0] - cl.attention(Q, K, V)[0]).max(axis=1)
+    assert np.all(causal[:5] == 0.0) and causal[5] > 0.01  # "exactly 0, not rounding"
+    assert np.all(unmasked > 0.01)  # "every row changes"
+    assert f"causal, change of each row:   {causal.round(2)}" in text
+    assert f"no mask, change of each row:  {unmasked.round(2)}" in text
+    assert "rows 0 to 4 change by exactly 0" in text
+    cache = cl.KVCache()
+    rows = np.array([cache.step(Q[i], K[i], V[i]) for i in range(6)])
+    assert np.abs(rows - cl.attention(Q, K, V, mask=cl.causal_mask(6))[0]).max() < 1e-12
+    assert "row by row, below 1e-12: True" in text
+
+
+def test_15_counts_and_measured_memory_are_what_it_says() -> None:
+    from course_lib import cost, memory_cost
+
+    text = text_of(lesson("15_"))
+    sizes, d = (128, 256, 512, 1024), 32
+    for n in sizes:
+        assert (f"n = {n:>4}: recompute {2 * n * n * d:>11,}   KV cache {2 * n * d:>7,}   "
+                f"ratio {n:>4}") in text
+    assert "slopes (log-log): recompute 2.00, KV cache 1.00" in text
+    assert round(cost.loglog_slope(sizes, [2 * n * n * d for n in sizes]), 2) == 2.0
+    measured = memory_cost.measure_kv_cache_cost(sizes, d=d, repeats=1, min_sample_seconds=0)
+    slopes = measured.memory_slopes(min_n=256)
+    assert f"recompute {slopes[0]:.1f}, KV cache {slopes[1]:.1f}" in text
+    assert all(r >= 8 * n * n for r, n in zip(measured.peak_bytes[0], sizes, strict=True))
+    assert all(c < r / 20 for r, c in zip(*measured.peak_bytes, strict=True))  # one row
+    assert "the cache is faster at every n: True" in text
+
+
+def _blocks():
+    from course_lib import AttentionInputError, block, model_forward
+
+    found = [block.random_block(seed=0), block.random_block(64, 4, 128, seed=3)]
+    try:
+        found.append(model_forward.load_block(layer=0))
+    except AttentionInputError:  # the weights are optional (lesson 11, section 7)
+        pass
+    return found
+
+
+def test_15_only_attention_mixes_tokens_in_every_block() -> None:
+    """What lesson 15 prints holds for MiniLM's block (where installed) and random ones."""
+    from course_lib import block
+
+    text = text_of(lesson("15_"))
+    for w in _blocks():
+        x = np.random.default_rng(1).normal(size=(6, w.d_model))
+        for token in range(6):
+            for causal in (False, True):
+                changed = block.rows_each_step_changes(x, w, token=token, causal=causal)
+                assert changed["attention"] == tuple(range(token if causal else 0, 6))
+                assert all(changed[s] == (token,) for s in block.STEPS[1:]), (w, changed)
+    w = block.random_block(seed=0)
+    x = np.random.default_rng(1).normal(size=(6, 384))
+    for causal, label in ((False, "no mask (MiniLM):"), (True, "with the causal mask:")):
+        changed = block.rows_each_step_changes(x, w, token=2, causal=causal)
+        lines = "\n".join(f"  {name:>12}: rows {list(rows)}" for name, rows in changed.items())
+        assert f"{label}\n{lines}" in text
+    assert "Only **attention** spreads a change" in text
+
+
+def test_15_a_decoder_block_keeps_every_earlier_row() -> None:
+    from course_lib import block
+
+    text = text_of(lesson("15_"))
+    for w in _blocks():
+        x = np.random.default_rng(1).normal(size=(6, w.d_model))
+        other = x.copy()
+        other[5] = np.random.default_rng(2).normal(size=w.d_model)
+        before = block.block_steps(x, w, causal=True)
+        after = block.block_steps(other, w, causal=True)
+        for name in block.STEPS:
+            assert np.all(after.steps[name][:5] == before.steps[name][:5]), name
+            assert np.any(after.steps[name][5] != before.steps[name][5]), name
+            assert f"{name:>12}: rows 0-4 change by 0.0, row 5 changes: True" in text
+
+
+def test_the_self_study_asks_what_the_kv_cache_computes() -> None:
+    """Lesson 15's question: the right option is what KVCache.attend computes, one row."""
+    import course_lib as cl
+    from course_lib import quiz
+
+    [q] = [q for q in quiz.SelfStudyQuiz().questions if q.lesson == "15"]
+    [right] = [text for letter, text in q.choices if q.check(letter).correct]
+    assert "One row of 1001 scores" in right and "its own included" in right
+    rng = np.random.default_rng(5)
+    Q, K, V = rng.normal(size=(3, 1001, 8))
+    cache = cl.KVCache()
+    cache.extend(K, V)  # 1000 earlier tokens and the new one, cached
+    row = cache.attend(Q[-1])
+    np.testing.assert_allclose(row, cl.attention(Q, K, V, mask=cl.causal_mask(1001))[0][-1],
+                               atol=1e-12)
+    assert "exactly 0" in text_of(lesson("15_"))  # what the wrong options' feedback quotes

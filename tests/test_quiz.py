@@ -33,13 +33,13 @@ def test_every_question_has_its_options_and_its_right_ones():
     questions = load_questions()
     assert [q.id for q in questions] == [
         "why_scale", "causal_mask", "sat_weights", "sat_output", "row_sums", "projections",
-        "heads", "one_hot_row", "adam_first_step", "online_rescale"
+        "heads", "one_hot_row", "adam_first_step", "online_rescale", "kv_cache"
     ]
     for q in questions:
         expected = ("A", "B", "C", "D", "E") if q.id == "sat_output" else ("A", "B", "C", "D")
         assert q.letters == expected
     assert [right_letters(q) for q in questions] == [["C"], ["A"], ["B"], ["D"], ["C"],
-                                                        ["B"], ["B"], ["C"], ["B"], ["B"]]
+                                                        ["B"], ["B"], ["C"], ["B"], ["B"], ["C"]]
 
 
 def test_feedback_says_right_or_explains_the_wrong_choice():

@@ -88,6 +88,12 @@ CASES = {
         "no_max_shift": [SECOND[1] + np.exp([4.5, 2.5]).sum(),
                          SECOND[2] + np.exp([4.5, 2.5]) @ [1.0, 5.0]],
         "wrong_values": [1.40, 2.90], "wrong_shape": [1.48]}),
+    "check_multiply_adds": ([2 * 1500 * 64, 2 * 1500**2 * 64], {
+        "scores_only": [1500 * 64, 1500**2 * 64],
+        "cache_still_quadratic": [2 * 1500**2 * 64, 2 * 1500**2 * 64],
+        "recompute_linear": [2 * 1500 * 64, 2 * 1500 * 64],
+        "forgot_d": [2 * 1500, 2 * 1500**2], "half_table": [2 * 1500 * 64, 1500**2 * 64],
+        "wrong_values": [1, 2], "wrong_shape": [192_000]}),
 }
 
 
