@@ -182,7 +182,7 @@ def test_widget_is_what_the_notebook_displays():
     quiz = SelfStudyQuiz()
     bundle = quiz._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert repr(quiz) == "SelfStudyQuiz(10 questions; not answered yet)"
+    assert repr(quiz) == "SelfStudyQuiz(11 questions; not answered yet)"
     assert "not answered yet" in quiz.widget.children[-1].value
 
 
