@@ -108,3 +108,12 @@ def test_nbgrader_warns_about_changed_checks_only_when_they_were_changed(course,
     assert "SAWarning" not in done.stderr, done.stderr
     edited = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "fred")
     assert "Attribute 'checksum' for cell test_" in edited.stderr, edited.stderr[-2000:]
+
+
+def test_the_serial_log_names_who_timed_out(course, engine):
+    """Issue 33, item 10: nbclient's "Timeout waiting for execute reply" names no student;
+    in the course's log every line of the grading preprocessor says whose notebook it is."""
+    done = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "dave")
+    assert done.returncode == 0, done.stderr[-2000:]
+    [line] = [x for x in done.stderr.splitlines() if "Timeout waiting for execute reply" in x]
+    assert "dave" in line and "checkpoint" in line, line
