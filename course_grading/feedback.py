@@ -49,6 +49,7 @@ from traitlets import Bool, Integer, List, Unicode
 
 from course_lib.checkpoint_spec import CHECKPOINT
 
+from .gradetable import repeated_mistakes
 from .probe import reported_exception
 
 __all__ = ["FEEDBACK_CSP", "CheckedReleaseFeedback", "ExplainChecks", "ManualGradesFirst",
@@ -199,6 +200,7 @@ class ExplainChecks(_FeedbackPreprocessor):
     ) -> tuple[NotebookNode, ResourcesDict]:
         """Rewrite the test cells and scrub outputs, then return the notebook."""
         self._secret = hidden_lines(nb, self.begin_test_delimeter, self.end_test_delimeter)
+        self._repeated = repeated_mistakes(nb)
         nb, resources = super().preprocess(nb, resources)
         notes = self._notes(nb.metadata.get("course", {}))
         if notes:
@@ -252,6 +254,9 @@ class ExplainChecks(_FeedbackPreprocessor):
         if not passed:
             if isinstance(verdict, dict) and isinstance(verdict.get("message"), str):
                 lines.append(f"What the grader found: {verdict['message']}")
+            if grade_id in getattr(self, "_repeated", {}):
+                lines.append(f"Same mistake as {self._repeated[grade_id]}: a mistake costs "
+                             "the points of every check that sees it.")
             else:  # graded without the host-side verdicts: only the exception's class
                 raised = [str(o.get("ename", "")) for o in cell.outputs
                           if o.get("output_type") == "error"]
