@@ -302,7 +302,20 @@ class SafeHTMLExporter(HTMLExporter):
         if head is None:  # a template without a head: refuse rather than ship a page without it
             raise ValueError("the feedback template produced no <head> to hold its "
                              "Content-Security-Policy")
-        return output[: head.end()] + meta + output[head.end():], resources
+        output = output[: head.end()] + meta + output[head.end():]
+        # the stylesheet formgrader links (wrapped verdicts and written answers), last in
+        # <head> so that it comes after nbconvert's
+        end = output.lower().find("</head>")
+        if end < 0:
+            raise ValueError("the feedback template produced no </head> for its stylesheet")
+        return output[:end] + f"<style>{_readable_css()}</style>\n" + output[end:], resources
+
+
+def _readable_css() -> str:
+    """The course's stylesheet of notebook pages (``formgrader_static/readable.css``)."""
+    from .formgrader_csp import READABLE_CSS, STATIC_DIR
+
+    return Path(STATIC_DIR, READABLE_CSS).read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------------------

@@ -599,8 +599,9 @@ def enable(c: Any, **limits: Any) -> None:
       bubblewrap sandbox of :mod:`course_grading.sandbox`, with ``limits`` as its limits);
     * :class:`course_grading.inert.MakeInert` at the end of autograding, so that nothing a
       student wrote runs as script in formgrader or feedback pages;
-    * feedback explained in words (:class:`course_grading.feedback.ExplainChecks`) and
-      written as pages that allow no script (:class:`~course_grading.feedback.SafeHTMLExporter`).
+    * feedback explained in words (:class:`course_grading.feedback.ExplainChecks`), its
+      math as MathML (:class:`course_grading.math_markup.RenderMath`), and written as pages
+      that allow no script (:class:`~course_grading.feedback.SafeHTMLExporter`).
 
     Parameters
     ----------
@@ -616,6 +617,7 @@ def enable(c: Any, **limits: Any) -> None:
     from . import sandbox
     from .feedback import ExplainChecks, SafeHTMLExporter
     from .inert import MakeInert
+    from .math_markup import RenderMath
 
     sandbox.enable(c, **limits)
     default = Autograde.class_traits()["autograde_preprocessors"].default()
@@ -625,5 +627,6 @@ def enable(c: Any, **limits: Any) -> None:
     if MakeInert not in chain:
         chain.append(MakeInert)
     c.Autograde.autograde_preprocessors = chain
-    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks]
+    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks,
+                                        RenderMath]
     c.GenerateFeedback.exporter_class = SafeHTMLExporter
