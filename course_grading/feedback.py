@@ -49,6 +49,7 @@ from traitlets import Bool, Integer, List, Unicode
 
 from course_lib.checkpoint_spec import CHECKPOINT
 
+from .gradetable import repeated_mistakes
 from .probe import reported_exception
 
 __all__ = ["FEEDBACK_CSP", "CheckedReleaseFeedback", "ExplainChecks", "ManualGradesFirst",
@@ -199,6 +200,7 @@ class ExplainChecks(_FeedbackPreprocessor):
     ) -> tuple[NotebookNode, ResourcesDict]:
         """Rewrite the test cells and scrub outputs, then return the notebook."""
         self._secret = hidden_lines(nb, self.begin_test_delimeter, self.end_test_delimeter)
+        self._repeated = repeated_mistakes(nb)
         nb, resources = super().preprocess(nb, resources)
         notes = self._notes(nb.metadata.get("course", {}))
         if notes:
@@ -252,6 +254,9 @@ class ExplainChecks(_FeedbackPreprocessor):
         if not passed:
             if isinstance(verdict, dict) and isinstance(verdict.get("message"), str):
                 lines.append(f"What the grader found: {verdict['message']}")
+            if grade_id in getattr(self, "_repeated", {}):
+                lines.append(f"Same mistake as {self._repeated[grade_id]}: a mistake costs "
+                             "the points of every check that sees it.")
             else:  # graded without the host-side verdicts: only the exception's class
                 raised = [str(o.get("ename", "")) for o in cell.outputs
                           if o.get("output_type") == "error"]
@@ -297,7 +302,20 @@ class SafeHTMLExporter(HTMLExporter):
         if head is None:  # a template without a head: refuse rather than ship a page without it
             raise ValueError("the feedback template produced no <head> to hold its "
                              "Content-Security-Policy")
-        return output[: head.end()] + meta + output[head.end():], resources
+        output = output[: head.end()] + meta + output[head.end():]
+        # the stylesheet formgrader links (wrapped verdicts and written answers), last in
+        # <head> so that it comes after nbconvert's
+        end = output.lower().find("</head>")
+        if end < 0:
+            raise ValueError("the feedback template produced no </head> for its stylesheet")
+        return output[:end] + f"<style>{_readable_css()}</style>\n" + output[end:], resources
+
+
+def _readable_css() -> str:
+    """The course's stylesheet of notebook pages (``formgrader_static/readable.css``)."""
+    from .formgrader_csp import READABLE_CSS, STATIC_DIR
+
+    return Path(STATIC_DIR, READABLE_CSS).read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------------------

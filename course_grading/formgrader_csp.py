@@ -61,6 +61,8 @@ SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course_grading.formgrade
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "formgrader_static")
 STATIC_URL = "course-grading/static"
+#: The stylesheet of the notebook pages (formgrader's and the feedback's), in STATIC_DIR.
+READABLE_CSS = "readable.css"
 
 _VARS_BLOCK = re.compile(
     r'<script(?: type="text/javascript")?>\s*((?:var [a-z_]+ = "[^"\n]*";\s*)+)</script>')
@@ -142,8 +144,11 @@ class ScriptFreeLoader(jinja2.BaseLoader):
             text = text.replace("</head>", f'  <script src="{page_base}/{STATIC_URL}/'
                                 'formgrade_page.js"></script>\n</head>', 1)
         # nbconvert's MathJax comes from a CDN the policy blocks: a stand-in from this server
+        # (the math is MathML already, course_grading/math_markup.py), and the course's
+        # stylesheet, which wraps verdicts and written answers inside their cells
         text = text.replace(_MATHJAX, f'<script src="{page_base}/{STATIC_URL}/no_mathjax.js">'
-                                      '</script>')
+                                      f'</script>\n<link rel="stylesheet" href="{page_base}/'
+                                      f'{STATIC_URL}/{READABLE_CSS}">')
         text = rewrite_template(text, page_base)
         leftover = _INLINE_SCRIPT.search(text) or _HANDLER.search(text)
         if leftover:
@@ -178,7 +183,10 @@ def _swap_templates(settings: dict[str, Any]) -> None:
     if not env_done:
         settings["nbgrader_jinja2_env"] = jinja2.Environment(loader=loader)
     if not exporter_done:
+        from .math_markup import RenderMath
+
         exporter.extra_loaders = [loader]
+        exporter.register_preprocessor(RenderMath(), enabled=True)  # math without MathJax
 
 
 def _csp_transform(base_url: str, settings: dict[str, Any]) -> type:

@@ -41,7 +41,9 @@ __all__ = [
     "StudentRow",
     "build_grade_table",
     "grading_problems",
+    "lost_points",
     "main",
+    "repeated_mistakes",
 ]
 
 #: The hidden checks of the checkpoint, each built to catch one mistake, and that mistake
@@ -81,6 +83,8 @@ class StudentRow:
     problems : list of str
         What stopped or broke the graded notebook (:func:`grading_problems`); the status
         says it too.
+    lost : dict of str to str
+        Every check that lost points, in notebook order, and why (:func:`lost_points`).
     """
 
     student: str
@@ -89,6 +93,7 @@ class StudentRow:
     failed_checks: list[str] = field(default_factory=list)
     crashed_checks: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    lost: dict[str, str] = field(default_factory=dict)
 
     @property
     def graded(self) -> bool:
@@ -300,6 +305,106 @@ def grading_problems(nb: dict) -> list[str]:
     return problems
 
 
+#: Why a check without a named mistake lost its points, by verdict reason.
+_LOST_BECAUSE = {
+    "format": "an answer of the wrong form (shape, type or letter)",
+    "raised": "the answer raised an exception",
+    "missing": "the answer is missing",
+    "not_plain": "the grader received something that is not plain data",
+    "not_run": "the check could not run (the notebook stopped before it)",
+}
+
+
+def _mistake_words(mistake_id: object) -> str | None:
+    """The spec's words for a mistake or misconception id; None for any other value."""
+    for m in (*CHECKPOINT.mistakes, *CHECKPOINT.misconceptions):
+        if m.id == mistake_id:
+            return m.words
+    return None
+
+
+def _failed_checks(nb: dict) -> list[tuple[str, dict]]:
+    """(grade id, verdict) of every failed check of the spec, in notebook order."""
+    failed = []
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    for cell in cells if isinstance(cells, list) else []:
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        nbgrader = meta.get("nbgrader") if isinstance(meta, dict) else None
+        gid = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+        if gid not in CHECKPOINT.autograded:
+            continue  # only the spec's checks, named by the spec's grade ids
+        course = meta.get("course")
+        verdict = course.get("verdict") if isinstance(course, dict) else None
+        if isinstance(verdict, dict) and verdict.get("passed") is False:
+            failed.append((gid, verdict))
+    return failed
+
+
+def repeated_mistakes(nb: dict) -> dict[str, str]:
+    """Grade id -> the earlier check that lost its points to the same mistake.
+
+    Examples
+    --------
+    >>> def cell(gid, mistake):
+    ...     verdict = {"passed": False, "reason": "wrong", "mistake": mistake}
+    ...     return {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": gid},
+    ...                                               "course": {"verdict": verdict}}}
+    >>> repeated_mistakes({"cells": [cell("test_weights_visible", "missing_scale"),
+    ...                              cell("test_missing_scale", "missing_scale")]})
+    {'test_missing_scale': 'test_weights_visible'}
+    """
+    first: dict[str, str] = {}
+    repeated = {}
+    for gid, verdict in _failed_checks(nb):
+        mistake = verdict.get("mistake")
+        if _mistake_words(mistake) is None:
+            continue
+        assert isinstance(mistake, str)
+        if mistake in first:
+            repeated[gid] = first[mistake]
+        first.setdefault(mistake, gid)
+    return repeated
+
+
+def lost_points(nb: dict) -> dict[str, str]:
+    """Why each check of an autograded notebook lost its points, in the spec's words.
+
+    A check's verdict (``metadata["course"]["verdict"]``, written by the grader) names the
+    mistake it saw; a later check that lost its points to the same mistake says "same
+    mistake as" the first (:func:`repeated_mistakes`). Only the spec's words and grade ids
+    are returned, never text from the notebook.
+
+    Parameters
+    ----------
+    nb : dict
+        An autograded notebook (JSON as a dict).
+
+    Returns
+    -------
+    dict of str to str
+        Grade id -> why, for every failed check, in notebook order.
+
+    Examples
+    --------
+    >>> verdict = {"passed": False, "reason": "wrong", "mistake": "missing_scale"}
+    >>> cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "test_missing_scale"},
+    ...                                           "course": {"verdict": verdict}}}
+    >>> lost_points({"cells": [cell]})
+    {'test_missing_scale': 'forgot to divide the scores by sqrt(d_k)'}
+    """
+    repeated = repeated_mistakes(nb)
+    lost: dict[str, str] = {}
+    for gid, verdict in _failed_checks(nb):
+        words = _mistake_words(verdict.get("mistake"))
+        if words is None:
+            words = _LOST_BECAUSE.get(str(verdict.get("reason")),
+                                      f"wrong: {CHECKPOINT.check(gid).hint}")
+        elif gid in repeated:
+            words += f" (same mistake as {repeated[gid]})"
+        lost[gid] = words
+    return lost
+
+
 def _check_errors(autograded: Path) -> dict[str, str]:
     """Grade id -> why each failed check lost its points, in an autograded notebook.
 
@@ -425,10 +530,12 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
     failed: list[str] = []
     crashed: dict[str, str] = {}
     problems: list[str] = []
+    lost: dict[str, str] = {}
     for snb in sub.notebooks:
         errors = _check_errors(autograded / f"{snb.name}.ipynb")
         nb, _ = read_notebook(autograded / f"{snb.name}.ipynb")
         problems += grading_problems(nb or {})
+        lost.update(lost_points(nb or {}))
         for grade in snb.grades:
             q = _question_of(grade.name, answers)
             if grade.auto_score is None and grade.manual_score is None:
@@ -453,7 +560,7 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
     order = list(DIAGNOSED_MISTAKES)
     failed.sort(key=order.index)
     crashed = {k: crashed[k] for k in sorted(crashed, key=order.index)}
-    return StudentRow(student, status, scores, failed, crashed, problems)
+    return StudentRow(student, status, scores, failed, crashed, problems, lost)
 
 
 # --------------------------------------------------------------------------------------

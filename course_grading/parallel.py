@@ -50,7 +50,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["GradeResult", "Summary", "grade_all", "main"]
+__all__ = ["GradeResult", "Summary", "grade_all", "main", "process_age"]
 
 _LOCKED = "database is locked"
 # What nbgrader's log says when the gradebook's database cannot be reached.
@@ -409,11 +409,33 @@ class _Progress:
         self.stream.flush()
 
 
+def process_age() -> float:
+    """Seconds since this process started (Linux: ``/proc``), or 0.0 where unknown.
+
+    The engine's summary counts from the process's start, so that the seconds it says
+    include Python's start, the imports and the gradebook's preparation, as the clock on
+    the wall does.
+
+    Examples
+    --------
+    >>> 0.0 <= process_age() < 10 ** 7
+    True
+    """
+    try:
+        stat = Path("/proc/self/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: starttime
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+
 def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
               students: list[str] | None = None, jobs: int | None = None,
               allow_unsandboxed: bool = False, progress: bool = True,
               stream: TextIO | None = None, prestart: bool = True, force: bool = False,
-              worker_memory: int = DEFAULT_WORKER_MEMORY) -> Summary:
+              worker_memory: int = DEFAULT_WORKER_MEMORY,
+              started: float | None = None) -> Summary:
     """Autograde every submission of ``assignment`` in parallel.
 
     Parameters
@@ -439,6 +461,9 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
         ``nbgrader autograde`` does).
     worker_memory : int
         Address-space limit of each worker, in bytes (0: none).
+    started : float, optional
+        When the run began, as a ``time.perf_counter()`` value; the summary's seconds
+        count from there (the command line passes its process's start). Default: now.
 
     Returns
     -------
@@ -451,6 +476,7 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
         If the sandbox is missing (and not allowed), or the assignment is not in the
         gradebook yet (run ``nbgrader generate_assignment`` first).
     """
+    start = time.perf_counter() if started is None else started
     # Start the workers' fork server first: it imports nbgrader (about 2 s) while this
     # process loads the config and prepares the gradebook, instead of after.
     ctx = multiprocessing.get_context("forkserver")
@@ -503,7 +529,6 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
 
     summary = Summary(assignment, jobs, 0.0)
     bar = _Progress(len(students), stream, progress)
-    start = time.perf_counter()
 
     def record(r: GradeResult) -> None:
         summary.results.append(r)
@@ -515,7 +540,6 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     coordinator.gradebook = _shown_url(db_url)
     summary.stopped, summary.not_started = coordinator.run(list(students), record)
     summary.replaced_workers = coordinator.replaced
-    summary.seconds = time.perf_counter() - start
     try:
         _scores(config, assignment, summary.results)
     except Exception as exc:  # the gradebook went away: the scores stay unread, not a crash
@@ -523,6 +547,7 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
             summary.stopped = (f"grading finished, but the gradebook ({_shown_url(db_url)}) "
                                "cannot be reached to read the scores: "
                                f"{(str(exc).splitlines() or [type(exc).__name__])[0][:200]}")
+    summary.seconds = time.perf_counter() - start
     summary.results.sort(key=lambda r: r.student)
     return summary
 
@@ -549,11 +574,13 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="MB", help="address-space limit of each worker "
                         f"(default {DEFAULT_WORKER_MEMORY >> 20} MB; 0: none)")
     args = parser.parse_args(argv)
+    started = time.perf_counter() - process_age()
     try:
         summary = grade_all(args.course_dir, args.assignment, students=args.student,
                             jobs=args.jobs, allow_unsandboxed=args.allow_unsandboxed,
                             progress=not args.no_progress, prestart=not args.no_prestart,
-                            force=args.force, worker_memory=args.worker_memory << 20)
+                            force=args.force, worker_memory=args.worker_memory << 20,
+                            started=started)
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_lib.checkpoint_spec import CHECKPOINT
+
 from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
 
 __all__ = ["ClassSummary", "main", "summarize", "write_report"]
@@ -262,6 +264,20 @@ def _mistake_rows(s: ClassSummary) -> list[list[str]]:
     return rows
 
 
+def _lost_rows(s: ClassSummary) -> list[list[str]]:
+    """student, check, points lost, why: every automatic point a graded student lost."""
+    rows = []
+    for row in s.table.rows:
+        for gid, why in row.lost.items() if row.graded else ():
+            rows.append([row.student, gid, f"{CHECKPOINT.autograded[gid]:g}", why])
+    return rows
+
+
+_L_HEAD = ["student", "check", "points lost", "why"]
+_LOST_NOTE = ("Every automatic point lost, with the mistake the check saw. One mistake can "
+              "cost more than one check (the visible check and the hidden one built for "
+              "it, as the quiz's spec decides); the second says 'same mistake as' the first.")
+
 _Q_HEAD = ["question", "max", "graded", "mean", "full marks", "scored 0",
            "manual pending", "ungraded"]
 _M_HEAD = ["hidden test", "mistake", "students", "who"]
@@ -355,6 +371,9 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
     md += ["## Graded, but stopped or broken", "", troubled_note, ""]
     md += ([_md_table(["student", "what happened"], troubled_rows), ""] if troubled_rows
            else ["None.", ""])
+    lost_rows = _lost_rows(s)
+    md += ["## Why points were lost", "", _LOST_NOTE, ""]
+    md += [_md_table(_L_HEAD, lost_rows), ""] if lost_rows else ["None.", ""]
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
 
     def ul(text: str) -> str:
@@ -385,6 +404,9 @@ than one mistake.</p>
 <h2>Graded, but stopped or broken</h2>
 <p>{html.escape(troubled_note)}</p>
 {_html_table(["student", "what happened"], troubled_rows) if troubled_rows else "<p>None.</p>"}
+<h2>Why points were lost</h2>
+<p>{html.escape(_LOST_NOTE)}</p>
+{_html_table(_L_HEAD, lost_rows) if lost_rows else "<p>None.</p>"}
 </body></html>
 """
     (out / "report.html").write_text(page, encoding="utf-8")

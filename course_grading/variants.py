@@ -10,8 +10,13 @@ its two columns in an order drawn from it), and the order of the multiple-choice
 committed notebook is the public variant, whose answers are public with the repository;
 an instructor who grades a class makes a variant from a seed only they know::
 
-    python -m course_grading.variants --seed "a secret of your own"   # rewrites quiz/source
-    git checkout quiz/source/checkpoint/checkpoint.ipynb              # back to the public one
+    python -m course_grading.variants --seed "a secret of your own"   # writes quiz/secret_source
+    rm -r quiz/secret_source                                          # back to the public one
+
+The variant goes to ``quiz/secret_source/`` (:data:`SECRET_PATH`), which git ignores, so
+that no ``git commit -a`` publishes its answers; ``quiz/nbgrader_config.py`` makes it the
+course's source directory while it exists. Writing into a file git tracks (``--out
+quiz/source/...``) is refused unless ``--overwrite-tracked`` is given.
 
 A variant is always made from the public notebook (its metadata says
 ``"course_variant": "public"``); making one from another variant is refused, so that the
@@ -46,6 +51,7 @@ import copy
 import hashlib
 import json
 import re
+import subprocess
 import sys
 import warnings
 import zlib
@@ -73,6 +79,7 @@ from .checkpoint_answers import (
 
 __all__ = [
     "DEFAULT_SEED",
+    "SECRET_PATH",
     "SOURCE_PATH",
     "QuizFacts",
     "Variant",
@@ -83,6 +90,7 @@ __all__ = [
     "make_variant",
     "measure_table",
     "quiz_facts",
+    "tracked_by_git",
     "visible_expected",
 ]
 
@@ -91,6 +99,14 @@ DEFAULT_SEED = "public"
 
 #: Where the committed source lives, relative to the repository root.
 SOURCE_PATH = Path("quiz") / "source" / "checkpoint" / "checkpoint.ipynb"
+
+#: The source directory of a secret variant, beside ``source/`` in the course directory:
+#: ignored by git (``quiz/.gitignore``), and nbgrader's source while it exists
+#: (``quiz/nbgrader_config.py``).
+SECRET_SOURCE = "secret_source"
+
+#: Where a variant is written by default, relative to the repository root.
+SECRET_PATH = Path("quiz") / SECRET_SOURCE / "checkpoint" / "checkpoint.ipynb"
 
 #: The multiple-choice questions: their answer cells' grade ids.
 MC_QUESTIONS = tuple(q.id for q in CHECKPOINT.questions
@@ -672,6 +688,30 @@ def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNo
     return nb
 
 
+def tracked_by_git(path: Path) -> bool:
+    """Whether git tracks ``path`` (False outside a repository, or without git).
+
+    Examples
+    --------
+    >>> tracked_by_git(Path("/nonexistent/checkpoint.ipynb"))
+    False
+    """
+    folder = path.resolve().parent
+    while not folder.is_dir():
+        folder = folder.parent
+    try:
+        run = subprocess.run(["git", "-C", str(folder), "ls-files", "--error-unmatch", "--",
+                              str(path.resolve())], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return run.returncode == 0
+
+
+def _default_out(template: Path) -> Path:
+    """``<course>/source/<assignment>/<nb>`` -> ``<course>/secret_source/<assignment>/<nb>``."""
+    return template.parent.parent.parent / SECRET_SOURCE / template.parent.name / template.name
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: write a variant of the source notebook (see the module docstring)."""
     parser = argparse.ArgumentParser(
@@ -683,17 +723,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--template", type=Path, default=SOURCE_PATH,
                         help=f"the public source notebook (default: {SOURCE_PATH})")
     parser.add_argument("--out", type=Path, default=None,
-                        help="notebook to write (default: the template, rewritten in place)")
+                        help=f"notebook to write (default: {SECRET_SOURCE}/ beside the "
+                             f"template's source/, e.g. {SECRET_PATH}, which git ignores "
+                             "and nbgrader uses as the course's source)")
+    parser.add_argument("--overwrite-tracked", action="store_true",
+                        help="allow --out to name a file tracked by git (its answers are "
+                             "then one 'git commit -a' away from being published)")
     args = parser.parse_args(argv)
     if not args.seed:
         parser.error("--seed must not be empty")
+    out = args.out or _default_out(args.template)
+    if not args.overwrite_tracked and tracked_by_git(out):
+        print(f"variants: {out} is tracked by git, so a variant written there is one "
+              f"'git commit -a' away from publishing its answers; leave out --out (it goes "
+              f"to {_default_out(args.template)}, which git ignores) or pass "
+              f"--overwrite-tracked", file=sys.stderr)
+        return 2
     try:
         public = nbformat.read(args.template, as_version=4)
         nb = fill(public, make_variant(args.seed))
     except (OSError, QuizSourceError, nbformat.ValidationError) as exc:
         print(f"variants: {exc}", file=sys.stderr)
         return 2
-    out = args.out or args.template
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     print(f"wrote {out} (variant {nb.metadata['course_variant']})")

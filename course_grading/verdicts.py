@@ -40,6 +40,7 @@ import ast
 import asyncio
 import importlib
 import json
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -236,6 +237,21 @@ def timeout_reason(err: CellTimeoutError, cell_limit: float, output_wait: float)
     return f"a cell ran past its {cell_limit:g} s limit and did not stop when interrupted"
 
 
+class _WhoseNotebook(logging.LoggerAdapter):
+    """Prefix each log line with the student and notebook being graded (nbclient's own
+    lines, such as "Timeout waiting for execute reply", name neither)."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        return f"[{self.extra['whose']}] {msg}", kwargs
+
+
+def _whose(resources: Mapping[str, Any] | None) -> str:
+    """``"<student>/<notebook>"`` from nbgrader's resources, printable characters only."""
+    info = (resources or {}).get("nbgrader", {})
+    text = f"{info.get('student', '?')}/{info.get('notebook', '?')}"
+    return "".join(ch if ch.isprintable() else "?" for ch in text)[:120]
+
+
 class DecideOnHost(SandboxedExecute):
     """nbgrader's ``Execute``, with every check decided outside the student's kernel.
 
@@ -282,6 +298,8 @@ class DecideOnHost(SandboxedExecute):
     # -- the notebook -------------------------------------------------------------------
     def preprocess(self, nb: NotebookNode, resources: Any, km: Any = None) -> Any:
         """Run the student's cells, probe every check, and write each verdict."""
+        base = self.log.logger if isinstance(self.log, _WhoseNotebook) else self.log
+        self.log = _WhoseNotebook(base, {"whose": _whose(resources)})
         self._spec = self._spec_for(resources)
         self.allow_course_lib = self._spec.course_lib_allowed
         plan = plan_checks(nb, self._spec)
@@ -581,8 +599,9 @@ def enable(c: Any, **limits: Any) -> None:
       bubblewrap sandbox of :mod:`course_grading.sandbox`, with ``limits`` as its limits);
     * :class:`course_grading.inert.MakeInert` at the end of autograding, so that nothing a
       student wrote runs as script in formgrader or feedback pages;
-    * feedback explained in words (:class:`course_grading.feedback.ExplainChecks`) and
-      written as pages that allow no script (:class:`~course_grading.feedback.SafeHTMLExporter`).
+    * feedback explained in words (:class:`course_grading.feedback.ExplainChecks`), its
+      math as MathML (:class:`course_grading.math_markup.RenderMath`), and written as pages
+      that allow no script (:class:`~course_grading.feedback.SafeHTMLExporter`).
 
     Parameters
     ----------
@@ -598,6 +617,7 @@ def enable(c: Any, **limits: Any) -> None:
     from . import sandbox
     from .feedback import ExplainChecks, SafeHTMLExporter
     from .inert import MakeInert
+    from .math_markup import RenderMath
 
     sandbox.enable(c, **limits)
     default = Autograde.class_traits()["autograde_preprocessors"].default()
@@ -607,5 +627,6 @@ def enable(c: Any, **limits: Any) -> None:
     if MakeInert not in chain:
         chain.append(MakeInert)
     c.Autograde.autograde_preprocessors = chain
-    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks]
+    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ExplainChecks,
+                                        RenderMath]
     c.GenerateFeedback.exporter_class = SafeHTMLExporter

@@ -15,6 +15,18 @@ Every wrong option of a multiple-choice question, and every wrong number of the
 derivation, is a named :class:`Misconception`; every wrong function a named
 :class:`Mistake`.
 
+**What one mistake costs (decided, issue 33).** The function question's 5 points are one
+for the visible check (the setup cell's example, which students run before handing in) and
+one for each hidden check, built to catch one :class:`Mistake` alone. A mistake that the
+example shows (a missing division by sqrt(d_k), the wrong axis, d_k from the wrong axis)
+so costs 2 of the function's 5 points: the visible check, because it failed in front of
+the student, and the hidden check, which names the mistake. That is intended: handing in a
+function whose own visible check fails costs a point, whatever the mistake. A naive exp
+costs 1 (the example's scores are too small to overflow); a mistake every check catches
+(the lessons' plain weights, a causal mask) costs all 5. The feedback and the class report
+name the mistake for every lost point, and call the second one "same mistake as" the first
+(:func:`course_grading.gradetable.lost_points`).
+
 It holds no answer, no number of a quiz and no right letter (STYLE.md habit 9): the
 numbers and letters live in the instructor's source notebook,
 ``quiz/source/checkpoint/checkpoint.ipynb`` (its hidden check calls say which letter is

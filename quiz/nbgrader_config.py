@@ -15,6 +15,11 @@ c = get_config()  # noqa: F821 (traitlets provides get_config when it loads this
 c.CourseDirectory.course_id = "attention-course"
 # The course directory is this file's directory, wherever nbgrader is started from.
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+# A secret variant (python -m course_grading.variants --seed ...) is written to
+# secret_source/, which git ignores; while that directory exists it is the course's source
+# (release, autograde and formgrader use it). rm -r secret_source to go back to source/.
+if os.path.isdir(os.path.join(c.CourseDirectory.root, "secret_source")):
+    c.CourseDirectory.source_directory = "secret_source"
 
 # Grading runs every cell with a time limit: a student's infinite loop is interrupted
 # after this many seconds (the cell records a timeout error) and grading goes on with

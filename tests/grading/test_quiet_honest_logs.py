@@ -11,8 +11,11 @@ course's own preprocessors.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -56,8 +59,27 @@ def _run(course: Path, *argv: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def engine(course: Path) -> subprocess.CompletedProcess:
-    return _run(course, sys.executable, "-m", "course_grading.parallel", ASSIGNMENT,
-                "--no-progress")
+    argv = (sys.executable, "-m", "course_grading.parallel", ASSIGNMENT, "--no-progress")
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as err, subprocess.Popen(
+            argv, cwd=course, env={**os.environ, "PATH": tool_path()},
+            stdout=subprocess.PIPE, stderr=err, text=True) as proc:
+        first = proc.stdout.readline()  # the summary's first line, when it is printed
+        summary_at = time.perf_counter() - start
+        out = first + proc.stdout.read()
+        proc.wait(timeout=600)
+        err.seek(0)
+        done = subprocess.CompletedProcess(argv, proc.returncode, out, err.read())
+    done.summary_at = summary_at  # type: ignore[attr-defined]
+    return done
+
+
+def test_the_engines_time_includes_its_own_start(engine):
+    """Issue 33, item 11: the summary's time left out the engine's start (imports, config,
+    gradebook); it is now the time from the command's launch to its summary, as a clock
+    outside the process measures it."""
+    said = float(re.search(r"in (\d+\.\d) s with", engine.stdout).group(1))
+    assert engine.summary_at - 0.5 <= said <= engine.summary_at + 0.05, (said, engine.stdout)
 
 
 def test_the_engine_names_who_was_stopped_or_broken(engine):
@@ -108,3 +130,12 @@ def test_nbgrader_warns_about_changed_checks_only_when_they_were_changed(course,
     assert "SAWarning" not in done.stderr, done.stderr
     edited = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "fred")
     assert "Attribute 'checksum' for cell test_" in edited.stderr, edited.stderr[-2000:]
+
+
+def test_the_serial_log_names_who_timed_out(course, engine):
+    """Issue 33, item 10: nbclient's "Timeout waiting for execute reply" names no student;
+    in the course's log every line of the grading preprocessor says whose notebook it is."""
+    done = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "dave")
+    assert done.returncode == 0, done.stderr[-2000:]
+    [line] = [x for x in done.stderr.splitlines() if "Timeout waiting for execute reply" in x]
+    assert "dave" in line and "checkpoint" in line, line

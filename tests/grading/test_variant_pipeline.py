@@ -1,6 +1,8 @@
-"""A private variant, made by the command, grades a correct answer full marks with nbgrader.
+"""A private variant, made by the command as typed, grades a correct answer full marks.
 
-And the answers published with this repository (the default variant's) do not.
+And the answers published with this repository (the default variant's) do not. The
+variant goes where git does not see it (issue 33, item 8): the repository's tracked quiz
+source is untouched, and nbgrader uses the variant all the same.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import pytest
 from course_grading.check_calls import setup_values
 from course_grading.pipeline import (
     ASSIGNMENT,
-    copy_course,
     grades,
     open_api,
     place_submission,
@@ -33,18 +34,44 @@ ROOT = Path(__file__).resolve().parents[2]
 QUIZ = ROOT / "quiz"
 
 
+def _git(repo: Path, *args: str) -> str:
+    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                         timeout=60, check=True)
+    return run.stdout
+
+
+def _repository_copy(dest: Path) -> Path:
+    """A git repository holding this checkout's .gitignore and quiz/ (as in the working tree)."""
+    dest.mkdir()
+    files = ["quiz/nbgrader_config.py", "quiz/.gitignore",
+             "quiz/source/checkpoint/checkpoint.ipynb", ".gitignore"]
+    for name in files:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_bytes((ROOT / name).read_bytes())
+    _git(dest, "init", "-q")
+    _git(dest, "add", *files)
+    _git(dest, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "course")
+    return dest
+
+
+def _variants(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "course_grading.variants", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
 def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_path):
-    course = copy_course(QUIZ, tmp_path / "quiz")
-    source = course / "source" / "checkpoint" / "checkpoint.ipynb"
-    run = subprocess.run(
-        [sys.executable, "-m", "course_grading.variants", "--seed", SEED, "--out", str(source)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    repo = _repository_copy(tmp_path / "repo")
+    course = repo / "quiz"
+    run = _variants(repo, "--seed", SEED)  # as the README says, from the repository's root
     assert run.returncode == 0, run.stderr
-    variant = quiz_facts(nbformat.read(source, as_version=4))
+    assert _git(repo, "status", "--porcelain") == ""  # nothing tracked changed, nothing new
+    written = run.stdout.split()[1]
+    assert (repo / written).is_file()
+    assert _git(repo, "check-ignore", written).strip() == written
+    source = course / "source" / "checkpoint" / "checkpoint.ipynb"
+    assert source.read_bytes() == (QUIZ / "source" / "checkpoint" / "checkpoint.ipynb"
+                                   ).read_bytes()
+    variant = quiz_facts(nbformat.read(repo / written, as_version=4))
     public = quiz_facts(nbformat.read(QUIZ / "source" / "checkpoint" / "checkpoint.ipynb", 4))
     assert variant.mc_answer("read_table") != public.mc_answer("read_table")
     assert variant.mc_answer("duplicate_key") != public.mc_answer("duplicate_key")
@@ -75,3 +102,17 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     assert grades(course, "copied") == {**full, **dict.fromkeys(lost, 0.0), written: 0.0}
     # issue 30: copying the lessons earns no more than knowing nothing, in a private variant
     assert sum(grades(course, "lessons").values()) <= sum(grades(course, "blank").values())
+
+
+def test_writing_a_variant_into_a_tracked_file_needs_a_flag(tmp_path):
+    """The tracked public source is rewritten only when the instructor says so."""
+    repo = _repository_copy(tmp_path / "repo")
+    tracked = "quiz/source/checkpoint/checkpoint.ipynb"
+    before = (repo / tracked).read_bytes()
+    run = _variants(repo, "--seed", SEED, "--out", tracked)
+    assert run.returncode == 2
+    assert tracked in run.stderr and "--overwrite-tracked" in run.stderr
+    assert (repo / tracked).read_bytes() == before
+    run = _variants(repo, "--seed", SEED, "--out", tracked, "--overwrite-tracked")
+    assert run.returncode == 0, run.stderr
+    assert _git(repo, "status", "--porcelain").split() == ["M", tracked]

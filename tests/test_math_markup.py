@@ -1,0 +1,38 @@
+"""course_grading.math_markup: the quiz's math as MathML, and nothing a formula could smuggle."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_grading.math_markup import latex_to_mathml, render_math
+
+
+def test_inline_and_display_math_become_mathml():
+    out = render_math("divide by $\\sqrt{d_k}$:\n\n$$\\frac{QK^T}{\\sqrt{d_k}}$$")
+    assert out.count("<math ") == 2 and 'display="inline"' in out and 'display="block"' in out
+    assert "$" not in out and "<msqrt>" in out and "<mfrac>" in out
+
+
+@pytest.mark.parametrize("text", [
+    "```\n$x$ in a fence\n```",
+    "inline `$HOME` code",
+    "~~~python\nprice = '$5 or $6'\n~~~",
+])
+def test_code_is_left_as_it_is(text):
+    assert render_math(text) == text
+
+
+@pytest.mark.parametrize("tex", [
+    "\\text{<script>alert(1)</script>}",
+    "\\href{javascript:alert(1)}{x}",
+    "\\text{<img src=x onerror=alert(1)>}",
+])
+def test_a_formula_that_would_carry_markup_stays_as_typed(tex):
+    assert latex_to_mathml(tex) is None
+    assert render_math(f"a ${tex}$ b") == f"a ${tex}$ b"
+
+
+def test_markup_characters_are_escaped_or_the_formula_is_refused():
+    out = latex_to_mathml("a < b")
+    assert out is not None and "<mo>&lt;</mo>" in out
+    assert latex_to_mathml("\\text{a & b}") is None  # latex2mathml leaves the & bare
