@@ -6,7 +6,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
 # Refuse submissions whose files do not belong to the student they name: plain nbgrader
 # accepts `nbgrader submit --student=<someone else>` and collects it, with only a warning.
-c.ExchangeFactory.collect = "course_grading.exchange.OwnerCheckedCollect"
+c.ExchangeFactory.collect = "course_exchange.exchange.OwnerCheckedCollect"
 
 # release_feedback refuses while any student it would release to has answers that wait to be
 # graded by hand (formgrader's Manual Grading), naming them; generate_feedback refuses the

@@ -83,14 +83,14 @@ if EXCHANGE == "ngshare":
         "name": "ngshare",
         "url": NGSHARE_SERVICE_URL,
         "command": [os.path.join(ENV_PREFIX, "bin", "python"), "-m",
-                    "course_grading.ngshare_service", "serve", "--storage", NGSHARE_STORAGE,
+                    "course_exchange.ngshare_service", "serve", "--storage", NGSHARE_STORAGE,
                     # ngshare's admins (who may create courses): the instructors
                     "--admins", ",".join(sorted(grp.getgrnam(INSTRUCTORS_GROUP).gr_mem))],
         "user": NGSHARE_USER,
         "environment": {"NGSHARE_DATABASE_URL": ngshare_db_url},
     }]
     # Every server reaches ngshare through the hub's proxy, with its own hub token
-    # (course_grading.ngshare_exchange; the global nbgrader config reads NGSHARE_URL).
+    # (course_exchange.ngshare_exchange; the global nbgrader config reads NGSHARE_URL).
     c.Spawner.environment = {
         "NGSHARE_URL": c.JupyterHub.bind_url.rstrip("/") + "/services/ngshare/"}
 
@@ -101,6 +101,37 @@ from course_grading.student_settings import (  # noqa: E402 (after the paths it 
     unread_settings,
 )
 
+
+def instructors_only(package, group):
+    """Refuse to start while students could read ``package`` (a module's ``__path__[0]``).
+
+    course_grading holds the quiz's answers (checkpoint_answers.py) and the grader; every
+    server runs the same environment, so it must lie inside a folder that only root and the
+    instructors' group may enter (deploy/README.md step 3). Then a student's Python finds no
+    course_grading (``import course_grading`` fails) and its files cannot be opened by path.
+    """
+    import grp
+    import stat
+
+    gid = grp.getgrnam(group).gr_gid
+    folder = os.path.dirname(os.path.realpath(package))
+    while True:
+        st = os.stat(folder)
+        mode = stat.S_IMODE(st.st_mode)
+        closed = not mode & stat.S_IXOTH and (st.st_gid in (0, gid) or not mode & stat.S_IXGRP)
+        if closed and st.st_uid == 0 and not mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return
+        if folder == os.path.dirname(folder):
+            raise RuntimeError(
+                f"Not starting: students could read the instructors' package {package} (the "
+                "quiz's answers): no folder above it is closed to everyone but root and the "
+                f"group {group!r}. Move it into such a folder (deploy/README.md step 3).")
+        folder = os.path.dirname(folder)
+
+
+import course_grading  # noqa: E402 (root reads it wherever it lies)
+
+instructors_only(course_grading.__path__[0], INSTRUCTORS_GROUP)
 STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-config"),
                                             STUDENT_SETTINGS)
 install_settings(os.path.join(HERE, "instructor-jupyter-config"), INSTRUCTOR_SETTINGS)

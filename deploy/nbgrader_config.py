@@ -14,4 +14,4 @@ c.Exchange.root = "/srv/nbgrader/exchange"
 
 # Submissions readable by the student and the instructor's group only (plain nbgrader makes
 # them world-readable, hidden by an unguessable name). Needs course_lib in the environment.
-c.ExchangeFactory.submit = "course_grading.exchange.PrivateSubmit"
+c.ExchangeFactory.submit = "course_exchange.exchange.PrivateSubmit"

@@ -4,7 +4,7 @@
 # /etc/jupyter/nbgrader_config.py (in the single-user image on Kubernetes). See deploy/README.md.
 import os
 
-from course_grading.ngshare_exchange import configure
+from course_exchange.ngshare_exchange import configure
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 

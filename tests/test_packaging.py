@@ -87,7 +87,7 @@ def test_split_normalises_requirements():
 # Everything deploy/README.md and the quiz's config import, and the files they read.
 INSTRUCTOR_MODULES = [
     "course_grading.verdicts", "course_grading.sandbox", "course_grading.sandbox_launcher",
-    "course_grading.parallel", "course_grading.exchange", "course_grading.feedback",
+    "course_grading.parallel", "course_exchange.exchange", "course_grading.feedback",
     "course_grading.gradetable", "course_grading.report", "course_grading.formgrader_csp",
     "course_grading.inert", "course_grading.variants", "course_grading.probe",
     "course_grading.check_calls", "course_grading.notebook_files", "course_grading.pipeline",

@@ -256,15 +256,23 @@ class ClassRun:
 
     def _setup(self) -> None:
         t0 = time.perf_counter()
-        # World-readable run directory: course code, config, exchange.
+        # World-readable run directory: the students' code, config, exchange.
         self.root = Path(tempfile.mkdtemp(prefix=f"{self.tag}-", dir="/tmp"))
         self.root.chmod(0o755)
         self.code = self.root / "code"
-        for package in ("course_lib", "course_grading"):
+        for package in ("course_lib", "course_exchange"):
             shutil.copytree(REPO / package, self.code / package,
                             ignore=shutil.ignore_patterns("__pycache__"))
+        # course_grading (the quiz's answers, the grader) in a folder only root and the
+        # instructors' group enter (deploy/README.md step 3), on everyone's path: a
+        # student's Python finds no course_grading there and cannot open its files.
+        self.instructors_code = self.root / "instructors"
+        shutil.copytree(REPO / "course_grading", self.instructors_code / "course_grading",
+                        ignore=shutil.ignore_patterns("__pycache__"))
         # Byte-compiled by root: the users cannot write __pycache__ here.
-        subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(self.code)], check=True)
+        for folder in (self.code, self.instructors_code):
+            subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(folder)], check=True)
+        self.pythonpath = f"{self.code}:{self.instructors_code}"
         self.config_dir = self.root / "etc" / "jupyter"
         self.config_dir.mkdir(parents=True)
         self.exchange = self.root / "exchange"
@@ -287,6 +295,10 @@ class ClassRun:
         for group in (self.students_group, self.instructors_group):
             _check(_run(["groupadd", group]), f"groupadd {group}")
             self.groups.append(group)
+        _check(_run(["chgrp", "-R", self.instructors_group, str(self.instructors_code)]),
+               "chgrp course_grading")
+        _check(_run(["chmod", "-R", "g+rX,g-w,o=", str(self.instructors_code)]),
+               "chmod course_grading")
         self.instructor = self._add_user(f"{self.tag}-instr", self.instructors_group)
         self.students = [
             self._add_user(f"{self.tag}-s{i + 1}", self.students_group)
@@ -370,7 +382,7 @@ class ClassRun:
         env = {
             "HOME": str(person.home), "USER": person.name, "LOGNAME": person.name,
             "PATH": f"{self.env}/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-            "PYTHONPATH": str(self.code), "JUPYTER_CONFIG_PATH": str(self.config_dir),
+            "PYTHONPATH": self.pythonpath, "JUPYTER_CONFIG_PATH": str(self.config_dir),
             "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg",
         }
         if self.exchange_kind == "ngshare" and self.hub is not None:
@@ -583,6 +595,9 @@ def permission_violations(run: ClassRun) -> list[str]:
     ]
     if run.backend == "sqlite":
         secrets_of_instructor.append(run.gradebook_path())
+    # the quiz's answers in the instructor's package (deploy/README.md step 3)
+    secrets_of_instructor.append(
+        run.instructors_code / "course_grading" / "checkpoint_answers.py")
     for i, s in enumerate(everyone):
         other = everyone[(i + 1) % len(everyone)]
         attempts = {
@@ -596,6 +611,8 @@ def permission_violations(run: ClassRun) -> list[str]:
         }
         for path in secrets_of_instructor:
             attempts[f"read {path.name} of the instructor"] = ["cat", str(path)]
+        attempts["import course_grading"] = [f"{run.env}/bin/python", "-c",
+                                             "import course_grading.checkpoint_answers"]
         if run.postgres is not None:
             attempts["connect to the gradebook database without the password"] = [
                 f"{run.env}/bin/python", "-c",
@@ -767,7 +784,7 @@ class Hub:
         env = {
             "PATH": f"{run.env}/bin:{Path(chp).parent}:/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8", "HOME": "/root",
-            "PYTHONPATH": str(run.code), "JUPYTER_CONFIG_PATH": str(run.config_dir),
+            "PYTHONPATH": run.pythonpath, "JUPYTER_CONFIG_PATH": str(run.config_dir),
             "ATTENTION_HUB_ENV": str(run.env),
             "ATTENTION_HUB_STATE_DIR": str(self.state),
             "ATTENTION_HUB_STUDENT_SETTINGS": str(self.student_settings),
@@ -819,7 +836,7 @@ class Hub:
     def ngshare_pids(self) -> list[int]:
         """The ngshare service's processes (run by its own user)."""
         proc = _run(["pgrep", "-U", str(self.ngshare_user.uid), "-f",
-                     "course_grading.ngshare_service serve"])
+                     "course_exchange.ngshare_service serve"])
         return [int(p) for p in proc.stdout.split()]
 
     def token_by_login(self, person: Person) -> str:
