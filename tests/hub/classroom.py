@@ -324,11 +324,13 @@ class ClassRun:
         self.course = instr.home / COURSE_ID
         self.course.mkdir(mode=PRIVATE_MODE)
         shutil.copytree(ASSIGNMENT_SOURCE, self.course / "source" / ASSIGNMENT)
-        # ngshare: the quiz's own config only (the exchange steps come from the global one;
-        # owner-checked collect reads Unix owners in a folder that does not exist here)
+        # ngshare: the quiz's own config and the checked release of feedback (the other
+        # exchange steps come from the global one; owner-checked collect reads Unix owners in
+        # a folder that does not exist here)
         course_config = (QUIZ / "nbgrader_config.py").read_text() + "\n\n" + (
             (DEPLOY / "course_nbgrader_config.py").read_text()
-            if self.exchange_kind == "filesystem" else "")
+            if self.exchange_kind == "filesystem"
+            else (DEPLOY / "course_nbgrader_config_ngshare.py").read_text())
         if self.backend == "postgres" or self.exchange_kind == "ngshare":
             self.postgres = Postgres(self.root, self.log)
             self.postgres.start()
