@@ -821,7 +821,7 @@ class Hub:
                 if requests.get(f"{self.base}/hub/api/", timeout=2).status_code == 200 and (
                         self.run.exchange_kind != "ngshare" or self.ngshare_up()):
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # not up yet, or busy
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"jupyterhub did not answer within {timeout} s:\n{self.log_tail()}")

@@ -1,5 +1,7 @@
 """A class's JupyterLab through JupyterHub in Chromium: the students' and the instructor's
-servers as each of them sees it (the Nbgrader menu, no news prompt).
+servers as each of them sees it (the Nbgrader menu, no news prompt), and one whole term of
+deploy/README step 8 (release from formgrader, fetch and submit from the Assignments panel,
+grading by hand in formgrader, feedback each student fetches and reads).
 
 Real Unix users (an instructor, two students), deploy/jupyterhub_config.py run by root on
 127.0.0.1, Debian's Chromium through Playwright. Screenshots go to the test's tmp dir (the
@@ -8,6 +10,7 @@ paths are printed). Needs root (see conftest.py).
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,10 +55,18 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+# Screenshots: in the test's tmp dir, and kept (gitignored) where pytest's rotation of tmp
+# dirs does not remove them while other test runs go on.
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "hub" / "term"
+
+
 def shot(page: Any, folder: Path, name: str) -> Path:
     path = folder / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
-    print(f"screenshot: {path}")
+    kept = ARTIFACTS / folder.name / path.name
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(path.read_bytes())
+    print(f"screenshot: {path} (kept as {kept})")
     return path
 
 
@@ -145,3 +156,159 @@ def test_nbgrader_menu_has_no_blank_entries_and_no_news_prompt(term, chromium, t
         assert tree_hidden == STUDENT_HIDDEN
     else:
         assert {"Assignment List", "Course List", "Formgrader"} <= set(lab_shown), lab_shown
+
+
+# ---- one whole term ----------------------------------------------------------------------
+
+
+def open_assignments(page: Any) -> Any:
+    """Nbgrader > Assignment List: the Assignments panel a student works from."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    page.locator(".lm-Menu-item:visible", has_text="Assignment List").click()
+    panel = page.locator("#nbgrader-assignment-list")
+    panel.wait_for()
+    return panel
+
+
+def refresh_until(page: Any, panel: Any, locator: Any, timeout_s: float = 90) -> None:
+    """Press the panel's refresh button until ``locator`` shows (the list is fetched anew)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            locator.first.wait_for(timeout=5_000)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+        panel.locator("#refresh_assignments_list").click()
+
+
+def test_one_whole_term_through_the_hub(term, chromium, tmp_path):
+    """The term of deploy/README step 8, in Chromium, through the hub's URLs, with the
+    course's Content-Security-Policy on formgrader: the instructor releases the checkpoint
+    from formgrader (Release in Manage Assignments); two students fetch and submit it from
+    the Assignments panel of their own servers; the instructor collects and autogrades on
+    the command line, grades both written answers by hand in formgrader (a different score
+    each), generates and releases feedback (the pending-grades guard lets it through once
+    nothing waits); each student fetches their feedback in the Assignments panel and sees
+    their own written score in it. A screenshot of each step."""
+    from classroom import ASSIGNMENT, answer_notebook
+
+    from course_lib.checkpoint_spec import CHECKPOINT
+
+    [written] = [q.id for q in CHECKPOINT.questions if q.manual]
+    points = float(CHECKPOINT.question(written).points)
+    run, hub = term
+    instr, students = run.instructor, run.hub_students
+    by_hand = [2.5, 0.5]  # the two written answers' scores: distinct, so whose is whose
+    fg = f"{hub.base}/user/{instr.name}/formgrader"
+    step = iter(range(1, 100))
+
+    # 1. the instructor generates (step 8) and releases from formgrader
+    run.nbgrader(instr, "generate_assignment", ASSIGNMENT, cwd=run.course)
+    teacher = open_lab(chromium, hub, instr)
+    response = teacher.goto(f"{fg}/manage_assignments")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    row = teacher.locator("#main-table tr", has_text=ASSIGNMENT).first
+    row.locator("td.status", has_text="draft").wait_for()
+    shot(teacher, tmp_path, f"{next(step):02d}_formgrader_before_release")
+    row.locator("td.release a").click()
+    teacher.get_by_text(f"Successfully released '{ASSIGNMENT}'").wait_for()
+    teacher.wait_for_timeout(1000)  # the message's fade-in, for the screenshot
+    shot(teacher, tmp_path, f"{next(step):02d}_formgrader_released")
+    assert (run.course_exchange / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+
+    # 2. each student: Fetch in the Assignments panel, answer, Submit
+    pages = {}
+    for h in students:
+        page = pages[h.name] = open_lab(chromium, hub, h)
+        panel = open_assignments(page)
+        fetch = panel.locator("#released_assignments_list button", has_text="Fetch")
+        refresh_until(page, panel, fetch)
+        shot(page, tmp_path, f"{next(step):02d}_{h.name}_released")
+        fetch.first.click()
+        submit = panel.locator("#fetched_assignments_list button", has_text="Submit")
+        submit.first.wait_for()
+        # the student's work: their answers saved into the fetched notebook (contents API)
+        session, _ = hub.login(h)
+        hub.open_lab(session, h)  # the server's own login (the hub's OAuth)
+        path = f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+        got = hub.user_api(session, h, "GET", path)
+        got.raise_for_status()
+        put = hub.user_api(session, h, "PUT", path, data=json.dumps(
+            {"type": "notebook", "format": "json",
+             "content": answer_notebook(got.json()["content"], h.kind)}))
+        put.raise_for_status()
+        shot(page, tmp_path, f"{next(step):02d}_{h.name}_fetched")
+        submit.first.click()
+        panel.locator("#submitted_assignments_list", has_text=ASSIGNMENT).wait_for()
+        shot(page, tmp_path, f"{next(step):02d}_{h.name}_submitted")
+
+    # 3. collect and autograde on the command line (deploy/README step 8)
+    run.nbgrader(instr, "collect", ASSIGNMENT, cwd=run.course)
+    run.nbgrader(instr, "autograde", ASSIGNMENT, cwd=run.course)
+    assert set(run.grades()) == {h.name for h in students}
+    # feedback now would send the written answers at 0 points: refused, naming both
+    early = run.nbgrader(instr, "generate_feedback", ASSIGNMENT, cwd=run.course, check=False)
+    said = early.stdout + early.stderr
+    assert early.returncode != 0 and "Not going to generate feedback" in said, said[-3000:]
+    assert all(f"{h.name}: {ASSIGNMENT}/{written}" in said for h in students), said[-3000:]
+
+    # 4. the written answers, graded by hand in formgrader's Manual Grading (anonymous:
+    # which submission is whose is read from the gradebook afterwards)
+    for i, value in enumerate(by_hand):
+        teacher.goto(f"{fg}/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
+        links = teacher.locator("a[href*='/formgrader/submissions/']:visible")
+        links.first.wait_for()
+        if i == 0:
+            shot(teacher, tmp_path, f"{next(step):02d}_manual_grading_list")
+        links.nth(i).click()
+        score = teacher.locator(f"input.score#{written}")
+        score.wait_for()
+        teacher.wait_for_load_state("networkidle")  # formgrader's views bound to the form
+        score.click()
+        score.fill(f"{value:g}")
+        with teacher.expect_response(lambda r: "/formgrader/api/grade/" in r.url
+                                     and r.request.method == "PUT") as saved:
+            score.press("Tab")  # formgrader saves on change
+        assert saved.value.ok, saved.value.status
+        shot(teacher, tmp_path, f"{next(step):02d}_graded_by_hand_{i + 1}")
+    written_scores = {s: g[written][0] for s, g in run.grades().items()}
+    assert sorted(written_scores.values()) == sorted(by_hand), written_scores
+
+    # 5. feedback: the guard lets it through (nothing waits), then it is released
+    for command in ("generate_feedback", "release_feedback"):
+        done = run.nbgrader(instr, command, ASSIGNMENT, cwd=run.course)
+        assert "Not going to" not in done.stdout + done.stderr
+    teacher.goto(f"{fg}/manage_students")
+    teacher.locator("#main-table tr", has_text=students[0].name).first.wait_for()
+    shot(teacher, tmp_path, f"{next(step):02d}_formgrader_students")
+    teacher.context.close()
+
+    # 6. each student fetches their feedback and sees their own written score
+    for h in students:
+        page = pages[h.name]
+        panel = page.locator("#nbgrader-assignment-list")
+        fetch = panel.locator("#submitted_assignments_list button", has_text="Fetch Feedback")
+        refresh_until(page, panel, fetch)
+        fetch.first.click()
+        panel.locator("#submitted_assignments_list", has_text="view feedback").wait_for()
+        shot(page, tmp_path, f"{next(step):02d}_{h.name}_feedback_fetched")
+        session, _ = hub.login(h)
+        hub.open_lab(session, h)
+        listing = hub.user_api(session, h, "GET", f"api/contents/{ASSIGNMENT}/feedback")
+        listing.raise_for_status()
+        [stamp] = [item["name"] for item in listing.json()["content"]]
+        page.goto(f"{hub.base}/user/{h.name}/files/{ASSIGNMENT}/feedback/{stamp}/"
+                  f"{ASSIGNMENT}.html")
+        text = page.locator("body").inner_text()
+        shot(page, tmp_path, f"{next(step):02d}_{h.name}_feedback")
+        page.context.close()
+        mine = written_scores[h.name]
+        theirs = next(v for s, v in written_scores.items() if s != h.name)
+        assert f"(Score: {mine:.1f} / {points:.1f})" in text, text[:3000]
+        assert f"(Score: {theirs:.1f} / {points:.1f})" not in text
+    print(f"screenshots: {tmp_path}")
+    assert len(list(tmp_path.glob("*.png"))) == next(step) - 1
