@@ -185,15 +185,29 @@ def refresh_until(page: Any, panel: Any, locator: Any, timeout_s: float = 90) ->
         panel.locator("#refresh_assignments_list").click()
 
 
+def formgrader_button(page: Any, fg: str, column: str, outcome: str) -> str:
+    """Press ``column``'s button of the checkpoint's row in Manage Assignments; wait for the
+    message that starts with ``outcome``; return the message's text (with nbgrader's log)."""
+    from classroom import ASSIGNMENT
+
+    page.goto(f"{fg}/manage_assignments")
+    row = page.locator("#main-table tr", has_text=ASSIGNMENT).first
+    row.locator(f"td.{column} a").click()
+    page.get_by_text(outcome).first.wait_for(timeout=300_000)
+    page.wait_for_timeout(1000)  # the message's fade-in, for the screenshot
+    return page.locator(".modal", has_text=outcome).last.inner_text()
+
+
 def test_one_whole_term_through_the_hub(term, chromium, tmp_path):
     """The term of deploy/README step 8, in Chromium, through the hub's URLs, with the
     course's Content-Security-Policy on formgrader: the instructor releases the checkpoint
     from formgrader (Release in Manage Assignments); two students fetch and submit it from
-    the Assignments panel of their own servers; the instructor collects and autogrades on
-    the command line, grades both written answers by hand in formgrader (a different score
-    each), generates and releases feedback (the pending-grades guard lets it through once
-    nothing waits); each student fetches their feedback in the Assignments panel and sees
-    their own written score in it. A screenshot of each step."""
+    the Assignments panel of their own servers; the instructor collects (formgrader's
+    Collect) and autogrades (the command line); Generate Feedback refuses while the written
+    answers wait; the instructor grades both by hand in formgrader (a different score each),
+    then generates and releases feedback with formgrader's buttons (the pending-grades
+    guard lets it through); each student fetches their feedback in the Assignments panel
+    and sees their own written score in it. A screenshot of each step."""
     from classroom import ASSIGNMENT, answer_notebook
 
     from course_lib.checkpoint_spec import CHECKPOINT
@@ -246,15 +260,19 @@ def test_one_whole_term_through_the_hub(term, chromium, tmp_path):
         panel.locator("#submitted_assignments_list", has_text=ASSIGNMENT).wait_for()
         shot(page, tmp_path, f"{next(step):02d}_{h.name}_submitted")
 
-    # 3. collect and autograde on the command line (deploy/README step 8)
-    run.nbgrader(instr, "collect", ASSIGNMENT, cwd=run.course)
+    # 3. collect with formgrader's button, autograde on the command line (deploy/README
+    # step 8); formgrader's Generate Feedback refuses while the written answers wait
+    said = formgrader_button(teacher, fg, "collect", "Successfully collected submissions")
+    shot(teacher, tmp_path, f"{next(step):02d}_formgrader_collected")
+    assert all(h.name in said for h in students), said
     run.nbgrader(instr, "autograde", ASSIGNMENT, cwd=run.course)
     assert set(run.grades()) == {h.name for h in students}
-    # feedback now would send the written answers at 0 points: refused, naming both
-    early = run.nbgrader(instr, "generate_feedback", ASSIGNMENT, cwd=run.course, check=False)
-    said = early.stdout + early.stderr
-    assert early.returncode != 0 and "Not going to generate feedback" in said, said[-3000:]
+    said = formgrader_button(teacher, fg, "generate-feedback",
+                             "There was an error generating feedback")
+    shot(teacher, tmp_path, f"{next(step):02d}_formgrader_feedback_refused")
+    assert "Not going to generate feedback" in said, said[-3000:]
     assert all(f"{h.name}: {ASSIGNMENT}/{written}" in said for h in students), said[-3000:]
+    assert not list((run.course / "feedback").rglob("*.html"))
 
     # 4. the written answers, graded by hand in formgrader's Manual Grading (anonymous:
     # which submission is whose is read from the gradebook afterwards)
@@ -278,10 +296,13 @@ def test_one_whole_term_through_the_hub(term, chromium, tmp_path):
     written_scores = {s: g[written][0] for s, g in run.grades().items()}
     assert sorted(written_scores.values()) == sorted(by_hand), written_scores
 
-    # 5. feedback: the guard lets it through (nothing waits), then it is released
-    for command in ("generate_feedback", "release_feedback"):
-        done = run.nbgrader(instr, command, ASSIGNMENT, cwd=run.course)
-        assert "Not going to" not in done.stdout + done.stderr
+    # 5. feedback, with formgrader's buttons: the guard lets it through (nothing waits)
+    said = formgrader_button(teacher, fg, "generate-feedback",
+                             "Successfully generated feedback")
+    shot(teacher, tmp_path, f"{next(step):02d}_formgrader_feedback_generated")
+    said = formgrader_button(teacher, fg, "release-feedback", "Successfully released feedback")
+    shot(teacher, tmp_path, f"{next(step):02d}_formgrader_feedback_released")
+    assert len(list((run.course_exchange / "feedback").glob("*.html"))) == 2, said
     teacher.goto(f"{fg}/manage_students")
     teacher.locator("#main-table tr", has_text=students[0].name).first.wait_for()
     shot(teacher, tmp_path, f"{next(step):02d}_formgrader_students")
