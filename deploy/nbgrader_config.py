@@ -13,5 +13,6 @@ c.Exchange.root = "/srv/nbgrader/exchange"
 
 
 # Submissions readable by the student and the instructor's group only (plain nbgrader makes
-# them world-readable, hidden by an unguessable name). Needs course_lib in the environment.
+# them world-readable, hidden by an unguessable name). Needs course_exchange (not
+# course_grading, which students cannot import: deploy/README.md step 3) in the environment.
 c.ExchangeFactory.submit = "course_exchange.exchange.PrivateSubmit"
