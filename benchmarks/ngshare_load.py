@@ -4,7 +4,7 @@ Runs deploy/jupyterhub_config.py with the ngshare exchange (ngshare as a hub ser
 database on a throw-away PostgreSQL server) for N simulated students (default 200): each is
 a real hub user with their own API token and, at the same moment as all the others, fetches
 the released checkpoint and submits a notebook made unique to them, through the hub's proxy
-(the REST calls of course_grading.ngshare_exchange). Then the instructor runs
+(the REST calls of course_exchange.ngshare_exchange). Then the instructor runs
 ``nbgrader collect`` (the course's ngshare collect) and every collected notebook's SHA-256 is
 compared with what that student sent. Needs root (throw-away Unix users, removed after).
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         admin = hub.token_by_login(run.instructor)
         run.tokens.update(hub.tokens_for(admin, [run.instructor.name]))
         run.as_user(run.instructor, [f"{run.env}/bin/python", "-m",
-                                     "course_grading.ngshare_service", "setup-course",
+                                     "course_exchange.ngshare_service", "setup-course",
                                      COURSE_ID, "--url", hub.ngshare_url, "--instructor",
                                      run.instructor.name], cwd=run.course)
         run.release()

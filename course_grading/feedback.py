@@ -52,7 +52,8 @@ from course_lib.checkpoint_spec import CHECKPOINT
 from .gradetable import repeated_mistakes
 from .probe import reported_exception
 
-__all__ = ["FEEDBACK_CSP", "CheckedReleaseFeedback", "ExplainChecks", "ManualGradesFirst",
+__all__ = ["FEEDBACK_CSP", "CheckedNgshareReleaseFeedback", "CheckedReleaseFeedback",
+           "ExplainChecks", "ManualGradesFirst",
            "PendingManualGrades", "SafeHTMLExporter", "guard_feedback", "hidden_lines",
            "pending_manual_grades", "visible_part"]
 
@@ -407,13 +408,27 @@ class ManualGradesFirst(_FeedbackPreprocessor):
         return nb, resources
 
 
+class _PendingGradesGuard:
+    """What both checked ``release_feedback`` steps share: refuse, as a whole, while a
+    student whose feedback would be released has answers waiting to be graded by hand."""
+
+    def _refuse_pending(self, students: Iterable[str]) -> None:
+        if ManualGradesFirst(config=self.config).allow_pending:  # type: ignore[attr-defined]
+            return
+        coursedir = self.coursedir  # type: ignore[attr-defined]
+        pending = pending_manual_grades(coursedir.db_url, coursedir.assignment_id, students)
+        if pending:
+            self.fail(pending_message(  # type: ignore[attr-defined]
+                coursedir.assignment_id, pending, "release feedback"))
+
+
 def _release_feedback_base() -> type:
     from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 
     return ExchangeReleaseFeedback
 
 
-class CheckedReleaseFeedback(_release_feedback_base()):  # type: ignore[misc]
+class CheckedReleaseFeedback(_PendingGradesGuard, _release_feedback_base()):  # type: ignore[misc]
     """nbgrader's ``release_feedback`` (filesystem exchange) that refuses, as a whole, while
     a student whose feedback it would release has answers waiting to be graded by hand.
 
@@ -423,14 +438,36 @@ class CheckedReleaseFeedback(_release_feedback_base()):  # type: ignore[misc]
 
     def copy_files(self) -> None:
         """Check the gradebook, then release as nbgrader does."""
-        if not ManualGradesFirst(config=self.config).allow_pending:
-            students = {Path(p).parts[-3]
-                        for p in glob.glob(os.path.join(self.src_path, "*.html"))}
-            pending = pending_manual_grades(self.coursedir.db_url,
-                                            self.coursedir.assignment_id, students)
-            if pending:
-                self.fail(pending_message(self.coursedir.assignment_id, pending,
-                                          "release feedback"))
+        self._refuse_pending({Path(p).parts[-3]
+                              for p in glob.glob(os.path.join(self.src_path, "*.html"))})
+        super().copy_files()
+
+
+def _ngshare_release_feedback_base() -> type:
+    from course_exchange.ngshare_exchange import NgshareReleaseFeedback
+
+    return NgshareReleaseFeedback
+
+
+class CheckedNgshareReleaseFeedback(_PendingGradesGuard,  # type: ignore[misc]
+                                    _ngshare_release_feedback_base()):
+    """The ngshare exchange's ``release_feedback`` with the same refusal, made before
+    anything is sent to ngshare.
+
+    ``c.ExchangeFactory.release_feedback =
+    "course_grading.feedback.CheckedNgshareReleaseFeedback"`` in the instructor's course
+    config (deploy/course_nbgrader_config_ngshare.py), never in the global one that
+    students' nbgrader reads (they cannot import course_grading).
+    """
+
+    def copy_files(self) -> None:
+        """Check the gradebook for every student with feedback, then release to ngshare."""
+        cd = self.coursedir
+        pattern = cd.format_path(cd.feedback_directory, cd.student_id or "*", cd.assignment_id)
+        exclude = set(filter(None, cd.student_id_exclude.split(",")))
+        self._refuse_pending({Path(p).parent.name for p in glob.glob(pattern)
+                              if Path(p).parent.name not in exclude
+                              and glob.glob(os.path.join(p, "*.html"))})
         super().copy_files()
 
 
@@ -444,8 +481,8 @@ def guard_feedback(c: Any, release: bool = False) -> None:
     c : traitlets.config.Config
         The nbgrader config being built, after ``GenerateFeedback.preprocessors`` is set.
     release : bool
-        Also set ``ExchangeFactory.release_feedback`` (not with ngshare, whose exchange
-        classes the global config sets).
+        Also set ``ExchangeFactory.release_feedback`` (filesystem exchange; with ngshare
+        the course config sets :class:`CheckedNgshareReleaseFeedback` itself).
     """
     from nbgrader.preprocessors import GetGrades
 

@@ -71,7 +71,8 @@ from jupyter_core.utils import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
-from .exchange import symbolic_links
+from course_exchange.exchange import symbolic_links
+
 from .sandbox_cgroup import SandboxCgroup
 
 __all__ = [

@@ -2,7 +2,7 @@
 # (PAM passwords), one JupyterLab per user started as that user, nbgrader's filesystem
 # exchange or (ATTENTION_HUB_EXCHANGE=ngshare) the ngshare service. Run as root:
 #   jupyterhub -f /opt/attention-course/deploy/jupyterhub_config.py
-# Step by step: deploy/README.md. tests/hub runs this very file; the few ATTENTION_HUB_*
+# Step by step: docs/deploy.md. tests/hub runs this very file; the few ATTENTION_HUB_*
 # environment variables below exist so that the test can use free ports, throw-away
 # groups and its own state directory; a real deployment leaves them unset.
 import os
@@ -11,7 +11,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 env = os.environ.get
 
 # Where the class's shared Python environment lives (built from /usr/bin/python3, readable
-# by everyone: deploy/README.md step 2).
+# by everyone: docs/deploy.md step 2).
 ENV_PREFIX = env("ATTENTION_HUB_ENV", "/opt/attention-course/env")
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The settings students' servers obey (formgrader and the course list off). Jupyter silently
@@ -62,9 +62,9 @@ c.LocalProcessSpawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL",
                                   "PYTHONPATH", "JUPYTER_CONFIG_PATH"]
 
 # --- the exchange between the servers. "filesystem" (the default): nbgrader's exchange
-# folder on this machine (deploy/README.md step 5). "ngshare": the ngshare service, run by
+# folder on this machine (docs/deploy.md step 5). "ngshare": the ngshare service, run by
 # the hub as its own Unix user with its own database, the only path between servers that
-# share no files, as on Kubernetes (deploy/README.md, "At larger scale").
+# share no files, as on Kubernetes (docs/deploy.md, "At larger scale").
 EXCHANGE = env("ATTENTION_HUB_EXCHANGE", "filesystem")
 if EXCHANGE not in ("filesystem", "ngshare"):
     raise ValueError(f"ATTENTION_HUB_EXCHANGE must be 'filesystem' or 'ngshare' (got {EXCHANGE!r})")
@@ -83,14 +83,14 @@ if EXCHANGE == "ngshare":
         "name": "ngshare",
         "url": NGSHARE_SERVICE_URL,
         "command": [os.path.join(ENV_PREFIX, "bin", "python"), "-m",
-                    "course_grading.ngshare_service", "serve", "--storage", NGSHARE_STORAGE,
+                    "course_exchange.ngshare_service", "serve", "--storage", NGSHARE_STORAGE,
                     # ngshare's admins (who may create courses): the instructors
                     "--admins", ",".join(sorted(grp.getgrnam(INSTRUCTORS_GROUP).gr_mem))],
         "user": NGSHARE_USER,
         "environment": {"NGSHARE_DATABASE_URL": ngshare_db_url},
     }]
     # Every server reaches ngshare through the hub's proxy, with its own hub token
-    # (course_grading.ngshare_exchange; the global nbgrader config reads NGSHARE_URL).
+    # (course_exchange.ngshare_exchange; the global nbgrader config reads NGSHARE_URL).
     c.Spawner.environment = {
         "NGSHARE_URL": c.JupyterHub.bind_url.rstrip("/") + "/services/ngshare/"}
 
@@ -101,6 +101,39 @@ from course_grading.student_settings import (  # noqa: E402 (after the paths it 
     unread_settings,
 )
 
+
+def instructors_only(package, group):
+    """Refuse to start while students could read ``package`` (a module's ``__path__[0]``).
+
+    course_grading holds the quiz's answers (checkpoint_answers.py) and the grader; every
+    server runs the same environment, so it must lie inside a folder that only root and the
+    instructors' group may enter (docs/deploy.md step 3). Then a student's Python finds no
+    course_grading (``import course_grading`` fails) and its files cannot be opened by path.
+    """
+    import grp
+    import stat
+
+    gid = grp.getgrnam(group).gr_gid
+    folder = os.path.dirname(os.path.realpath(package))
+    while True:
+        st = os.stat(folder)
+        mode = stat.S_IMODE(st.st_mode)
+        closed = not mode & stat.S_IXOTH and (st.st_gid in (0, gid) or not mode & stat.S_IXGRP)
+        if closed and st.st_uid == 0 and not mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return
+        if folder == os.path.dirname(folder):
+            raise RuntimeError(
+                f"Not starting: students could read the instructors' package {package} (the "
+                "quiz's answers): no folder above it is closed to everyone but root and the "
+                f"group {group!r}. Move it into such a folder (docs/deploy.md step 3).")
+        folder = os.path.dirname(folder)
+
+
+import course_grading  # noqa: E402 (root reads it wherever it lies)
+
+# (ATTENTION_HUB_GRADING_PACKAGE: tests/test_kubernetes.py reads this file in a checkout)
+instructors_only(env("ATTENTION_HUB_GRADING_PACKAGE", course_grading.__path__[0]),
+                 INSTRUCTORS_GROUP)
 STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-config"),
                                             STUDENT_SETTINGS)
 install_settings(os.path.join(HERE, "instructor-jupyter-config"), INSTRUCTOR_SETTINGS)
@@ -170,7 +203,7 @@ async def only_instructors_grade(spawner):
             f"({STUDENT_SETTINGS}) cannot be read as user {name!r} ({'; '.join(problems)}). "
             "Without them JupyterLab would run with the instructor's grading tools. "
             "Ask the instructor to install them where every user can read them "
-            "(deploy/README.md).")
+            "(docs/deploy.md).")
     path = [STUDENT_SETTINGS]
     if os.environ.get("JUPYTER_CONFIG_PATH"):
         path.append(os.environ["JUPYTER_CONFIG_PATH"])

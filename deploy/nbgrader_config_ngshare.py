@@ -1,10 +1,10 @@
 # The global nbgrader configuration of the course when the exchange is ngshare (servers that
 # share no files: Kubernetes, or ATTENTION_HUB_EXCHANGE=ngshare on one server). Read by every
 # user's nbgrader, students and instructor alike: install it as
-# /etc/jupyter/nbgrader_config.py (in the single-user image on Kubernetes). See deploy/README.md.
+# /etc/jupyter/nbgrader_config.py (in the single-user image on Kubernetes). See docs/deploy.md.
 import os
 
-from course_grading.ngshare_exchange import configure
+from course_exchange.ngshare_exchange import configure
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 

@@ -1,4 +1,4 @@
-"""course_grading.exchange and .inbound: collect reads ``inbound`` as hostile (see also tests/hub).
+"""course_exchange.exchange and .inbound: collect reads ``inbound`` as hostile (see also tests/hub).
 
 The attacks below are made by real Unix students (``runuser``) in an ``inbound`` with the
 class's modes (2733, setgid), each first shown to work against plain nbgrader's collect and
@@ -27,8 +27,8 @@ from nbgrader.exchange import ExchangeError
 from nbgrader.exchange.default.collect import ExchangeCollect
 from traitlets.config import Config
 
-from course_grading.exchange import OwnerCheckedCollect, PrivateSubmit, symbolic_links
-from course_grading.inbound import (
+from course_exchange.exchange import OwnerCheckedCollect, PrivateSubmit, symbolic_links
+from course_exchange.inbound import (
     Limits,
     Refused,
     format_timestamp,

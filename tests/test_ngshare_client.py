@@ -1,4 +1,4 @@
-"""course_grading.ngshare_client: what crosses between servers, and how failures read.
+"""course_exchange.ngshare_client: what crosses between servers, and how failures read.
 
 The real ngshare behind a real JupyterHub runs in tests/hub/test_ngshare_class.py; here a
 small HTTP server on 127.0.0.1 stands in for the answers that are hard to provoke there
@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from course_grading.ngshare_client import (
+from course_exchange.ngshare_client import (
     Ngshare,
     NgshareError,
     decode_files,

@@ -84,10 +84,10 @@ def test_split_normalises_requirements():
     assert _split("Foo_Bar[x] >= 1") == ("foo-bar", ">=1")
 
 
-# Everything deploy/README.md and the quiz's config import, and the files they read.
+# Everything docs/deploy.md and the quiz's config import, and the files they read.
 INSTRUCTOR_MODULES = [
     "course_grading.verdicts", "course_grading.sandbox", "course_grading.sandbox_launcher",
-    "course_grading.parallel", "course_grading.exchange", "course_grading.feedback",
+    "course_grading.parallel", "course_exchange.exchange", "course_grading.feedback",
     "course_grading.gradetable", "course_grading.report", "course_grading.formgrader_csp",
     "course_grading.inert", "course_grading.variants", "course_grading.probe",
     "course_grading.check_calls", "course_grading.notebook_files", "course_grading.pipeline",
@@ -131,11 +131,13 @@ def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
         "assert (early_kernel.HERE / 'pyodide_run.mjs').is_file()\n"
         "from course_site import service_worker  # reads its script as it loads\n"
         "assert 'stopImmediatePropagation' in service_worker.PRELUDE\n"
-        "print(course_lib.__file__, course_grading.__file__, static)\n"
+        "import course_exchange  # what students' nbgrader imports (docs/deploy.md step 3)\n"
+        "print(course_lib.__file__, course_grading.__file__, course_exchange.__file__, static)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True,
                          capture_output=True, text=True, timeout=300).stdout
-    lib, grading, static = out.split(" ", 2)
+    lib, grading, exchange, static = out.split(" ", 3)
     assert lib.startswith(str(target)) and grading.startswith(str(target))
+    assert exchange.startswith(str(target)), exchange
     assert "formgrade_page.js" in static and "formgrader_vars.js" in static

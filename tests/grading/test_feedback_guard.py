@@ -97,3 +97,39 @@ def test_feedback_waits_for_the_manual_grades(course, tmp_path):
     _grade_by_hand(course, "bo", 1.0)
     assert run("generate_feedback", "bo")["success"]
     assert run("release_feedback")["success"]
+
+
+def test_release_through_ngshare_waits_for_the_manual_grades(course, tmp_path):
+    """The ngshare exchange's release (the course config's
+    ``CheckedNgshareReleaseFeedback``) refuses while bo's written answer waits, before it
+    sends anything: ngshare's URL here answers nothing, so a release that went on would
+    fail on the connection instead."""
+    from nbgrader.api import Gradebook
+    from traitlets.config import Config
+
+    from course_exchange.ngshare_exchange import configure
+
+    _grade_by_hand(course, "ada", 2.0)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:  # bo waits again
+        grade = gb.find_grade(WRITTEN_ID, ASSIGNMENT, ASSIGNMENT, "bo")
+        grade.manual_score, grade.needs_manual_grade = None, True
+        gb.db.commit()
+    allow = {"ManualGradesFirst.allow_pending": True}
+    assert open_api(course, **allow).generate_feedback(ASSIGNMENT)["success"]
+    assert _feedback(course, "bo").exists()
+    global_config = Config()  # deploy/nbgrader_config_ngshare.py, with a closed port
+    configure(global_config, "http://127.0.0.1:9/services/ngshare/")
+    ngshare = {f"{section}.{key}": value for section, values in global_config.items()
+               for key, value in values.items()}
+    ngshare.update({"ExchangeFactory.release_feedback":  # course_nbgrader_config_ngshare.py
+                    "course_grading.feedback.CheckedNgshareReleaseFeedback",
+                    "NgshareExchange.retries": 0})
+
+    result = open_api(course, **ngshare).release_feedback(ASSIGNMENT)
+    assert not result["success"]
+    assert f"release feedback for {ASSIGNMENT}: 1 student has" in result["log"]
+    assert f"bo: {WRITTEN}" in result["log"] and "ada:" not in result["log"], result["log"]
+    # with the instructor's say-so it goes on, to the (absent) ngshare
+    result = open_api(course, **ngshare, **allow).release_feedback(ASSIGNMENT)
+    assert not result["success"] and "Not going to" not in result["log"], result["log"]
+    assert "ngshare" in result["log"], result["log"]

@@ -54,7 +54,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 ENV_CACHE = Path(os.environ.get("ATTENTION_HUB_ENV_CACHE", "/var/cache/attention-course"))
 TEST_GECOS = "attention-course class test"
 
-# Modes of the exchange and course directories (see deploy/README.md, "The modes").
+# Modes of the exchange and course directories (see docs/deploy.md, "The modes").
 EXCHANGE_ROOT_MODE = 0o1777  # nbgrader insists on rwx for all; sticky: nobody deletes others'
 COURSE_EXCHANGE_MODE = 0o755  # <exchange>/attention-course, owned by the instructor
 OUTBOUND_MODE = 0o755  # released assignments: everyone reads
@@ -256,15 +256,23 @@ class ClassRun:
 
     def _setup(self) -> None:
         t0 = time.perf_counter()
-        # World-readable run directory: course code, config, exchange.
+        # World-readable run directory: the students' code, config, exchange.
         self.root = Path(tempfile.mkdtemp(prefix=f"{self.tag}-", dir="/tmp"))
         self.root.chmod(0o755)
         self.code = self.root / "code"
-        for package in ("course_lib", "course_grading"):
+        for package in ("course_lib", "course_exchange"):
             shutil.copytree(REPO / package, self.code / package,
                             ignore=shutil.ignore_patterns("__pycache__"))
+        # course_grading (the quiz's answers, the grader) in a folder only root and the
+        # instructors' group enter (docs/deploy.md step 3), on everyone's path: a
+        # student's Python finds no course_grading there and cannot open its files.
+        self.instructors_code = self.root / "instructors"
+        shutil.copytree(REPO / "course_grading", self.instructors_code / "course_grading",
+                        ignore=shutil.ignore_patterns("__pycache__"))
         # Byte-compiled by root: the users cannot write __pycache__ here.
-        subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(self.code)], check=True)
+        for folder in (self.code, self.instructors_code):
+            subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(folder)], check=True)
+        self.pythonpath = f"{self.code}:{self.instructors_code}"
         self.config_dir = self.root / "etc" / "jupyter"
         self.config_dir.mkdir(parents=True)
         self.exchange = self.root / "exchange"
@@ -287,6 +295,10 @@ class ClassRun:
         for group in (self.students_group, self.instructors_group):
             _check(_run(["groupadd", group]), f"groupadd {group}")
             self.groups.append(group)
+        _check(_run(["chgrp", "-R", self.instructors_group, str(self.instructors_code)]),
+               "chgrp course_grading")
+        _check(_run(["chmod", "-R", "g+rX,g-w,o=", str(self.instructors_code)]),
+               "chmod course_grading")
         self.instructor = self._add_user(f"{self.tag}-instr", self.instructors_group)
         self.students = [
             self._add_user(f"{self.tag}-s{i + 1}", self.students_group)
@@ -312,11 +324,13 @@ class ClassRun:
         self.course = instr.home / COURSE_ID
         self.course.mkdir(mode=PRIVATE_MODE)
         shutil.copytree(ASSIGNMENT_SOURCE, self.course / "source" / ASSIGNMENT)
-        # ngshare: the quiz's own config only (the exchange steps come from the global one;
-        # owner-checked collect reads Unix owners in a folder that does not exist here)
+        # ngshare: the quiz's own config and the checked release of feedback (the other
+        # exchange steps come from the global one; owner-checked collect reads Unix owners in
+        # a folder that does not exist here)
         course_config = (QUIZ / "nbgrader_config.py").read_text() + "\n\n" + (
             (DEPLOY / "course_nbgrader_config.py").read_text()
-            if self.exchange_kind == "filesystem" else "")
+            if self.exchange_kind == "filesystem"
+            else (DEPLOY / "course_nbgrader_config_ngshare.py").read_text())
         if self.backend == "postgres" or self.exchange_kind == "ngshare":
             self.postgres = Postgres(self.root, self.log)
             self.postgres.start()
@@ -370,7 +384,7 @@ class ClassRun:
         env = {
             "HOME": str(person.home), "USER": person.name, "LOGNAME": person.name,
             "PATH": f"{self.env}/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-            "PYTHONPATH": str(self.code), "JUPYTER_CONFIG_PATH": str(self.config_dir),
+            "PYTHONPATH": self.pythonpath, "JUPYTER_CONFIG_PATH": str(self.config_dir),
             "JUPYTER_PLATFORM_DIRS": "1", "MPLBACKEND": "Agg",
         }
         if self.exchange_kind == "ngshare" and self.hub is not None:
@@ -396,7 +410,7 @@ class ClassRun:
 
     def instructor_formgrader_config(self) -> Path:
         """``~instructor/.jupyter/nbgrader_config.py``: where formgrader finds the course
-        (deploy/README.md step 6), written by the instructor (so it is theirs)."""
+        (docs/deploy.md step 6), written by the instructor (so it is theirs)."""
         path = self.instructor.home / ".jupyter" / "nbgrader_config.py"
         self.as_user(self.instructor, ["/bin/sh", "-c",
                                        'mkdir -p "$(dirname "$0")" && cat > "$0"', str(path)],
@@ -583,6 +597,9 @@ def permission_violations(run: ClassRun) -> list[str]:
     ]
     if run.backend == "sqlite":
         secrets_of_instructor.append(run.gradebook_path())
+    # the quiz's answers in the instructor's package (docs/deploy.md step 3)
+    secrets_of_instructor.append(
+        run.instructors_code / "course_grading" / "checkpoint_answers.py")
     for i, s in enumerate(everyone):
         other = everyone[(i + 1) % len(everyone)]
         attempts = {
@@ -596,6 +613,8 @@ def permission_violations(run: ClassRun) -> list[str]:
         }
         for path in secrets_of_instructor:
             attempts[f"read {path.name} of the instructor"] = ["cat", str(path)]
+        attempts["import course_grading"] = [f"{run.env}/bin/python", "-c",
+                                             "import course_grading.checkpoint_answers"]
         if run.postgres is not None:
             attempts["connect to the gradebook database without the password"] = [
                 f"{run.env}/bin/python", "-c",
@@ -767,7 +786,7 @@ class Hub:
         env = {
             "PATH": f"{run.env}/bin:{Path(chp).parent}:/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8", "HOME": "/root",
-            "PYTHONPATH": str(run.code), "JUPYTER_CONFIG_PATH": str(run.config_dir),
+            "PYTHONPATH": run.pythonpath, "JUPYTER_CONFIG_PATH": str(run.config_dir),
             "ATTENTION_HUB_ENV": str(run.env),
             "ATTENTION_HUB_STATE_DIR": str(self.state),
             "ATTENTION_HUB_STUDENT_SETTINGS": str(self.student_settings),
@@ -802,7 +821,7 @@ class Hub:
                 if requests.get(f"{self.base}/hub/api/", timeout=2).status_code == 200 and (
                         self.run.exchange_kind != "ngshare" or self.ngshare_up()):
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # not up yet, or busy
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"jupyterhub did not answer within {timeout} s:\n{self.log_tail()}")
@@ -819,7 +838,7 @@ class Hub:
     def ngshare_pids(self) -> list[int]:
         """The ngshare service's processes (run by its own user)."""
         proc = _run(["pgrep", "-U", str(self.ngshare_user.uid), "-f",
-                     "course_grading.ngshare_service serve"])
+                     "course_exchange.ngshare_service serve"])
         return [int(p) for p in proc.stdout.split()]
 
     def token_by_login(self, person: Person) -> str:

@@ -3,7 +3,7 @@
 Simulated students are real JupyterHub users (and Unix users, as PAM requires) with their
 own API tokens; each fetches the released checkpoint from ngshare through the hub's proxy
 and submits a notebook made unique to them, with the same REST calls the course's exchange
-makes (:mod:`course_grading.ngshare_client`). What each student sent is kept (its SHA-256)
+makes (:mod:`course_exchange.ngshare_client`). What each student sent is kept (its SHA-256)
 so that what the instructor collects can be checked against it.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from classroom import ASSIGNMENT, COURSE_ID, ClassRun, Person, _check, _run
 
-from course_grading.ngshare_client import Ngshare, NgshareError, files_json
+from course_exchange.ngshare_client import Ngshare, NgshareError, files_json
 
 
 @dataclass

@@ -221,6 +221,136 @@ def test_no_news_prompt_in_hub_servers(hub_class, who):
     assert defaults["checkForUpdates"] is False, defaults
 
 
+# ---- students cannot read the answers ----------------------------------------------------
+
+
+def _kernel_output(hub: Hub, session: Any, person: Person, code: str,
+                   timeout: float = 120) -> str:
+    """Start a kernel in ``person``'s server (as JupyterLab does), run ``code``, return what
+    it printed (stdout, stderr, tracebacks)."""
+    import uuid
+
+    made = hub.user_api(session, person, "POST", "api/kernels", json={"name": "python3"})
+    made.raise_for_status()
+    kernel = made.json()["id"]
+    ws_url = (hub.base.replace("http://", "ws://")
+              + f"/user/{person.name}/api/kernels/{kernel}/channels")
+    cookies = "; ".join(f"{c.name}={c.value}" for c in session.cookies)
+    msg_id = uuid.uuid4().hex
+    request = {"header": {"msg_id": msg_id, "username": person.name,
+                          "session": uuid.uuid4().hex, "msg_type": "execute_request",
+                          "version": "5.3", "date": ""},
+               "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+               "content": {"code": code, "silent": False, "store_history": False,
+                           "user_expressions": {}, "allow_stdin": False}}
+
+    async def talk() -> str:
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        ws = await websocket_connect(HTTPRequest(ws_url, headers={"Cookie": cookies}))
+        ws.write_message(json.dumps(request))
+        seen = ""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            msg = await asyncio.wait_for(ws.read_message(), deadline - loop.time())
+            if msg is None:
+                break
+            msg = json.loads(msg)
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                seen += content["text"]
+            elif kind == "error":
+                seen += "\n".join(content["traceback"])
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        ws.close()
+        return seen
+
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, talk()).result()
+    finally:
+        hub.user_api(session, person, "DELETE", f"api/kernels/{kernel}")
+
+
+def test_a_students_kernel_cannot_import_or_read_the_answers(hub_class):
+    """The students' and the instructor's servers run one environment, but course_grading
+    (checkpoint_answers.py: the quiz's answers) lies in a folder only root and the
+    instructors' group enter: a student's kernel finds no course_grading, even with that
+    folder put first on sys.path, and cannot open or list its files; course_lib works."""
+    run, hub = hub_class
+    student = run.hub_students[0]
+    package = run.instructors_code / "course_grading"
+    answers = package / "checkpoint_answers.py"
+    assert "def weights_without_self" in answers.read_text()  # root reads what is hidden
+    session, _ = hub.login(student)
+    hub.open_lab(session, student)
+    probe = f"""
+import json, os, sys
+import numpy as np
+seen = {{}}
+sys.path.insert(0, {str(run.instructors_code)!r})
+for name in ("course_grading", "course_grading.checkpoint_answers"):
+    try:
+        __import__(name)
+        seen[name] = "imported from " + repr(sys.modules[name].__path__
+                                             if hasattr(sys.modules[name], "__path__")
+                                             else sys.modules[name].__file__)
+    except ImportError as e:
+        seen[name] = type(e).__name__
+for what, act in [("open", lambda: open({str(answers)!r}).read()),
+                  ("list", lambda: os.listdir({str(package)!r})),
+                  ("open_pyc", lambda: os.listdir({str(package / "__pycache__")!r}))]:
+    try:
+        act()
+        seen[what] = "done"
+    except OSError as e:
+        seen[what] = type(e).__name__
+from course_lib.attention import attention_weights
+seen["course_lib"] = attention_weights(np.eye(2), np.eye(2)).round(3).tolist()
+print("PROBE" + json.dumps(seen))
+"""
+    out = _kernel_output(hub, session, student, probe)
+    found = re.search(r"PROBE(\{.*\})", out)
+    assert found, out
+    seen = json.loads(found.group(1))
+    assert seen == {"course_grading": "ModuleNotFoundError",
+                    "course_grading.checkpoint_answers": "ModuleNotFoundError",
+                    "open": "PermissionError", "list": "PermissionError",
+                    "open_pyc": "PermissionError",
+                    "course_lib": [[0.67, 0.33], [0.33, 0.67]]}, seen
+
+
+def test_a_students_terminal_cannot_read_the_answers_and_runs_a_lesson(hub_class):
+    """In the student's terminal: ``cat`` of the answers fails, and the checkpoint's
+    self-study lesson (course_lib's checks, no course_grading) runs to its end."""
+    run, hub = hub_class
+    student = run.hub_students[0]
+    answers = run.instructors_code / "course_grading" / "checkpoint_answers.py"
+    session, _ = hub.login(student)
+    hub.open_lab(session, student)
+    lesson = REPO / "notebooks" / "16_checkpoint_self_study.ipynb"
+    put = hub.user_api(session, student, "PUT", f"api/contents/{lesson.name}", data=json.dumps(
+        {"type": "notebook", "format": "json", "content": json.loads(lesson.read_text())}))
+    put.raise_for_status()
+    out = _terminal_output(hub, session, student, f"cat {answers}; echo CAT-$?-CAT")
+    assert re.search(r"CAT-1-CAT", out) and "Permission denied" in out, out
+    out = _terminal_output(
+        hub, session, student,
+        f"jupyter nbconvert --to notebook --execute --output ran.ipynb {lesson.name}",
+        timeout=180)
+    assert "END-0-END" in out, out
+    ran = hub.user_api(session, student, "GET", "api/contents/ran.ipynb")
+    ran.raise_for_status()
+    errors = [o for cell in ran.json()["content"]["cells"] if cell["cell_type"] == "code"
+              for o in cell["outputs"] if o["output_type"] == "error"]
+    assert errors == []
+
+
 # ---- docs/deploy.md as typed -------------------------------------------------------------
 
 

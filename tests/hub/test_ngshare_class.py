@@ -3,7 +3,7 @@
 One class runs through deploy/jupyterhub_config.py with ATTENTION_HUB_EXCHANGE=ngshare:
 ngshare (0.6.0 from PyPI) as a hub-managed service under its own Unix user, its database on
 a real PostgreSQL server (the gradebook too), every server with the course's ngshare exchange
-(course_grading.ngshare_exchange) and no exchange folder at all. The instructor works in a
+(course_exchange.ngshare_exchange) and no exchange folder at all. The instructor works in a
 terminal of their own (nbgrader's commands with their hub token), one student on the command
 line, two in JupyterLab through the hub; autograding uses the grading engine
 (``python -m course_grading.parallel``). Then the refusals, and the faults: ngshare killed in
@@ -34,7 +34,7 @@ from ngshare_load import (
     stored_digests,
 )
 
-from course_grading.ngshare_client import Ngshare, NgshareError
+from course_exchange.ngshare_client import Ngshare, NgshareError
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -242,7 +242,7 @@ def ngshare_class(class_ready):
         admin_token = hub.token_by_login(run.instructor)
         people = [run.instructor, *run.students, *run.hub_students]
         run.tokens.update(hub.tokens_for(admin_token, [p.name for p in people]))
-        _instructor(run, "python", "-m", "course_grading.ngshare_service", "setup-course",
+        _instructor(run, "python", "-m", "course_exchange.ngshare_service", "setup-course",
                     COURSE_ID, "--url", hub.ngshare_url, "--instructor", run.instructor.name,
                     *[a for p in run.students + run.hub_students for a in ("--student", p.name)])
         run.release()
@@ -359,7 +359,7 @@ def test_ngshare_restarted_mid_submissions_loses_nothing(ngshare_class):
 
 
 # The gradebook going away during autograding: the engine stops at the first "cannot be
-# reached" and skips, on the next run, what is already graded (deploy/README.md).
+# reached" and skips, on the next run, what is already graded (docs/deploy.md).
 def test_gradebook_unreachable_stops_grading_then_resumes_without_regrading(ngshare_class):
     run, rec = ngshare_class
     _gradebook_fault(run, rec)

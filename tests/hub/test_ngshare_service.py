@@ -1,4 +1,4 @@
-"""course_grading.ngshare_service's fixes to ngshare 0.6.0, each on its own.
+"""course_exchange.ngshare_service's fixes to ngshare 0.6.0, each on its own.
 
 ngshare lives in the class's environment (deploy/requirements-hub.txt), not in the test
 runner's, so each check runs there as a short script and prints what it saw. The whole
@@ -20,7 +20,7 @@ import json, sys
 from sqlalchemy import __version__, create_engine
 from sqlalchemy.orm import sessionmaker
 if sys.argv[1] == "fixed":
-    from course_grading.ngshare_service import adopt_new_rows
+    from course_exchange.ngshare_service import adopt_new_rows
     adopt_new_rows()
 from ngshare.database.database import Assignment, Base, Course, File, Submission, User
 engine = create_engine("sqlite://")
@@ -56,7 +56,7 @@ class Hub(BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 hub = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
 threading.Thread(target=hub.serve_forever, daemon=True).start()
-from course_grading.ngshare_service import remember_tokens
+from course_exchange.ngshare_service import remember_tokens
 remember_tokens(60.0)
 from ngshare.ngshare import MyRequestHandler
 class Handler:  # what MyRequestHandler.user_for_token reads of itself

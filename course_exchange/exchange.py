@@ -14,10 +14,10 @@ Everything in ``inbound`` was made by a student, who chooses its name, its files
 
 :class:`OwnerCheckedCollect` (in the instructor's course ``nbgrader_config.py``)::
 
-    c.ExchangeFactory.collect = "course_grading.exchange.OwnerCheckedCollect"
+    c.ExchangeFactory.collect = "course_exchange.exchange.OwnerCheckedCollect"
 
 skips and logs unparsable names, refuses submissions not wholly owned by the Unix user they
-name or holding anything but regular files and folders (:mod:`course_grading.inbound` reads
+name or holding anything but regular files and folders (:mod:`course_exchange.inbound` reads
 them through file descriptors, never following links), and records the **server time**: the
 latest inode change time of the submission, which no student can set back. Refused
 submissions stay in the exchange; each refusal is logged as an error naming the submission,
@@ -30,7 +30,7 @@ set in the global config that students' nbgrader reads, closes that: the exchang
 group, and ``PrivateSubmit`` gives it mode 0770: the student and the instructor, nobody
 else, can enter it::
 
-    c.ExchangeFactory.submit = "course_grading.exchange.PrivateSubmit"
+    c.ExchangeFactory.submit = "course_exchange.exchange.PrivateSubmit"
 """
 
 from __future__ import annotations
@@ -82,10 +82,10 @@ class OwnerCheckedCollect(ExchangeCollect):
       (plain nbgrader aborts the whole collect).
     - A submission is collected only if every file and folder in it belongs to the Unix
       user it names, and it holds nothing but regular files and folders, within the limits
-      (:class:`course_grading.inbound.Limits`, from nbgrader's ``max_dir_size`` and
+      (:class:`course_exchange.inbound.Limits`, from nbgrader's ``max_dir_size`` and
       ``max_file_size`` and :attr:`max_files`). Otherwise it is refused, logged, left in the
       exchange, and the student's newest acceptable submission is collected instead.
-    - The submission time is the server time (:func:`course_grading.inbound.read_submission`:
+    - The submission time is the server time (:func:`course_exchange.inbound.read_submission`:
       the latest inode change time, which no student can set back), never the name's
       timestamp or ``timestamp.txt``: the collected copy's ``timestamp.txt``, which autograde
       compares with the due date, holds the server time. A student who claims another time
@@ -249,7 +249,7 @@ class PrivateSubmit(ExchangeSubmit):
     """``nbgrader submit`` whose submission only the student and the instructor's group enter.
 
     The submission's folders get mode 0770. They belong to the instructor's group because
-    ``inbound`` is setgid to it (the modes in deploy/README.md); if they do not (an exchange
+    ``inbound`` is setgid to it (the modes in docs/deploy.md); if they do not (an exchange
     set up otherwise), nbgrader's own modes are left alone, so that the instructor can still
     collect, and a warning says why.
     """
@@ -262,7 +262,7 @@ class PrivateSubmit(ExchangeSubmit):
         if any(d.stat().st_gid != group for d in dirs):
             self.log.warning(
                 "Submission left readable by everyone who knows its name: %s is not setgid "
-                "to the instructor's group (see deploy/README.md)", self.inbound_path)
+                "to the instructor's group (see docs/deploy.md)", self.inbound_path)
             return
         for d in dirs:
             d.chmod(SUBMISSION_DIR_MODE)

@@ -2,7 +2,7 @@
 
 Two commands:
 
-``python -m course_grading.ngshare_service serve``
+``python -m course_exchange.ngshare_service serve``
     Runs ngshare 0.6.0 (the package from PyPI, unchanged) the way JupyterHub starts a
     managed service, with three differences from ngshare's own ``main``: it listens on the
     host of ``JUPYTERHUB_SERVICE_URL`` (ngshare's own listens on every interface), never
@@ -14,7 +14,7 @@ Two commands:
     no release and no submission); and it asks the hub who owns a token once a minute
     instead of on every request (:func:`remember_tokens`).
 
-``python -m course_grading.ngshare_service setup-course COURSE --instructor NAME --student NAME...``
+``python -m course_exchange.ngshare_service setup-course COURSE --instructor I --student S...``
     As an ngshare admin (with that admin's JupyterHub token in ``JUPYTERHUB_API_TOKEN``):
     creates the course with its instructors and enrols the students. Running it again adds
     students and leaves the rest as it is.
@@ -191,7 +191,7 @@ def setup_course(client: Any, course: str, instructors: list[str],
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_grading.ngshare_service",
+    parser = argparse.ArgumentParser(prog="python -m course_exchange.ngshare_service",
                                      description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("serve", help="run ngshare as a JupyterHub service")

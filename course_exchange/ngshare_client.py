@@ -6,7 +6,7 @@ caller's JupyterHub token (``Authorization: token ...``); ngshare asks the hub w
 it is, so who submits, and whose feedback may be read, is decided by the hub's login, not by
 anything the caller sends.
 
-This module only moves data and reports failures plainly; :mod:`course_grading.ngshare_exchange`
+This module only moves data and reports failures plainly; :mod:`course_exchange.ngshare_exchange`
 plugs it into nbgrader. Reads (GET) are retried when ngshare does not answer (a restart);
 writes are never retried behind the user's back: a write that got no answer raises
 :class:`NgshareError` saying it may not have been stored, and the user submits again.

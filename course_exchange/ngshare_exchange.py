@@ -1,11 +1,11 @@
 """nbgrader's exchange through ngshare, for servers that share no files (Kubernetes).
 
 Every nbgrader exchange command (release, fetch, submit, list, collect, release and fetch
-feedback) as a client of ngshare's REST API (:mod:`course_grading.ngshare_client`), written
-for this course instead of the published ``ngshare-exchange`` (see deploy/README.md, "Why
+feedback) as a client of ngshare's REST API (:mod:`course_exchange.ngshare_client`), written
+for this course instead of the published ``ngshare-exchange`` (see docs/deploy.md, "Why
 not ngshare-exchange"). Set it in the global nbgrader config of every server::
 
-    from course_grading.ngshare_exchange import configure
+    from course_exchange.ngshare_exchange import configure
     configure(c, "http://127.0.0.1:8000/services/ngshare/")
 
 What it guarantees:
@@ -114,7 +114,7 @@ class NgshareExchange(abc.Exchange):
         if not getattr(self, "_client", None):
             if not self.url:
                 self.fail("No ngshare URL: set c.NgshareExchange.url in nbgrader_config.py "
-                          "(course_grading.ngshare_exchange.configure)")
+                          "(course_exchange.ngshare_exchange.configure)")
             self._client = Ngshare(self.url, os.environ.get("JUPYTERHUB_API_TOKEN", ""),
                                    timeout=self.timeout, retries=self.retries)
         return self._client
