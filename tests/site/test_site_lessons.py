@@ -28,7 +28,7 @@ from labdriver import (
     save_screenshot,
     sliders_unannounced,
 )
-from sitedriver import NOTEBOOKS, expose_the_app, open_lesson, site_lessons
+from sitedriver import NOTEBOOKS, expose_the_app, kernel_free, open_lesson, site_lessons
 from test_lab_lessons import shows_widgets
 
 from course_site.serve import SiteServer
@@ -63,7 +63,7 @@ def test_lesson_runs_offline_in_the_browser(lesson: str, shared_site_page: Any,
             assert note.is_visible(), f"{lesson}: the site does not say it cannot run fully"
             for problem in problems:
                 assert problem.split(":")[0].strip("`") in note.inner_text()
-            site_page.assert_offline()
+            site_page.assert_offline(kernel_free(lesson))
             return
         run_all_cells(page, timeout_ms=300_000)
         found = page_problems(page)
@@ -75,7 +75,7 @@ def test_lesson_runs_offline_in_the_browser(lesson: str, shared_site_page: Any,
             print(f"{lesson}:", *moves, sep="\n  ")
         else:
             assert page.locator(".jp-NotebookPanel .jupyter-widgets").count() == 0
-        site_page.assert_offline()
+        site_page.assert_offline(kernel_free(lesson))
     finally:
         save_screenshot(page, artifacts, _shot_name(lesson))
 
