@@ -1394,14 +1394,16 @@ class CourseLab:
     Jupyter's config, runtime, settings and workspace folders are fresh ones under
     ``scratch`` (a student's first start), and so is the student's copy of the lessons
     (``COURSE_WORKSPACE``: never the checkout's own ``notebooks/my-work/``); ``env`` adds to
-    (or, with None values, removes from) the environment. Output lines are kept with the
-    second they arrived, counted from the start. A context manager: the process group is
-    stopped on exit.
+    (or, with None values, removes from) the environment (without ``COURSE_WORKSPACE``, the
+    copies go where the course puts them). ``course``: the script of another clone of the
+    course, run in that clone (with ``COURSE_VENV`` in ``env``, on this environment).
+    Output lines are kept with the second they arrived, counted from the start. A context
+    manager: the process group is stopped on exit.
     """
 
     def __init__(self, scratch: Path, extra_args: Sequence[str] = (), *,
                  env: dict[str, str | None] | None = None, python: str = sys.executable,
-                 port: int = 0) -> None:
+                 port: int = 0, course: Path = REPO / "course") -> None:
         self.port = port or free_port()
         self.token = secrets.token_hex(16)
         self.env = dict(os.environ)
@@ -1419,7 +1421,10 @@ class CourseLab:
                 self.env.pop(key, None)
             else:
                 self.env[key] = value
-        self.cmd = [python, str(REPO / "course"), "lab", "--no-browser",
+        self.root = Path(course).parent
+        if "COURSE_WORKSPACE" not in self.env:  # removed by ``env``: the course's default
+            self.workspace = self.root / "notebooks" / "my-work"
+        self.cmd = [python, str(course), "lab", "--no-browser",
                     "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
                     "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
                     *extra_args]
@@ -1437,7 +1442,8 @@ class CourseLab:
         import threading
 
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(self.cmd, cwd=REPO, env=self.env, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(self.cmd, cwd=self.root, env=self.env,
+                                     stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
 
