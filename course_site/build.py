@@ -78,9 +78,10 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
-#: The course's JupyterLab extension (as ./course lab loads it): every slider says its
-#: name and the value it shows to a screen reader.
-COURSE_EXTENSION = ROOT / "course_lib" / "labextension" / "attention-course-a11y"
+#: The course's JupyterLab extensions, each a folder (as ./course lab loads them): every
+#: slider says its name and the value it shows to a screen reader; a notebook of Markdown
+#: only opens without a kernel.
+COURSE_EXTENSIONS = ROOT / "course_lib" / "labextension"
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its
 # own folder, as matplotlib/fontlist.json).
@@ -322,9 +323,12 @@ def _in_turn(*scripts: str) -> str:
 def _lite_config(extension: Path, widget_manager: Path) -> dict[str, Any]:
     return {"LiteBuildConfig": {
         # only these JupyterLab extensions: the environment may hold others (nbgrader's)
-        # that need a Jupyter server; the course's own names the sliders for screen readers
+        # that need a Jupyter server; the course's own (slider names, no kernel for a page
+        # of Markdown)
         "ignore_sys_prefix": ["federated_extensions"],
-        "federated_extensions": [str(extension), str(widget_manager), str(COURSE_EXTENSION)],
+        "federated_extensions": [str(extension), str(widget_manager),
+                                 *(str(p.parent) for p in
+                                   sorted(COURSE_EXTENSIONS.glob("*/package.json")))],
         "contents": ["files"],
         "apps": ["lab"],
         "no_sourcemaps": True,
@@ -523,7 +527,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         index = built / "index.html"
         index.write_text(_open_first_lesson(index.read_text(), first))
         try:
-            early_kernel.install(built, preload)
+            early_kernel.install(built, preload,
+                                 [c.path for c in copied if not c.needs.kernel])
         except (OSError, early_kernel.EarlyKernelError) as err:
             raise SiteBuildError(f"starting the kernel as the page opens: {err}") from err
         try:

@@ -11,7 +11,9 @@ other: the Python side needs nothing from JupyterLab but the options that the si
   code, which gets that instance when it asks for Pyodide with the same options (and
   Pyodide's own loader otherwise: nothing else in the kernel changes);
 - a script in ``lab/index.html`` that, when the address opens a notebook, starts that worker
-  as the page opens and hands it to the kernel extension when it creates its worker.
+  as the page opens and hands it to the kernel extension when it creates its worker. A
+  notebook with no code cell (the contents page) opens without a kernel (the course's
+  JupyterLab extension ``attention-course-no-kernel``), so its address starts no worker.
 
 Both rely on how ``jupyterlite-pyodide-kernel`` (pinned in pyproject.toml) makes its worker:
 :func:`kernel_worker_chunk` reads that from the extension's code, and the build stops with a
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -98,10 +101,13 @@ def worker_script(chunk: str, packages: list[str]) -> str:
     return text
 
 
-def page_script(chunk: str) -> str:
-    """The script for ``lab/index.html``: its URLs are relative to that page."""
+def page_script(chunk: str, kernel_free: Sequence[str] = ()) -> str:
+    """The script for ``lab/index.html``: its URLs are relative to that page. The notebooks
+    ``kernel_free`` (their paths in the site) open without a kernel: no worker starts early
+    for them."""
     text = (HERE / "early_kernel_page.js").read_text(encoding="utf-8")
     values = {
+        "__KERNEL_FREE__": sorted(kernel_free),
         "__KERNEL_WORKER_FROM_PAGE__": _relative(KERNEL_EXTENSION_STATIC / chunk,
                                                  APP_PAGE.parent),
         "__EARLY_WORKER_FROM_PAGE__": _relative(KERNEL_EXTENSION_STATIC / EARLY_WORKER,
@@ -112,10 +118,11 @@ def page_script(chunk: str) -> str:
     return text
 
 
-def install(site: Path, packages: list[str]) -> str:
+def install(site: Path, packages: list[str], kernel_free: Sequence[str] = ()) -> str:
     """Add the early start to the built ``site`` whose kernel preloads ``packages`` (the
-    ``loadPyodideOptions.packages`` of its ``jupyter-lite.json``). Returns the worker chunk
-    it hands over to."""
+    ``loadPyodideOptions.packages`` of its ``jupyter-lite.json``); the notebooks
+    ``kernel_free`` (paths in the site) open without a kernel and start none. Returns the
+    worker chunk it hands over to."""
     static = site / KERNEL_EXTENSION_STATIC
     chunk = kernel_worker_chunk(static)
     page = site / APP_PAGE
@@ -126,6 +133,6 @@ def install(site: Path, packages: list[str]) -> str:
                                f"found {len(anchors)}")
     (static / EARLY_WORKER).write_text(worker_script(chunk, packages), encoding="utf-8")
     at = _PAGE_ANCHOR.search(html).start()  # type: ignore[union-attr]
-    page.write_text(html[:at] + "<script>\n" + page_script(chunk) + "    </script>\n    "
-                    + html[at:], encoding="utf-8")
+    page.write_text(html[:at] + "<script>\n" + page_script(chunk, kernel_free)
+                    + "    </script>\n    " + html[at:], encoding="utf-8")
     return chunk

@@ -57,10 +57,16 @@ class LessonNeeds:
         Top-level modules imported by its code cells (absolute imports only).
     shell_lines : tuple of str
         Lines that run shell or package-manager commands (``!ls``, ``%pip install``).
+    kernel : bool
+        Whether it has a code cell. A notebook of Markdown only (the contents page) opens
+        without a kernel: the course's JupyterLab extension
+        (``course_lib/labextension/attention-course-no-kernel``) starts none, and the site
+        starts no Pyodide for it as its page opens (:mod:`course_site.early_kernel`).
     """
 
     imports: frozenset[str]
     shell_lines: tuple[str, ...]
+    kernel: bool = True
 
 
 @dataclass(frozen=True)
@@ -101,10 +107,19 @@ def imports_in(source: str) -> set[str]:
 
 
 def lesson_needs(notebook: Mapping[str, Any]) -> LessonNeeds:
-    """Read the imports and shell commands of a notebook (as parsed JSON)."""
+    """Read the imports and shell commands of a notebook (as parsed JSON), and whether it
+    has code at all.
+
+    >>> lesson_needs({"cells": [{"cell_type": "markdown", "source": "# Contents"}]}).kernel
+    False
+    >>> sorted(lesson_needs({"cells": [{"cell_type": "code", "source": "import numpy"}]}
+    ...                     ).imports)
+    ['numpy']
+    """
     imports: set[str] = set()
     shell: list[str] = []
-    for source in _code_cells(notebook):
+    code = list(_code_cells(notebook))
+    for source in code:
         python_lines = []
         for line in source.splitlines():
             if _SHELL.match(line) or _PIP.match(line):
@@ -115,7 +130,7 @@ def lesson_needs(notebook: Mapping[str, Any]) -> LessonNeeds:
             else:
                 python_lines.append(line)
         imports |= imports_in("\n".join(python_lines))
-    return LessonNeeds(frozenset(imports), tuple(shell))
+    return LessonNeeds(frozenset(imports), tuple(shell), kernel=bool(code))
 
 
 def browser_note(problems: list[str], with_id: bool = True) -> dict[str, Any]:

@@ -97,6 +97,14 @@ def test_the_pods_get_the_tested_settings_files():
         (settings / "jupyter_server_config.json").read_text())
     assert files["student-lab-config"]["data"] == json.loads(
         (settings / "labconfig" / "page_config.json").read_text())
+    assert files["student-server-config-py"]["stringData"] == (
+        settings / "jupyter_server_config.py").read_text()
+    # every file of the tested folder, each where the hook's folder expects it
+    folder = Path(files["student-server-config"]["mountPath"]).parent
+    mounted = sorted(Path(f["mountPath"]).relative_to(folder).as_posix()
+                     for f in files.values() if Path(f["mountPath"]).is_relative_to(folder))
+    assert mounted == sorted(p.relative_to(settings).as_posix()
+                             for p in settings.rglob("*") if p.is_file())
     hook = values("jupyterhub-values.yaml")["hub"]["extraConfig"]["attention-students.py"]
     folder = files["student-server-config"]["mountPath"].rsplit("/", 1)[0]
     assert f'STUDENT_SETTINGS = "{folder}"' in hook

@@ -65,7 +65,8 @@ def test_installed_settings_are_roots_and_readable_by_everyone(public_dir):
     target = public_dir / "etc" / "students"
     digests = install_settings(SHIPPED, target)
     assert digests == settings_digests(SHIPPED)
-    assert set(digests) == {"jupyter_server_config.json", "labconfig/page_config.json"}
+    assert set(digests) == {"jupyter_server_config.json", "jupyter_server_config.py",
+                            "labconfig/page_config.json"}
     for p in [target, *target.rglob("*")]:
         st = p.stat()
         assert st.st_uid == 0

@@ -73,6 +73,7 @@ __all__ = [
     "stop_process_group",
     "venv_env",
     "wait_kernel_idle",
+    "wait_kernel_settled",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -385,7 +386,7 @@ def _open_and_wait(page: Any, server: LabServer | None, relpath: str, timeout_ms
         opens()
         page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell",
                                timeout=timeout_ms)
-        wait_kernel_idle(page, timeout_ms)
+        wait_kernel_settled(page, timeout_ms)
     except PlaywrightTimeout as exc:
         raise AssertionError(f"{relpath}: no notebook with an idle kernel within "
                              f"{timeout_ms / 1000:.0f} s ({exc})\n"
@@ -398,12 +399,16 @@ OPEN_IN_APP_JS = """async (path) => {
   app.shell.activateById(widget.id);
 }"""
 
-# The open notebook is ``path``, shown, and its kernel connected and idle.
+# The open notebook is ``path``, shown, and its kernel connected and idle; or, for a notebook
+# of Markdown only, read and set to start no kernel (the course's extension
+# attention-course-no-kernel sets kernelPreference.shouldStart to false).
 READY_IN_APP_JS = """(path) => {
   const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(
     w => w.context && w.context.path === path);
   const session = widget && widget.sessionContext && widget.sessionContext.session;
   const kernel = session && session.kernel;
+  if (widget && widget.isVisible && !kernel && widget.context.isReady
+      && widget.sessionContext.kernelPreference.shouldStart === false) return true;
   return !!(widget && widget.isVisible && kernel && kernel.status === 'idle'
             && kernel.connectionStatus === 'connected');
 }"""
@@ -495,6 +500,23 @@ def wait_kernel_idle(page: Any, timeout_ms: float = 90_000) -> None:
     )
 
 
+# The status bar's kernel status reads Idle; or the shown notebook has no code cell and no
+# kernel (it opens without one: the course's extension attention-course-no-kernel).
+KERNEL_SETTLED_JS = """() => {
+  const bar = document.querySelector('#jp-main-statusbar');
+  if (!bar) return false;
+  if (/\\|\\s*Idle\\b/.test(bar.innerText)) return true;
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  return !!panel && !panel.querySelector('.jp-CodeCell') && /No Kernel/.test(bar.innerText);
+}"""
+
+
+def wait_kernel_settled(page: Any, timeout_ms: float = 90_000) -> None:
+    """Wait until the kernel status reads Idle, or, for a notebook of Markdown only, No
+    Kernel (a kernel that starts anyway reads Idle soon after: a test that cares checks)."""
+    page.wait_for_function(KERNEL_SETTLED_JS, timeout=timeout_ms)
+
+
 def run_all_cells(page: Any, timeout_ms: float = 180_000) -> None:
     """Run all cells from the Run menu, as a student would, and wait until all have run.
 
@@ -503,9 +525,9 @@ def run_all_cells(page: Any, timeout_ms: float = 180_000) -> None:
     AssertionError
         If a non-empty code cell has no execution number afterwards (the run stopped early).
     """
-    wait_kernel_idle(page, timeout_ms)
-    if not page.evaluate(PROMPTS_JS):  # a notebook of markdown only: nothing to run
+    if not page.evaluate(PROMPTS_JS):  # a notebook of markdown only: nothing to run, no kernel
         return
+    wait_kernel_idle(page, timeout_ms)
     page.locator(".lm-MenuBar-item", has_text="Run").first.click()
     page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
     # Queued cells show [*] at once; wait until none does and the kernel is idle again.
@@ -1372,14 +1394,16 @@ class CourseLab:
     Jupyter's config, runtime, settings and workspace folders are fresh ones under
     ``scratch`` (a student's first start), and so is the student's copy of the lessons
     (``COURSE_WORKSPACE``: never the checkout's own ``notebooks/my-work/``); ``env`` adds to
-    (or, with None values, removes from) the environment. Output lines are kept with the
-    second they arrived, counted from the start. A context manager: the process group is
-    stopped on exit.
+    (or, with None values, removes from) the environment (without ``COURSE_WORKSPACE``, the
+    copies go where the course puts them). ``course``: the script of another clone of the
+    course, run in that clone (with ``COURSE_VENV`` in ``env``, on this environment).
+    Output lines are kept with the second they arrived, counted from the start. A context
+    manager: the process group is stopped on exit.
     """
 
     def __init__(self, scratch: Path, extra_args: Sequence[str] = (), *,
                  env: dict[str, str | None] | None = None, python: str = sys.executable,
-                 port: int = 0) -> None:
+                 port: int = 0, course: Path = REPO / "course") -> None:
         self.port = port or free_port()
         self.token = secrets.token_hex(16)
         self.env = dict(os.environ)
@@ -1397,7 +1421,10 @@ class CourseLab:
                 self.env.pop(key, None)
             else:
                 self.env[key] = value
-        self.cmd = [python, str(REPO / "course"), "lab", "--no-browser",
+        self.root = Path(course).parent
+        if "COURSE_WORKSPACE" not in self.env:  # removed by ``env``: the course's default
+            self.workspace = self.root / "notebooks" / "my-work"
+        self.cmd = [python, str(course), "lab", "--no-browser",
                     "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
                     "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
                     *extra_args]
@@ -1415,7 +1442,8 @@ class CourseLab:
         import threading
 
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(self.cmd, cwd=REPO, env=self.env, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(self.cmd, cwd=self.root, env=self.env,
+                                     stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
 

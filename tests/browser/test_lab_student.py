@@ -3,7 +3,8 @@
 * ``./course lab`` (the README's command, run for real) fills the student's workspace with
   copies of the lessons and serves JupyterLab there; the browser lands on the copy of
   ``00_contents.ipynb``, with no Launcher and no notification asking about news or
-  updates. A notebook saved in the browser changes the copy, never ``notebooks/``.
+  updates, and no kernel (the contents page has no code; a lesson's link starts its kernel).
+  A notebook saved in the browser changes the copy, never ``notebooks/``.
 * nbgrader's Validate button on a lesson names each exercise still to do, and says
   "Success!" only once they are all done (before, it said "Success!" on a lesson nobody
   had touched).
@@ -11,8 +12,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from labdriver import (
     press_validate,
     replace_cell_and_validate,
     save_screenshot,
+    wait_kernel_idle,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -57,6 +61,10 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
         assert toasts == [], f"notifications: {toasts}"
         assert "Attention, Term by Term" in page.locator(
             ".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
+        # the contents page is Markdown only: it opened without a kernel (the course's
+        # extension attention-course-no-kernel; before it, a Python process started with it)
+        assert running_kernels(lab) == [], "opening the contents page started a kernel"
+        assert "No Kernel" in page.locator("#jp-main-statusbar").inner_text()
         assert "your own copies of the lessons are in" in lab.output()
         # the student writes a cell and saves: the copy changes, the course's files do not
         page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.click()
@@ -78,8 +86,17 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
                      has_text="01 · The whole equation at a glance").click()
         page.wait_for_url("**/lab/tree/01_overview.ipynb")
         assert [t.strip() for t in active.all_inner_texts()] == ["01_overview.ipynb"]
+        wait_kernel_idle(page)  # a lesson with code starts its kernel as before
+        assert [k["name"] for k in running_kernels(lab)] == ["python3"]
         context.close()
     assert {p: p.read_bytes() for p in (REPO / "notebooks").glob("*.ipynb")} == course_files
+
+
+def running_kernels(lab: CourseLab) -> list[dict[str, Any]]:
+    """The server's kernels (GET /api/kernels)."""
+    with urllib.request.urlopen(f"{lab.base_url}api/kernels?token={lab.token}",
+                                timeout=10) as answer:
+        return list(json.loads(answer.read()))
 
 
 LESSON = "04_softmax"

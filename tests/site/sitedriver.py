@@ -16,17 +16,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
-from labdriver import CHROMIUM, CHROMIUM_ARGS, REPO, wait_kernel_idle
+from labdriver import CHROMIUM, CHROMIUM_ARGS, REPO, wait_kernel_settled
 from netguard import SITE_BROWSER_ARGS
 
 from course_site.build import KERNEL_PLUGIN
-from course_site.lessons import NOT_LESSONS
+from course_site.lessons import NOT_LESSONS, lesson_needs
 
 __all__ = [
     "ARTIFACTS",
     "NOTEBOOKS",
+    "NO_KERNEL_WIDGETS_ERROR",
     "console_problems",
     "expose_the_app",
+    "kernel_free",
     "launch_site_browser",
     "lesson_url",
     "open_lesson",
@@ -46,10 +48,24 @@ CONSOLE_PROBLEMS = re.compile(
     r"^warning: course: ", re.I)
 
 
+# What jupyterlab-manager 8 (ipywidgets) throws for a notebook that has no kernel: it asks
+# every notebook for its kernel's id once its session is ready (jupyter-widgets/ipywidgets
+# issue 3970; the fix, pull request 3971, is not released). The contents page opens without
+# a kernel and shows no widget, so there it changes nothing a student sees.
+NO_KERNEL_WIDGETS_ERROR = "Uncaught: Cannot read properties of null (reading 'kernel')"
+
+
 def site_lessons() -> list[str]:
     """Every notebook the site serves, as its path in the site (what course_site copies)."""
     return sorted(p.relative_to(NOTEBOOKS).as_posix() for p in NOTEBOOKS.rglob("*.ipynb")
                   if not NOT_LESSONS & set(p.relative_to(NOTEBOOKS).parts))
+
+
+def kernel_free(lesson: str) -> bool:
+    """Whether the site's notebook ``lesson`` has no code cell (the contents page): it opens
+    without a kernel (course_site.lessons.LessonNeeds.kernel)."""
+    notebook = json.loads((NOTEBOOKS / lesson).read_text(encoding="utf-8"))
+    return not lesson_needs(notebook).kernel
 
 
 def site_config(site: Path) -> dict[str, Any]:
@@ -75,10 +91,11 @@ def lesson_url(site_url: str, lesson: str) -> str:
 
 
 def open_lesson(page: Any, site_url: str, lesson: str, timeout_ms: float = 180_000) -> None:
-    """Open ``lesson`` and wait until its Pyodide kernel is idle."""
+    """Open ``lesson`` and wait until its Pyodide kernel is idle (a notebook of Markdown only:
+    until it shows with no kernel)."""
     page.goto(lesson_url(site_url, lesson), timeout=timeout_ms)
     page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=timeout_ms)
-    wait_kernel_idle(page, timeout_ms)
+    wait_kernel_settled(page, timeout_ms)
 
 
 def expose_the_app(context: Any) -> None:

@@ -1,4 +1,5 @@
-"""course_site.early_kernel: the lesson's Pyodide starts as its page opens.
+"""course_site.early_kernel: the lesson's Pyodide starts as its page opens (and a page of
+Markdown only, the contents, starts none).
 
 Three layers: what the build writes, on made-up extension folders (no site, quick); the
 same in the session's built site; and in Chromium, that the kernel takes the Pyodide the
@@ -16,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitedriver import console_problems, open_lesson, site_lessons, site_preload
+from sitedriver import (
+    console_problems,
+    kernel_free,
+    open_lesson,
+    site_lessons,
+    site_preload,
+)
 
 from course_site.early_kernel import (
     APP_PAGE,
@@ -111,6 +118,9 @@ def test_the_scripts_point_at_the_right_files(tmp_path: Path) -> None:
     assert _string(worker, "PACKAGES") == PACKAGES
     assert 'importScripts("./352.bbbb.js");' in worker
     assert "__" not in worker.replace("__webpack", "") and "__" not in page
+    assert _string(page, "KERNEL_FREE") == []
+    assert _string(page_script("352.bbbb.js", ["b.ipynb", "a.ipynb"]), "KERNEL_FREE") == [
+        "a.ipynb", "b.ipynb"]
 
 
 def test_install_writes_the_worker_and_the_page_script_once(tmp_path: Path) -> None:
@@ -144,6 +154,13 @@ def test_the_built_site_starts_the_kernel_it_configures(site_build: tuple[Path, 
     chunk = kernel_worker_chunk(site / KERNEL_EXTENSION_STATIC)
     assert f'importScripts("./{chunk}");' in worker
     assert (site / APP_PAGE).read_text().count(f'/{EARLY_WORKER}"') == 1
+    assert _string((site / APP_PAGE).read_text(), "KERNEL_FREE") == kernel_free_lessons()
+
+
+def kernel_free_lessons() -> list[str]:
+    """The site's notebooks without a code cell (the contents page): they open with no
+    kernel."""
+    return [lesson for lesson in site_lessons() if kernel_free(lesson)]
 
 
 TOOK = "course: the kernel took the Pyodide started as the page opened"
@@ -202,3 +219,26 @@ def test_a_mismatched_early_start_falls_back_and_says_so(site_page: Any, site_bu
     assert console_problems([f"warning: {line}" for line in lines if line.startswith("course:")])
     site_page.console.clear()  # the warning was wanted here
     site_page.assert_offline()
+
+
+@pytest.mark.browser
+@pytest.mark.site
+@pytest.mark.timeout(600)
+def test_the_contents_page_starts_no_kernel(site_page: Any, site_server: Any) -> None:
+    """A notebook of Markdown only, opened by its address (as the site's front page opens
+    the contents), starts no Pyodide, early or late: no worker, no request for Pyodide's
+    WebAssembly, and the status bar says No Kernel (before, the page started a worker as it
+    opened and JupyterLab a kernel once it had read the notebook)."""
+    kernel_free = kernel_free_lessons()
+    assert "00_contents.ipynb" in kernel_free, kernel_free
+    page = site_page.page
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/static/pyodide/" in r.url else None)
+    for lesson in kernel_free:
+        open_lesson(page, site_server.url, lesson)
+        page.wait_for_timeout(5000)  # a kernel asked for once the notebook was read shows
+        status = page.locator("#jp-main-statusbar").inner_text()
+        assert "No Kernel" in status, f"{lesson}: the status bar reads {status!r}"
+        assert [w.url for w in page.workers] == [], f"{lesson} started a worker"
+        assert asked == [], f"{lesson} asked for Pyodide: {asked}"
+    site_page.assert_offline(kernel_free=True)
