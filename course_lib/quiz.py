@@ -258,7 +258,7 @@ class SelfStudyQuiz:
     >>> fb.correct, quiz.controls["why_scale"].value
     (False, 'D')
     >>> quiz.score_text
-    '0 of 10 right (1 answered)'
+    '0 of 11 right (1 answered)'
     """
 
     def __init__(self, questions: Iterable[Question] | None = None) -> None:

@@ -49,7 +49,7 @@ def test_test_extra_brings_grading_and_the_test_tools():
     assert {"nbgrader", "pytest", "nbval", "playwright"} <= names(reqs)
     assert not any("attention-term-by-term" in r for r in reqs), "self-reference expanded"
     assert names(course.requirements(["grading"])) == names(PROJECT["dependencies"]) | {
-        "nbgrader", "rfc3987"}
+        "nbgrader", "rfc3987", "latex2mathml"}
 
 
 def test_an_extra_counts_the_extras_it_brings():
