@@ -44,7 +44,8 @@ from typing import Any
 import jinja2
 
 __all__ = ["FILES_CSP", "FORMGRADER_CSP", "SERVER_CONFIG", "ScriptFreeLoader",
-           "UnsafeTemplateError", "formgrader_command", "rewrite_template"]
+           "UnsafeTemplateError", "formgrader_command", "rewrite_template",
+           "run_until_stopped"]
 
 #: The policy of every formgrader page.
 FORMGRADER_CSP = (
@@ -273,8 +274,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"formgrader_csp: {course} must be an nbgrader course directory with an "
               f"nbgrader_config.py (got {course.resolve()})", file=sys.stderr)
         return 2
-    import subprocess
-
     with tempfile.TemporaryDirectory(prefix="formgrader-csp-") as config_dir:
         Path(config_dir, "jupyter_server_config.json").write_text(json.dumps(SERVER_CONFIG))
         env = dict(os.environ)
@@ -282,8 +281,40 @@ def main(argv: Sequence[str] | None = None) -> int:
             p for p in (config_dir, env.get("JUPYTER_CONFIG_PATH")) if p)
         # nbgrader's scripts (alembic, nbgrader) beside this Python, as in a venv
         env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
-        return subprocess.call(formgrader_command(course.resolve(), args), cwd=course,
-                               env=env)
+        return run_until_stopped(formgrader_command(course.resolve(), args), cwd=course,
+                                 env=env)
+
+
+def run_until_stopped(cmd: Sequence[str], **popen: Any) -> int:
+    """Run ``cmd`` until it exits, as if it ran in this process's place; its exit status.
+
+    JupyterLab must run as a child (the temporary config directory is removed when it
+    exits), yet stop as ``jupyter lab`` does. Ctrl+C in the terminal reaches the child
+    itself (the terminal signals its whole process group): this process ignores it and
+    waits, so JupyterLab can ask "Shut down this Jupyter server (y/[n])?" and read the
+    answer. SIGTERM and SIGHUP sent to this process are passed on to the child, so that
+    stopping this process by its id stops JupyterLab and leaves no server behind.
+
+    Examples
+    --------
+    >>> run_until_stopped([sys.executable, "-c", "raise SystemExit(3)"])
+    3
+    """
+    import signal
+    import subprocess
+
+    child = subprocess.Popen(list(cmd), **popen)
+    forwarded = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
+                 if s is not None]
+    before = {s: signal.signal(s, lambda signum, _frame: child.send_signal(signum))
+              for s in forwarded}
+    before[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = child.wait()
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
 
 
 if __name__ == "__main__":

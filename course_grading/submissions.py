@@ -1,4 +1,4 @@
-"""Student submissions of the checkpoint quiz, made by code (for tests and benchmarks).
+"""Student submissions of the checkpoint quiz, made by code (for tests, benchmarks and trials).
 
 Each kind of submission is what a real class hands in now and then: a correct notebook,
 one with a single mistake, a blank one, one that loops forever, one renamed or corrupted,
@@ -6,6 +6,14 @@ one that tries to fool the checks. :func:`make_submission` turns the *released* 
 (what students receive) into the files of one submission, ready to be placed in
 ``submitted/<student>/checkpoint/``. The right letters and numbers come from the source
 notebook the release was made from (:func:`course_grading.variants.quiz_facts`).
+
+To try the grading on your own machine before a class hands anything in, place a few made-up
+students' submissions into a course directory, after ``nbgrader generate_assignment``::
+
+    python -m course_grading.submissions alice=correct bob=mistake_missing_scale carol=blank
+
+(run from ``quiz/``, or pass ``--course-dir``; ``--list`` names every kind). A student who
+already has a submission is left alone unless ``--force`` is given.
 
 Examples
 --------
@@ -17,9 +25,15 @@ Examples
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
-from collections.abc import Mapping
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -28,7 +42,7 @@ from .mistakes import CORRECT_ANSWER, MISTAKES
 from .variants import QuizFacts
 
 __all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "lifted_answers",
-           "make_submission"]
+           "make_submission", "place_made_up"]
 
 #: The notebook's file name in the assignment.
 NOTEBOOK = "checkpoint.ipynb"
@@ -246,3 +260,119 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
         else:  # pragma: no cover - half a notebook is never valid JSON
             raise AssertionError("the corrupt submission is valid JSON")
     return {name: text.encode()}
+
+
+# A student id that names one folder (nbgrader's own ids are of this kind).
+_STUDENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]*")
+
+
+def place_made_up(course: str | Path, students: Mapping[str, str], *,
+                  force: bool = False) -> list[Path]:
+    """Write made-up submissions into ``<course>/submitted/<student>/checkpoint/``.
+
+    The released notebook and the source it was made from are those nbgrader uses for the
+    course (its ``nbgrader_config.py``: ``release/`` and ``source/``, or whatever source
+    directory the config names).
+
+    Parameters
+    ----------
+    course : path
+        The nbgrader course directory, after ``nbgrader generate_assignment checkpoint``.
+    students : mapping of str to str
+        Student id -> kind of submission (one of :data:`KINDS`).
+    force : bool
+        Replace a submission the student already has (otherwise refused).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Raises
+    ------
+    ValueError
+        If a student id is not a plain folder name, a kind is unknown, the assignment has
+        not been released, or a student already has a submission and ``force`` is false.
+    """
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from .variants import quiz_facts
+
+    course = Path(course).resolve()
+    for student, kind in students.items():
+        if not _STUDENT_ID.fullmatch(student):
+            raise ValueError(f"student id {student!r} must be a plain name (letters, digits, "
+                             "_ . @ -), not a path")
+        if kind not in KINDS:
+            raise ValueError(f"unknown submission kind {kind!r} for {student}: expected one "
+                             f"of {', '.join(KINDS)}")
+    if not (course / "nbgrader_config.py").is_file():
+        raise ValueError(f"{course} is not an nbgrader course directory (no nbgrader_config.py)")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.CourseDirectory.root = str(course)
+    coursedir = CourseDirectory(config=config)
+    assignment = "checkpoint"
+    released = Path(coursedir.format_path(coursedir.release_directory, ".", assignment)) / NOTEBOOK
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) / NOTEBOOK
+    if not released.is_file():
+        raise ValueError(f"{released} does not exist: release the assignment first "
+                         f"(nbgrader generate_assignment {assignment} --force)")
+    folders = {s: Path(coursedir.format_path(coursedir.submitted_directory, s, assignment))
+               for s in students}
+    taken = [s for s, folder in folders.items() if folder.exists()]
+    if taken and not force:
+        raise ValueError(f"already submitted: {', '.join(taken)} (--force replaces them)")
+    facts = quiz_facts(nbformat.read(source, as_version=4))
+    released_text = released.read_text(encoding="utf-8")
+    written = []
+    for student, kind in students.items():
+        folder = folders[student]
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        for name, data in make_submission(kind, released_text, facts).items():
+            (folder / name).write_bytes(data)
+            written.append(folder / name)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m course_grading.submissions [--course-dir DIR] STUDENT=KIND ...``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m course_grading.submissions",
+        description="Place made-up submissions of the checkpoint quiz into a course "
+                    "directory, to try the grading before a class hands anything in.")
+    parser.add_argument("students", nargs="*", metavar="STUDENT=KIND",
+                        help="e.g. alice=correct bob=mistake_missing_scale carol=blank")
+    parser.add_argument("--course-dir", default=".", type=Path,
+                        help="nbgrader course directory (default: the current one)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a submission the student already has")
+    parser.add_argument("--list", action="store_true", help="name every kind and stop")
+    args = parser.parse_args(argv)
+    if args.list:
+        for kind, what in KINDS.items():
+            print(f"{kind:28} {what}")
+        return 0
+    if not args.students:
+        parser.error("name at least one STUDENT=KIND (--list names the kinds)")
+    students: dict[str, str] = {}
+    for item in args.students:
+        student, sep, kind = item.partition("=")
+        if not sep or not student or not kind:
+            parser.error(f"expected STUDENT=KIND, got {item!r}")
+        students[student] = kind
+    try:
+        written = place_made_up(args.course_dir, students, force=args.force)
+    except (ValueError, OSError) as exc:
+        print(f"submissions: {exc}", file=sys.stderr)
+        return 2
+    for path in written:  # <course>/submitted/<student>/checkpoint/<file>
+        student = path.parent.parent.name
+        print(f"{os.path.relpath(path)}: {students[student]} ({KINDS[students[student]]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,13 @@ import nbformat
 import pytest
 
 from course_grading.mistakes import CORRECT_ANSWER, MISTAKES
-from course_grading.submissions import KINDS, NOTEBOOK, fill_answers, make_submission
+from course_grading.submissions import (
+    KINDS,
+    NOTEBOOK,
+    answers_for,
+    fill_answers,
+    make_submission,
+)
 from course_grading.variants import SOURCE_PATH, quiz_facts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,3 +93,90 @@ def test_the_copier_lifts_every_answer_from_a_lesson_or_the_self_study():
         q.check(letter).text for q in bank.values() for letter in q.letters}
     _, nb = _nb("copies_lessons")
     assert _src(nb, "weights_without_self") == LIFTED_WEIGHTS
+
+
+# python -m course_grading.submissions: made-up students for a trial run (docs/instructors.md)
+
+def _released_course(tmp_path: Path, source_dir: str = "source") -> Path:
+    """A copy of quiz/ whose release is the source (as above), without running nbgrader."""
+    from course_grading.pipeline import copy_course
+
+    course = copy_course(ROOT / "quiz", tmp_path / "quiz")
+    release = course / "release" / "checkpoint"
+    release.mkdir(parents=True)
+    source = course / source_dir / "checkpoint" / NOTEBOOK
+    (release / NOTEBOOK).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    return course
+
+
+def test_the_command_places_each_students_kind(tmp_path, capsys):
+    from course_grading.submissions import main
+
+    course = _released_course(tmp_path)
+    released = (course / "release" / "checkpoint" / NOTEBOOK).read_text(encoding="utf-8")
+    assert main(["--course-dir", str(course), "alice=correct", "bob=mistake_wrong_axis",
+                 "dave=renamed"]) == 0
+    for student, kind in [("alice", "correct"), ("bob", "mistake_wrong_axis"),
+                          ("dave", "renamed")]:
+        folder = course / "submitted" / student / "checkpoint"
+        expected = make_submission(kind, released, VARIANT)
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == expected
+    out = capsys.readouterr().out
+    assert "bob/checkpoint/checkpoint.ipynb: mistake_wrong_axis" in out
+
+
+def test_the_command_reads_the_source_the_course_config_names(tmp_path):
+    """A variant's right letters, when nbgrader_config.py makes its folder the source."""
+    from course_grading.submissions import main
+    from course_grading.variants import fill, make_variant
+
+    course = _released_course(tmp_path)
+    variant = fill(SOURCE, make_variant("a secret of the test"))
+    secret = course / "secret_source" / "checkpoint" / NOTEBOOK
+    secret.parent.mkdir(parents=True)
+    secret.write_text(nbformat.writes(variant), encoding="utf-8")
+    with (course / "nbgrader_config.py").open("a", encoding="utf-8") as config:
+        config.write('\nc.CourseDirectory.source_directory = "secret_source"\n')
+    answers = answers_for(quiz_facts(variant))
+    # else the test could not tell the two sources apart
+    assert answers != answers_for(VARIANT)
+    assert main(["--course-dir", str(course), "alice=correct"]) == 0
+    nb = nbformat.read(course / "submitted" / "alice" / "checkpoint" / NOTEBOOK, as_version=4)
+    assert {grade_id: _src(nb, grade_id) for grade_id in answers} == answers
+
+
+def test_the_command_leaves_a_real_submission_alone(tmp_path, capsys):
+    from course_grading.submissions import main
+
+    course = _released_course(tmp_path)
+    mine = course / "submitted" / "ada" / "checkpoint" / NOTEBOOK
+    mine.parent.mkdir(parents=True)
+    mine.write_text("ada's own work")
+    assert main(["--course-dir", str(course), "ada=blank"]) == 2
+    assert "already submitted: ada (--force replaces them)" in capsys.readouterr().err
+    assert mine.read_text() == "ada's own work"
+    assert main(["--course-dir", str(course), "--force", "ada=blank"]) == 0
+    assert mine.read_text() != "ada's own work"
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["../eve=correct"], "student id '../eve' must be a plain name"),
+    (["eve=perfect"], "unknown submission kind 'perfect' for eve: expected one of correct"),
+])
+def test_the_command_refuses_bad_input_by_name(tmp_path, capsys, args, says):
+    from course_grading.submissions import main
+
+    course = _released_course(tmp_path)
+    assert main(["--course-dir", str(course), *args]) == 2
+    assert says in capsys.readouterr().err
+    assert not (course / "submitted").exists() and not (tmp_path / "eve").exists()
+
+
+def test_the_command_asks_for_the_release_first(tmp_path, capsys):
+    from course_grading.pipeline import copy_course
+    from course_grading.submissions import main
+
+    course = copy_course(ROOT / "quiz", tmp_path / "quiz")
+    assert main(["--course-dir", str(course), "alice=correct"]) == 2
+    assert "release the assignment first (nbgrader generate_assignment checkpoint" in (
+        capsys.readouterr().err)

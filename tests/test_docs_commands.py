@@ -1,0 +1,156 @@
+"""The instructors' guide, run as typed: every shell block from "Set up once" to the export.
+
+docs/instructors.md is read here, not copied: its ``sh`` blocks, from its first section to
+step 7, are written into one bash script, line by line as an instructor types them, and run
+in a throw-away clone (a copy of ``quiz/`` and the test's own ``.venv``). Each command's exit
+status is recorded; all must be 0 except those the guide itself says end with 1 (dave's
+corrupt notebook). Only the lines in :data:`NOT_RUN` are left out, each for a reason, and
+the test fails if one of them is no longer in the guide (then this list needs a look). The
+formgrader step (grading the written answer by hand) is done as formgrader does it: a manual
+score in the gradebook.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_grading.pipeline import copy_course
+from course_lib.checkpoint_spec import CHECKPOINT
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = ROOT / "docs" / "instructors.md"
+
+#: Lines of the instructor flow this test does not type, and why.
+NOT_RUN = {
+    "./course setup grading": "installs into .venv; the test runs in that environment",
+    "sudo apt-get install bubblewrap": "installs a system package (the test needs bwrap)",
+    "python -m course_grading.formgrader_csp .": "a server for clicking in: "
+    "tests/browser/test_formgrader_laptop_flow.py serves it, tests/test_formgrader_stop.py "
+    "stops it; here the written answers are graded as formgrader saves a grade",
+}
+#: Commands the guide says end with status 1 when a submission cannot be read (dave's).
+ENDS_WITH_1 = {"nbgrader autograde checkpoint", "python -m course_grading.parallel checkpoint"}
+#: Where the flow ends: the sections after it explain and point at tests and benchmarks.
+LAST_STEP = "## 7."
+
+# Grading the written answers by hand, as formgrader's Manual Grading saves a score.
+GRADE_BY_HAND = """\
+from nbgrader.api import Gradebook
+
+with Gradebook("sqlite:///gradebook.db") as gb:
+    for student, score in (("alice", 2.0), ("bob", 1.0)):
+        grade = gb.find_grade("written_shift_or_scale", "checkpoint", "checkpoint", student)
+        grade.manual_score = score
+        grade.needs_manual_grade = False
+    gb.db.commit()
+"""
+MANUAL = {"alice": 2.0, "bob": 1.0}
+
+
+def instructor_flow(text: str) -> list[tuple[str, str]]:
+    """(section heading, command line) of every sh block up to the end of step 7, in order."""
+    flow, section, in_block = [], "", False
+    for line in text.splitlines():
+        if not in_block and line.startswith("## "):
+            if section.startswith(LAST_STEP):
+                break
+            section = line
+        elif line.strip() == "```sh":
+            in_block = True
+        elif in_block and line.strip() == "```":
+            in_block = False
+        elif in_block:
+            command = re.sub(r"\s+#.*$", "", line).strip()  # a trailing comment is not typed
+            if command and not command.startswith("#"):
+                flow.append((section, command))
+    return flow
+
+
+def test_the_flow_is_read_from_the_guide():
+    flow = instructor_flow(GUIDE.read_text(encoding="utf-8"))
+    commands = [command for _, command in flow]
+    for line in NOT_RUN:
+        assert line in commands, f"the guide no longer types {line!r}: look at NOT_RUN"
+    for line in ENDS_WITH_1:
+        assert line in commands, f"the guide no longer types {line!r}: look at ENDS_WITH_1"
+    sections = {section for section, _ in flow}
+    assert any(s.startswith("## 1.") for s in sections)
+    assert any(s.startswith(LAST_STEP) for s in sections)
+    assert not any("benchmarks/" in c or c.startswith("./course test") for c in commands)
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.timeout(600)
+def test_the_instructors_guide_runs_as_typed(tmp_path, bwrap_ok):
+    prefix = Path(sys.prefix)
+    if not (prefix / "bin" / "activate").is_file():
+        pytest.skip(f"the tests' Python ({prefix}) is not a virtual environment with bin/activate")
+    clone = tmp_path / "clone"
+    copy_course(ROOT / "quiz", clone / "quiz")
+    (clone / ".venv").symlink_to(prefix)
+    (tmp_path / "grade_by_hand.py").write_text(GRADE_BY_HAND)
+
+    flow = instructor_flow(GUIDE.read_text(encoding="utf-8"))
+    script: list[str] = []
+    graded_by_hand = False
+    for section, command in flow:
+        if command in NOT_RUN:
+            continue
+        if section.startswith("## 6.") and not graded_by_hand:  # what step 5 does in formgrader
+            script.append(f"python {shlex.quote(str(tmp_path / 'grade_by_hand.py'))}")
+            graded_by_hand = True
+        script.append(command)
+    assert graded_by_hand, "no step 6 (feedback) found in the guide"
+    lines = []
+    for n, command in enumerate(script):
+        lines += [f"echo '>>> {n}' >&2", command, f"echo \"@@status {n} $?\""]
+    result = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=clone, capture_output=True,
+                            text=True, timeout=540)
+    statuses = {int(n): int(s) for n, s in re.findall(r"^@@status (\d+) (\d+)$",
+                                                      result.stdout, re.M)}
+    log = result.stdout[-4000:] + result.stderr[-6000:]
+    assert sorted(statuses) == list(range(len(script))), log
+    for n, command in enumerate(script):
+        expected = 1 if command in ENDS_WITH_1 else 0
+        assert statuses[n] == expected, f"{command!r} ended with {statuses[n]}\n{log}"
+
+    quiz = clone / "quiz"
+    # the engine's summary and the grade table name dave's notebook for what it is
+    assert "FAILED dave: the notebook is not valid JSON" in result.stdout, log
+    assert "ungraded: corrupt notebook (not valid JSON)" in result.stdout, log
+    # nbgrader export: every student; full marks but the hand-graded answer for alice,
+    # fewer for bob's one mistake, nothing for the blank and the unreadable notebooks
+    rows = {}
+    for row in (quiz / "grades.csv").read_text().splitlines()[1:]:
+        cells = row.split(",")
+        rows[cells[3]] = (float(cells[-2]), float(cells[-1]))
+    assert set(rows) == {"alice", "bob", "carol", "dave"}
+    written_max = CHECKPOINT.question("written_shift_or_scale").points
+    score, max_score = rows["alice"]
+    assert score == max_score - written_max + MANUAL["alice"]
+    assert MANUAL["bob"] < rows["bob"][0] < score
+    assert rows["carol"][0] == rows["dave"][0] == 0
+    assert (quiz / "grades-checkpoint.csv").is_file()
+    assert (quiz / "report-checkpoint" / "report.html").is_file()
+    for student in ("alice", "bob", "carol"):
+        assert (quiz / "feedback" / student / "checkpoint" / "checkpoint.html").is_file()
+    # the variant of step 1 is what was released and graded
+    assert '"course_variant": "public"' not in (
+        quiz / "release" / "checkpoint" / "checkpoint.ipynb").read_text()
+
+
+@pytest.fixture(scope="module")
+def bwrap_ok() -> None:
+    """Skip unless bubblewrap sandboxes work here, as the guide's set-up checks."""
+    from course_grading.sandbox import sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        pytest.skip(f"{problem} (scripts/install-system-packages.sh installs it)")
