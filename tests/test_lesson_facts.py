@@ -897,3 +897,16 @@ def test_15_an_encoder_cache_goes_stale_from_the_second_layer_on() -> None:
     assert np.all(np.abs(long.output[:6] - short.output).max(axis=1) > 1e-6)
     k2_short, k2_long = block.block_steps(short.output, w2).k, block.block_steps(long.output, w2).k
     assert np.all(np.abs(k2_long[:, :6] - k2_short).max(axis=(0, 2)) > 1e-6)
+
+
+def test_14_beside_the_output_the_tiled_peak_is_a_constant() -> None:
+    """Why the tiled slope is below 1 at small n, measured: peak = 8nd + the same rest."""
+    from course_lib.memory_cost import measure_tiled_cost
+
+    text = " ".join(text_of(lesson("14_")).split())
+    c = measure_tiled_cost((128, 256, 512, 1024), d=32, block=32, repeats=1,
+                           min_sample_seconds=0)
+    rest = [p - 8 * n * 32 for n, p in zip(c.sizes, c.peak_bytes[1], strict=True)]
+    assert max(rest) - min(rest) < 4096 and 8 * 32 * 32 < min(rest) < 8 * 128 * 32
+    assert "the rest of `tiled_attention`'s peak is the same at every $n$" in text
+    assert "its peak is $8nd$ bytes plus a constant" in text
