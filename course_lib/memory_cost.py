@@ -14,12 +14,14 @@ Two comparisons, each against ``n`` and side by side in one run:
   recomputing causal attention over all ``n`` tokens (:math:`O(n^2)` and :math:`O(n^2 d)`).
 
 Memory is the peak of what a call allocates, above what was allocated before it, read with
-:mod:`tracemalloc` (numpy reports its arrays to it). It counts the output too: the tiled
-version's peak is :math:`8 n d_v` bytes of output plus a few tiles, a constant that
-flattens the slope at small ``n`` (the fit gets closer to 1 as ``n`` grows, or as the
-blocks shrink). Time is measured with tracemalloc off, in interleaved rounds (each round
-calls every method once, so a busy moment lands on all of them alike); each size keeps the
-median. Slopes come from :func:`course_lib.cost.loglog_slope` on these numbers;
+:mod:`tracemalloc` (numpy reports its arrays to it). It leaves out what exists before the
+call: ``Q``, ``K`` and ``V`` (``3 · 8nd`` bytes, for both methods), and the KV cache's own
+keys and values (``2 · 8nd`` bytes per head and layer, the cache's real price). It counts
+the output: the tiled version's peak is :math:`8 n d_v` bytes of output plus a few tiles,
+a constant that flattens the slope at small ``n`` (the fit gets closer to 1 as ``n``
+grows, or as the blocks shrink). Time is measured with tracemalloc off, in interleaved
+rounds (each round calls every method once, so a busy moment lands on all of them alike);
+each size keeps the median. Slopes come from :func:`course_lib.cost.loglog_slope` on these numbers;
 :func:`comparison_figure` plots both panels log-log with a description of every number.
 ``benchmarks/tiled_memory.py`` prints both comparisons.
 """

@@ -824,3 +824,89 @@ def test_the_self_study_asks_what_the_kv_cache_computes() -> None:
     np.testing.assert_allclose(row, cl.attention(Q, K, V, mask=cl.causal_mask(1001))[0][-1],
                                atol=1e-12)
     assert "exactly 0" in text_of(lesson("15_"))  # what the wrong options' feedback quotes
+
+
+# ------------------------------------------------------------------ issue 35 review
+
+
+def test_14_says_its_memory_measurement_leaves_q_k_v_out() -> None:
+    """'Memory O(n)' is the memory beyond Q, K, V: tracemalloc's peak does not see them."""
+    from course_lib import cost, tiled_attention
+    from course_lib.memory_cost import peak_bytes
+
+    text = text_of(lesson("14_"))
+    n, d = 1024, 32
+    Q, K, V = np.random.default_rng(0).standard_normal((3, n, d))
+    inputs = 3 * 8 * n * d
+    tiled = peak_bytes(lambda: tiled_attention(Q, K, V, block_q=32, block_k=32))
+    assert 8 * n * d <= tiled < inputs  # the output counts, the inputs do not
+    assert "neither count includes $Q$" in " ".join(text.split())
+    assert f"({cost.format_bytes(inputs)} at\n$n = 1024$, $d = 32$)" in text
+    assert "beyond its inputs $Q$, $K$, $V$ grows like $n^2$" in text
+    assert "peak memory grows like $n^2$ with the table" not in text
+
+
+def test_15_the_cache_itself_is_its_memory_and_the_peak_leaves_it_out() -> None:
+    """The cache's price is its 2nd numbers per head and layer, not one row of scores."""
+    from course_lib import KVCache, cost
+    from course_lib.memory_cost import peak_bytes
+
+    text = text_of(lesson("15_"))
+    n, d = 1024, 32
+    rng = np.random.default_rng(0)
+    cache = KVCache()
+    cache.extend(*rng.standard_normal((2, n, d)))
+    held = cache.keys.nbytes + cache.values.nbytes
+    assert held == 2 * 8 * n * d
+    assert peak_bytes(lambda: cache.attend(rng.standard_normal(d))) < held / 10
+    assert f"the cache of one head, {n} tokens, d = {d}: {cost.format_bytes(held)}" in text
+    assert f"6 layers × 12 heads: {cost.format_bytes(72 * held)}" in text
+    flat = " ".join(text.split())
+    assert "Neither peak counts the keys and values themselves" in flat
+    assert "holds one row of $n$ scores" not in flat
+
+
+def test_15_says_minilm_is_post_ln_and_the_block_runs_it_so() -> None:
+    """LayerNorm after each residual in course_lib.block, as the lesson says (post-LN)."""
+    from course_lib import block
+
+    text = text_of(lesson("15_"))
+    assert "after* each residual (post-LN)" in text and "(pre-LN)" in text
+    w = block.random_block(64, 4, 128, seed=3)
+    x = np.random.default_rng(1).normal(size=(5, 64))
+    s = block.block_steps(x, w).steps
+    np.testing.assert_allclose(s["residual"], x + s["W_O"])
+    np.testing.assert_allclose(s["LayerNorm"],
+                               block.layer_norm(s["residual"], w.ln1_gain, w.ln1_bias, w.eps))
+    np.testing.assert_allclose(s["residual 2"], s["LayerNorm"] + s["MLP"])
+
+
+def test_15_an_encoder_cache_goes_stale_from_the_second_layer_on() -> None:
+    """Not 'nothing can be cached': without a mask, layer 1's keys of earlier tokens stay,
+    layer 2's change when a token is added."""
+    from course_lib import block
+
+    text = " ".join(text_of(lesson("15_")).split())
+    assert "nothing can be cached" not in text
+    assert "from the second layer on the earlier tokens' keys and values change too" in text
+    w1, w2 = block.random_block(64, 4, 128, seed=3), block.random_block(64, 4, 128, seed=4)
+    x = np.random.default_rng(1).normal(size=(6, 64))
+    longer = np.vstack([x, np.random.default_rng(2).normal(size=(1, 64))])
+    short, long = block.block_steps(x, w1), block.block_steps(longer, w1)
+    assert np.array_equal(long.k[:, :6], short.k)  # layer 1: its own projections
+    assert np.all(np.abs(long.output[:6] - short.output).max(axis=1) > 1e-6)
+    k2_short, k2_long = block.block_steps(short.output, w2).k, block.block_steps(long.output, w2).k
+    assert np.all(np.abs(k2_long[:, :6] - k2_short).max(axis=(0, 2)) > 1e-6)
+
+
+def test_14_beside_the_output_the_tiled_peak_is_a_constant() -> None:
+    """Why the tiled slope is below 1 at small n, measured: peak = 8nd + the same rest."""
+    from course_lib.memory_cost import measure_tiled_cost
+
+    text = " ".join(text_of(lesson("14_")).split())
+    c = measure_tiled_cost((128, 256, 512, 1024), d=32, block=32, repeats=1,
+                           min_sample_seconds=0)
+    rest = [p - 8 * n * 32 for n, p in zip(c.sizes, c.peak_bytes[1], strict=True)]
+    assert max(rest) - min(rest) < 4096 and 8 * 32 * 32 < min(rest) < 8 * 128 * 32
+    assert "the rest of `tiled_attention`'s peak is the same at every $n$" in text
+    assert "its peak is $8nd$ bytes plus a constant" in text
