@@ -39,16 +39,23 @@ import glob
 import os
 import pwd
 import shutil
-from datetime import datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.submit import ExchangeSubmit
-from nbgrader.utils import check_mode, parse_utc
+from nbgrader.utils import check_mode
 from traitlets import Float, Integer
 
-from .inbound import Limits, Refused, format_timestamp, parse_inbound_name, read_submission
+from .inbound import (
+    Limits,
+    Refused,
+    collected_time,
+    format_timestamp,
+    install_collected,
+    parse_inbound_name,
+    read_submission,
+)
 
 __all__ = ["OwnerCheckedCollect", "PrivateSubmit", "symbolic_links"]
 
@@ -206,7 +213,7 @@ class OwnerCheckedCollect(ExchangeCollect):
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student,
                                                assignment))
         if dest.is_dir():
-            existing = _read_timestamp(dest)
+            existing = collected_time(dest)
             newer = existing is None or record["timestamp"] > existing
             changed = existing != record["timestamp"]
             if not (self.update and newer) and not (self.before_duedate and changed):
@@ -226,23 +233,7 @@ class OwnerCheckedCollect(ExchangeCollect):
         (fresh / "timestamp.txt").write_text(format_timestamp(read.server_time))
         for skipped in read.skipped:
             self.log.debug("Not collected from %s: %s", record["filename"], skipped)
-        if dest.is_dir():
-            self.log.info("Updating submission: %s %s", student, assignment)
-            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-            dest.rename(old)
-            fresh.rename(dest)
-            shutil.rmtree(old)
-        else:
-            self.log.info("Collecting submission: %s %s", student, assignment)
-            fresh.rename(dest)
-
-
-def _read_timestamp(folder: Path) -> datetime | None:
-    """The time in a collected copy's ``timestamp.txt`` (written by collect), or None."""
-    try:
-        return parse_utc((folder / "timestamp.txt").read_text()[:100].strip())
-    except (OSError, ValueError, OverflowError):
-        return None
+        install_collected(fresh, dest, self.log, student, assignment)
 
 
 class PrivateSubmit(ExchangeSubmit):

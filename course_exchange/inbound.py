@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from nbgrader.utils import parse_utc
 
@@ -37,7 +38,9 @@ __all__ = [
     "Limits",
     "Refused",
     "SubmissionRead",
+    "collected_time",
     "format_timestamp",
+    "install_collected",
     "parse_inbound_name",
     "read_submission",
     "server_time",
@@ -317,3 +320,29 @@ def _read_file(fd: int, path: str, owner_uid: int | None, limits: Limits,
             os.close(out)
     # ctime after the content was read: any write we read is no later than this.
     found.server_time = max(found.server_time, server_time(os.fstat(fd).st_ctime))
+
+
+def collected_time(folder: Path) -> datetime | None:
+    """The time in a collected copy's ``timestamp.txt`` (written by collect), or None."""
+    try:
+        return parse_utc((folder / "timestamp.txt").read_text()[:100].strip())
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+def install_collected(fresh: Path, dest: Path, log: Any, student: str, assignment: str
+                      ) -> None:
+    """Put a freshly collected copy at ``dest``, replacing an older one only once it is whole.
+
+    The old copy is renamed aside first and removed last, so that a crash in between leaves
+    either the old or the new submission in place, never a half of each.
+    """
+    if dest.is_dir():
+        log.info("Updating submission: %s %s", student, assignment)
+        old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+        dest.rename(old)
+        fresh.rename(dest)
+        shutil.rmtree(old)
+    else:
+        log.info("Collecting submission: %s %s", student, assignment)
+        fresh.rename(dest)

@@ -39,7 +39,7 @@ from nbgrader.exchange import abc
 from nbgrader.utils import find_all_notebooks, parse_utc
 from traitlets import Bool, Float, Integer, Unicode
 
-from .inbound import format_timestamp
+from .inbound import collected_time, format_timestamp, install_collected
 from .ngshare_client import (
     Ngshare,
     NgshareError,
@@ -290,7 +290,7 @@ class NgshareCollect(NgshareExchange, abc.ExchangeCollect):
     def _collect(self, course: str, aid: str, student: str, stamp: str) -> None:
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, aid))
         if dest.is_dir():
-            existing = _collected_time(dest)
+            existing = collected_time(dest)
             if existing is not None and not (self.update and parse_utc(stamp) > existing) \
                     and not (self.before_duedate and parse_utc(stamp) != existing):
                 self.log.info("%s: %s %s", "No newer submission to collect" if self.update
@@ -304,22 +304,8 @@ class NgshareCollect(NgshareExchange, abc.ExchangeCollect):
         files = [f for f in answer.get("files", []) if f.get("path") != "timestamp.txt"]
         decode_files(files, fresh, max_files=self.max_files, max_bytes=self._max_bytes())
         (fresh / "timestamp.txt").write_text(_stamp(answer["timestamp"]))
-        if dest.is_dir():
-            self.log.info("Updating submission: %s %s", student, aid)
-            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-            dest.rename(old)
-            fresh.rename(dest)
-            shutil.rmtree(old)
-        else:
-            self.log.info("Collecting submission: %s %s", student, aid)
-            fresh.rename(dest)
+        install_collected(fresh, dest, self.log, student, aid)
 
-
-def _collected_time(folder: Path) -> datetime | None:
-    try:
-        return parse_utc((folder / "timestamp.txt").read_text()[:100].strip())
-    except (OSError, ValueError, OverflowError):
-        return None
 
 
 class NgshareReleaseFeedback(NgshareExchange, abc.ExchangeReleaseFeedback):
