@@ -6,7 +6,12 @@ Content-Security-Policy on every formgrader page, the instructor opens formgrade
 Chromium, sees Manage Assignments load, grades a written answer by hand in Manual Grading
 and finds the score in the gradebook. A screenshot of each step is saved under the test's
 tmp dir. Each user's terminal (the server's terminal API, as JupyterLab's Terminal uses it)
-runs ``bash -lc 'nbgrader --version'``. Needs root (see conftest.py).
+runs ``bash -lc 'nbgrader --version'``.
+
+docs/deploy.md's single-server guide as typed: steps 2-6 build a class of their own (the
+guide's variables set to names unique to the run, removed again), each step's effect is
+checked, and step 8's block runs in that instructor's shell with the guide's students'
+command lines in its gaps. Needs root (see conftest.py).
 """
 
 from __future__ import annotations
@@ -482,9 +487,10 @@ class GuideClass:
         self.outputs[f"{step}.{which}"] = done.stdout + done.stderr
 
     def as_user(self, name: str, script: str, cwd: Path | None = None):
-        """Run ``script`` with bash as ``name`` in the environment their hub server gets
-        (the class's env first on PATH); the exchange of this run in a config folder before
-        CONFIG_DIR (deploy/nbgrader_config.py names /srv/nbgrader/exchange)."""
+        """Run ``script`` with ``bash -euc`` as ``name``, with the class's environment first
+        on PATH as in a terminal of their hub server; JUPYTER_CONFIG_PATH puts a folder
+        naming this run's exchange before CONFIG_DIR (deploy/nbgrader_config.py names
+        /srv/nbgrader/exchange, which this machine's other tests may use)."""
         import subprocess
 
         home = Path("/home") / name
