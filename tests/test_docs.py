@@ -5,8 +5,9 @@ Checked in README.md, CHANGELOG.md and every docs/*.md:
 * every relative link points at a file of the checkout, and an ``#anchor`` at a heading of
   the file it names (GitHub's way of turning a heading into an anchor);
 * every ``./course <verb>`` is a command of the ``course`` script;
-* every ``course_grading.x``, ``course_exchange.x``, ``course_lib.x`` or ``course_site.x`` named in code resolves
-  (a module, or a name in one), and every ``python -m`` of them is a module;
+* every ``course_grading.x``, ``course_exchange.x``, ``course_lib.x`` or ``course_site.x``
+  named in code resolves (a module, or a name in one), and every ``python -m`` of them is a
+  module;
 * every word of inline or fenced code that starts with a folder or file of the checkout
   (``quiz/...``, ``benchmarks/...``) exists there, unless git ignores it (a folder the course
   makes, like ``notebooks/my-work/``); a word with ``*`` must match a file;
@@ -42,7 +43,8 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 INLINE_CODE = re.compile(r"`([^`\n]+)`")
 COURSE_VERB = re.compile(r"(?:\./course|python3? course)\s+([a-z]\w*)")
 PACKAGE_NAME = re.compile(r"\b(course_grading|course_exchange|course_lib|course_site)((?:\.\w+)*)")
-RUN_MODULE = re.compile(r"python3? -m ((?:course_grading|course_exchange|course_lib|course_site)(?:\.\w+)*)")
+RUN_MODULE = re.compile(
+    r"python3? -m ((?:course_grading|course_exchange|course_lib|course_site)(?:\.\w+)*)")
 MEASUREMENT = re.compile(
     r"(?<![\w.])\d[\d,]*(?:\.\d+)?"
     r"(?:\s?(?:ms|s|min|seconds?|minutes?|[kKMG]B|%)(?![\w])|[×x](?![\w\d]))")
