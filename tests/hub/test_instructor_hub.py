@@ -468,6 +468,7 @@ class GuideClass:
         self.config_dir = root / "etc-jupyter"
         self.exchange = root / "exchange"
         self.outputs: dict[str, str] = {}
+        self.passwords: dict[str, str] = {}  # step 3's passwords.txt
 
     @property
     def variables(self) -> dict[str, str]:
@@ -534,10 +535,11 @@ def guide_class(class_ready: None) -> Iterator[GuideClass]:
         shutil.copy("/etc/login.defs", guide.login_defs)
         guide.run_step("2")
         passwords = root / "step3"
-        passwords.mkdir()
+        passwords.mkdir(mode=0o700)
+        guide.passwords = {name: secrets.token_urlsafe(12)
+                           for name in [guide.instructor, *guide.students]}
         (passwords / "passwords.txt").write_text("".join(
-            f"{name}:{secrets.token_urlsafe(12)}\n" for name in [guide.instructor,
-                                                                  *guide.students]))
+            f"{name}:{word}\n" for name, word in guide.passwords.items()))
         guide.run_step("3", 0, cwd=passwords)
         guide.run_step("3", 1)
         guide.run_step("4")
@@ -600,6 +602,85 @@ def test_step_4_as_typed_installs_the_global_config(guide_class):
     # every user reads it (their nbgrader sees the course id from it)
     done = g.as_user(g.students[0], f"cat {g.config_dir}/nbgrader_config.py >/dev/null")
     assert done.returncode == 0, done.stderr
+
+
+def test_step_7_as_typed_starts_the_hub_and_a_student_gets_a_server(guide_class):
+    """Step 7's block starts JupyterHub from the class the guide built (the hub's own
+    ATTENTION_HUB_* variables give it free ports and this run's folders, groups and no
+    /etc/profile.d snippet); a student logs in with step 3's password and their server
+    starts, a wrong password does not log in."""
+    import os
+    import signal
+    import stat
+    import subprocess
+    import time
+
+    import requests
+    from classroom import _cookie
+    from localports import free_ports
+
+    g = guide_class
+    chp = shutil.which("configurable-http-proxy")
+    if chp is None:
+        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    port, api_port, proxy_port = free_ports(3)
+    base = f"http://127.0.0.1:{port}"
+    state = g.root / "hub-state"
+    env = {"PATH": f"{SYSTEM_PATH}:{Path(chp).parent}", "LANG": "C.UTF-8", "HOME": "/root",
+           **g.variables,
+           "JUPYTER_CONFIG_PATH": f"{g.root / 'etc-exchange'}:{g.config_dir}",
+           "ATTENTION_HUB_ENV": f"{g.prefix}/env", "ATTENTION_HUB_STATE_DIR": str(state),
+           "ATTENTION_HUB_STUDENT_SETTINGS": str(g.prefix / "student-jupyter-config"),
+           "ATTENTION_HUB_INSTRUCTOR_SETTINGS": str(g.prefix / "instructor-jupyter-config"),
+           "ATTENTION_HUB_STUDENTS_GROUP": g.groups[0],
+           "ATTENTION_HUB_INSTRUCTORS_GROUP": g.groups[1],
+           "ATTENTION_HUB_PROFILE_SNIPPET": "", "ATTENTION_HUB_URL": base,
+           "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{api_port}",
+           "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{proxy_port}"}
+    logfile = g.root / "hub.log"
+    with open(logfile, "w") as log:
+        hub = subprocess.Popen(["bash", "-euc", _readme_block("7")], cwd=REPO, env=env,
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert hub.poll() is None, logfile.read_text()[-4000:]
+            assert time.monotonic() < deadline, logfile.read_text()[-4000:]
+            try:
+                if requests.get(f"{base}/hub/api/", timeout=2).status_code == 200:
+                    break
+            except (requests.ConnectionError, requests.Timeout):
+                pass
+            time.sleep(0.5)
+        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+
+        def login(name: str, password: str):
+            s = requests.Session()
+            s.get(f"{base}/hub/login", timeout=30).raise_for_status()
+            r = s.post(f"{base}/hub/login", allow_redirects=False, timeout=60,
+                       data={"username": name, "password": password,
+                             "_xsrf": _cookie(s, "_xsrf", "/hub/")})
+            return s, r
+
+        student = g.students[0]
+        assert login(student, "not-" + g.passwords[student])[1].status_code != 302
+        s, r = login(student, g.passwords[student])
+        assert r.status_code == 302, logfile.read_text()[-4000:]
+        s.get(f"{base}/hub/spawn/{student}", timeout=60)
+        deadline = time.monotonic() + 240
+        while True:
+            r = s.get(f"{base}/user/{student}/lab", timeout=60)
+            if r.status_code == 200 and r.url.startswith(f"{base}/user/{student}/"):
+                break
+            assert time.monotonic() < deadline, logfile.read_text()[-4000:]
+            time.sleep(1)
+    finally:
+        os.killpg(hub.pid, signal.SIGTERM)  # the hub stops its proxy and the servers
+        try:
+            hub.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(hub.pid, signal.SIGKILL)
+            hub.wait(timeout=10)
 
 
 def _step_8_parts() -> list[str]:
