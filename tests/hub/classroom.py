@@ -172,6 +172,27 @@ def grade_problems(kind: str, grades: dict[str, list[float]]) -> list[str]:
 # --------------------------------------------------------------------------------------
 
 
+# Every answer waiting for a human gets full marks, saved as formgrader saves a score
+# (manual_score set, needs_manual_grade cleared); run by the instructor in the course.
+GRADE_BY_HAND = (
+    "from traitlets.config.loader import PyFileConfigLoader\n"
+    "from nbgrader.api import Gradebook\n"
+    "from nbgrader.coursedir import CourseDirectory\n"
+    "cfg = PyFileConfigLoader('nbgrader_config.py', path='.').load_config()\n"
+    "cd = CourseDirectory(config=cfg)\n"
+    "n = 0\n"
+    f"with Gradebook(cd.db_url, {COURSE_ID!r}) as gb:\n"
+    f"    for sub in gb.assignment_submissions({ASSIGNMENT!r}):\n"
+    "        for nb in sub.notebooks:\n"
+    "            for g in nb.grades:\n"
+    "                if g.needs_manual_grade:\n"
+    "                    g.manual_score, g.needs_manual_grade = g.max_score, False\n"
+    "                    n += 1\n"
+    "    gb.db.commit()\n"
+    "print(f'graded {n} answers by hand')\n"
+)
+
+
 @dataclass
 class Person:
     name: str
@@ -505,24 +526,7 @@ class ClassRun:
     def grade_by_hand(self) -> str:
         """Every answer waiting for a human gets full marks, saved as formgrader saves a
         score (manual_score set, needs_manual_grade cleared); the instructor runs it."""
-        script = (
-            "from traitlets.config.loader import PyFileConfigLoader\n"
-            "from nbgrader.api import Gradebook\n"
-            "from nbgrader.coursedir import CourseDirectory\n"
-            "cfg = PyFileConfigLoader('nbgrader_config.py', path='.').load_config()\n"
-            "cd = CourseDirectory(config=cfg)\n"
-            "n = 0\n"
-            f"with Gradebook(cd.db_url, {COURSE_ID!r}) as gb:\n"
-            f"    for sub in gb.assignment_submissions({ASSIGNMENT!r}):\n"
-            "        for nb in sub.notebooks:\n"
-            "            for g in nb.grades:\n"
-            "                if g.needs_manual_grade:\n"
-            "                    g.manual_score, g.needs_manual_grade = g.max_score, False\n"
-            "                    n += 1\n"
-            "    gb.db.commit()\n"
-            "print(f'graded {n} answers by hand')\n"
-        )
-        proc = self.as_user(self.instructor, [f"{self.env}/bin/python", "-c", script],
+        proc = self.as_user(self.instructor, [f"{self.env}/bin/python", "-c", GRADE_BY_HAND],
                             cwd=self.course)
         return proc.stdout + proc.stderr
 

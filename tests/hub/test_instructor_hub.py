@@ -6,7 +6,12 @@ Content-Security-Policy on every formgrader page, the instructor opens formgrade
 Chromium, sees Manage Assignments load, grades a written answer by hand in Manual Grading
 and finds the score in the gradebook. A screenshot of each step is saved under the test's
 tmp dir. Each user's terminal (the server's terminal API, as JupyterLab's Terminal uses it)
-runs ``bash -lc 'nbgrader --version'``. Needs root (see conftest.py).
+runs ``bash -lc 'nbgrader --version'``.
+
+docs/deploy.md's single-server guide as typed: steps 2-6 build a class of their own (the
+guide's variables set to names unique to the run, removed again), each step's effect is
+checked, and step 8's block runs in that instructor's shell with the guide's students'
+command lines in its gaps. Needs root (see conftest.py).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shlex
 import shutil
 import sys
 from collections.abc import Iterator
@@ -354,13 +360,19 @@ def test_a_students_terminal_cannot_read_the_answers_and_runs_a_lesson(hub_class
 # ---- docs/deploy.md as typed -------------------------------------------------------------
 
 
-def _readme_block(step: str) -> str:
-    """The first ```sh block after the line that starts step ``step`` of docs/deploy.md."""
+def _readme_block(step: str, which: int = 0) -> str:
+    """The ``which``-th ```sh block (0: the first) of step ``step`` of docs/deploy.md's
+    single-server guide, unindented: the text an administrator pastes."""
     text = (REPO / "docs" / "deploy.md").read_text()
     after = text[text.index(f"\n{step}. **"):]
-    body = after[after.index("```sh\n") + len("```sh\n"):]
+    following = re.search(r"\n\d+\. \*\*|\n## ", after[1:])
+    section = after[:following.start() + 1] if following else after
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    if which >= len(blocks):
+        raise LookupError(f"step {step} of docs/deploy.md has {len(blocks)} sh blocks "
+                          f"(asked for block {which})")
     return "\n".join(line[3:] if line.startswith("   ") else line
-                     for line in body[:body.index("```")].splitlines())
+                     for line in blocks[which].splitlines())
 
 
 def test_step_6_as_typed_leaves_the_instructor_owning_their_files(class_ready, tmp_path):
@@ -417,3 +429,330 @@ def test_step_5_as_typed_makes_the_exchange_with_its_modes(class_ready, tmp_path
         assert got == want
         assert {pwd.getpwuid(p.stat().st_uid).pw_name for p in want if p != exchange} == {
             run.instructor.name}
+
+
+# ---- steps 1-4 and 8 as typed: a class built by the guide itself -------------------------
+
+SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def test_step_1_is_the_system_packages_script():
+    """Step 1 runs scripts/install-system-packages.sh (apt-get: not run here, the script is
+    what .ci/run runs on a fresh machine) and that script installs what the step names."""
+    import os
+
+    assert _readme_block("1").strip() == "./scripts/install-system-packages.sh"
+    script = REPO / "scripts" / "install-system-packages.sh"
+    assert os.access(script, os.X_OK)
+    text = script.read_text()
+    heading = (REPO / "docs" / "deploy.md").read_text().split("\n1. **", 1)[1].split("\n")[0]
+    named = {"Node.js": "nodejs", "JupyterHub's proxy": "configurable-http-proxy",
+             "`python3-venv`": "python3-venv", "PostgreSQL": "postgresql"}
+    assert {words for words in named if words in heading} == set(named), heading
+    assert {package for package in named.values() if package not in text} == set()
+
+
+class GuideClass:
+    """Names and folders of one class made by running docs/deploy.md's blocks as typed.
+
+    Every name is unique to the run (``tag``) and every path lies under ``root``; the only
+    machine-wide things made are the Unix users and groups, removed again by ``remove``."""
+
+    def __init__(self, tag: str, root: Path) -> None:
+        self.tag, self.root = tag, root
+        self.instructor = f"{tag}-i"
+        self.students = [f"{tag}-s1", f"{tag}-s2"]
+        self.groups = [f"{tag}-students", f"{tag}-instructors"]
+        self.prefix = root / "opt"
+        self.login_defs = root / "login.defs"
+        self.config_dir = root / "etc-jupyter"
+        self.exchange = root / "exchange"
+        self.outputs: dict[str, str] = {}
+        self.passwords: dict[str, str] = {}  # step 3's passwords.txt
+
+    @property
+    def variables(self) -> dict[str, str]:
+        """The guide's own variables, renamed for this run."""
+        return {"PREFIX": str(self.prefix), "INSTRUCTOR": self.instructor,
+                "STUDENTS": " ".join(self.students), "STUDENTS_GROUP": self.groups[0],
+                "INSTRUCTORS_GROUP": self.groups[1], "LOGIN_DEFS": str(self.login_defs),
+                "CONFIG_DIR": str(self.config_dir), "EXCHANGE": str(self.exchange)}
+
+    def run_step(self, step: str, which: int = 0, cwd: Path = REPO) -> None:
+        import subprocess
+
+        done = subprocess.run(["bash", "-euc", _readme_block(step, which)], cwd=cwd,
+                              env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", **self.variables},
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, f"step {step} block {which}:\n{done.stderr[-4000:]}"
+        self.outputs[f"{step}.{which}"] = done.stdout + done.stderr
+
+    def as_user(self, name: str, script: str, cwd: Path | None = None):
+        """Run ``script`` with ``bash -euc`` as ``name``, with the class's environment first
+        on PATH as in a terminal of their hub server; JUPYTER_CONFIG_PATH puts a folder
+        naming this run's exchange before CONFIG_DIR (deploy/nbgrader_config.py names
+        /srv/nbgrader/exchange, which this machine's other tests may use)."""
+        import subprocess
+
+        home = Path("/home") / name
+        override = self.root / "etc-exchange"
+        env = {"HOME": str(home), "USER": name, "LOGNAME": name, "LANG": "C.UTF-8",
+               "PATH": f"{self.prefix}/env/bin:/usr/bin:/bin",
+               "JUPYTER_CONFIG_PATH": f"{override}:{self.config_dir}"}
+        return subprocess.run(["runuser", "-u", name, "--", "env", "-i",
+                               *[f"{k}={v}" for k, v in env.items()], "bash", "-euc", script],
+                              cwd=cwd or home, capture_output=True, text=True, timeout=600)
+
+    def remove(self) -> None:
+        import pwd
+        import subprocess
+
+        for name in [self.instructor, *self.students]:
+            try:
+                uid = pwd.getpwnam(name).pw_uid
+            except KeyError:
+                continue
+            if uid > 0:
+                subprocess.run(["pkill", "-KILL", "-U", str(uid)], capture_output=True)
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
+            shutil.rmtree(Path("/home") / name, ignore_errors=True)
+        for group in self.groups:
+            subprocess.run(["groupdel", group], capture_output=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def guide_class(class_ready: None) -> Iterator[GuideClass]:
+    """Steps 2-6 of docs/deploy.md run as typed, in order, on a throw-away class."""
+    import secrets
+    import tempfile
+
+    tag = "atg" + secrets.token_hex(3)
+    root = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir="/tmp"))
+    root.chmod(0o755)
+    guide = GuideClass(tag, root)
+    try:
+        shutil.copy("/etc/login.defs", guide.login_defs)
+        guide.run_step("2")
+        passwords = root / "step3"
+        passwords.mkdir(mode=0o700)
+        guide.passwords = {name: secrets.token_urlsafe(12)
+                           for name in [guide.instructor, *guide.students]}
+        (passwords / "passwords.txt").write_text("".join(
+            f"{name}:{word}\n" for name, word in guide.passwords.items()))
+        guide.run_step("3", 0, cwd=passwords)
+        guide.run_step("3", 1)
+        guide.run_step("4")
+        guide.run_step("5")
+        guide.run_step("6")
+        override = root / "etc-exchange"
+        override.mkdir()
+        (override / "nbgrader_config.py").write_text(
+            f"c.Exchange.root = {str(guide.exchange)!r}\n")
+        yield guide
+    finally:
+        guide.remove()
+
+
+def test_step_2_as_typed_builds_an_environment_every_user_runs(guide_class):
+    g = guide_class
+    assert (g.prefix / "deploy" / "jupyterhub_config.py").read_text() == (
+        REPO / "deploy" / "jupyterhub_config.py").read_text()
+    done = g.as_user(g.students[0], "python -c 'import course_lib, course_exchange, nbgrader'"
+                     " && nbgrader --version")
+    assert done.returncode == 0, done.stderr
+
+
+def test_step_3_as_typed_makes_private_homes_and_hides_the_answers(guide_class):
+    import grp
+    import pwd
+    import stat
+    import subprocess
+
+    g = guide_class
+    students_group, instructors_group = (grp.getgrnam(name) for name in g.groups)
+    assert set(students_group.gr_mem) == set(g.students)
+    assert instructors_group.gr_mem == [g.instructor]
+    for name in [g.instructor, *g.students]:
+        home = Path(pwd.getpwnam(name).pw_dir)
+        assert home == Path("/home") / name
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700, name
+        # chpasswd set a password: `passwd -S` says P (usable), not L (locked) or NP
+        status = subprocess.run(["passwd", "-S", name], capture_output=True, text=True)
+        assert status.stdout.split()[1] == "P", status.stdout
+    assert "\nHOME_MODE 0700\n" in g.login_defs.read_text()
+    instructors = g.prefix / "instructors"
+    assert stat.S_IMODE(instructors.stat().st_mode) == 0o750
+    assert instructors.stat().st_gid == instructors_group.gr_gid
+    probe = "python -c 'import course_grading.checkpoint_answers as a; print(a.__file__)'"
+    mine = g.as_user(g.instructor, probe)
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stdout.startswith(str(instructors)), mine.stdout
+    theirs = g.as_user(g.students[0], probe)
+    assert theirs.returncode != 0 and "No module named 'course_grading'" in theirs.stderr
+    path = instructors / "course_grading" / "checkpoint_answers.py"
+    opened = g.as_user(g.students[0], f"cat {path}")
+    assert opened.returncode != 0 and "Permission denied" in opened.stderr
+
+
+def test_step_4_as_typed_installs_the_global_config(guide_class):
+    g = guide_class
+    assert (g.config_dir / "nbgrader_config.py").read_text() == (
+        REPO / "deploy" / "nbgrader_config.py").read_text()
+    # every user reads it (their nbgrader sees the course id from it)
+    done = g.as_user(g.students[0], f"cat {g.config_dir}/nbgrader_config.py >/dev/null")
+    assert done.returncode == 0, done.stderr
+
+
+def test_step_7_as_typed_starts_the_hub_and_a_student_gets_a_server(guide_class):
+    """Step 7's block starts JupyterHub from the class the guide built (the hub's own
+    ATTENTION_HUB_* variables give it free ports and this run's folders, groups and no
+    /etc/profile.d snippet); a student logs in with step 3's password and their server
+    starts, a wrong password does not log in."""
+    import os
+    import signal
+    import stat
+    import subprocess
+    import time
+
+    import requests
+    from classroom import _cookie
+    from localports import free_ports
+
+    g = guide_class
+    chp = shutil.which("configurable-http-proxy")
+    if chp is None:
+        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    port, api_port, proxy_port = free_ports(3)
+    base = f"http://127.0.0.1:{port}"
+    state = g.root / "hub-state"
+    env = {"PATH": f"{SYSTEM_PATH}:{Path(chp).parent}", "LANG": "C.UTF-8", "HOME": "/root",
+           **g.variables,
+           "JUPYTER_CONFIG_PATH": f"{g.root / 'etc-exchange'}:{g.config_dir}",
+           "ATTENTION_HUB_ENV": f"{g.prefix}/env", "ATTENTION_HUB_STATE_DIR": str(state),
+           "ATTENTION_HUB_STUDENT_SETTINGS": str(g.prefix / "student-jupyter-config"),
+           "ATTENTION_HUB_INSTRUCTOR_SETTINGS": str(g.prefix / "instructor-jupyter-config"),
+           "ATTENTION_HUB_STUDENTS_GROUP": g.groups[0],
+           "ATTENTION_HUB_INSTRUCTORS_GROUP": g.groups[1],
+           "ATTENTION_HUB_PROFILE_SNIPPET": "", "ATTENTION_HUB_URL": base,
+           "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{api_port}",
+           "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{proxy_port}"}
+    logfile = g.root / "hub.log"
+    with open(logfile, "w") as log:
+        hub = subprocess.Popen(["bash", "-euc", _readme_block("7")], cwd=REPO, env=env,
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert hub.poll() is None, logfile.read_text()[-4000:]
+            assert time.monotonic() < deadline, logfile.read_text()[-4000:]
+            try:
+                if requests.get(f"{base}/hub/api/", timeout=2).status_code == 200:
+                    break
+            except (requests.ConnectionError, requests.Timeout):
+                pass
+            time.sleep(0.5)
+        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+
+        def login(name: str, password: str):
+            s = requests.Session()
+            s.get(f"{base}/hub/login", timeout=30).raise_for_status()
+            r = s.post(f"{base}/hub/login", allow_redirects=False, timeout=60,
+                       data={"username": name, "password": password,
+                             "_xsrf": _cookie(s, "_xsrf", "/hub/")})
+            return s, r
+
+        student = g.students[0]
+        assert login(student, "not-" + g.passwords[student])[1].status_code != 302
+        s, r = login(student, g.passwords[student])
+        assert r.status_code == 302, logfile.read_text()[-4000:]
+        s.get(f"{base}/hub/spawn/{student}", timeout=60)
+        deadline = time.monotonic() + 240
+        while True:
+            r = s.get(f"{base}/user/{student}/lab", timeout=60)
+            if r.status_code == 200 and r.url.startswith(f"{base}/user/{student}/"):
+                break
+            assert time.monotonic() < deadline, logfile.read_text()[-4000:]
+            time.sleep(1)
+    finally:
+        os.killpg(hub.pid, signal.SIGTERM)  # the hub stops its proxy and the servers
+        try:
+            hub.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(hub.pid, signal.SIGKILL)
+            hub.wait(timeout=10)
+
+
+def _step_8_parts() -> list[str]:
+    """Step 8's block cut at its ``# ...`` lines (what happens between the commands)."""
+    parts, part = [], []
+    for line in _readme_block("8").splitlines():
+        if line.startswith("# ..."):
+            parts.append("\n".join(part))
+            part = []
+        else:
+            part.append(line)
+    return [*parts, "\n".join(part)]
+
+
+def _students_commands() -> dict[str, str]:
+    """Step 8's students' command lines, as the guide writes them, by nbgrader subcommand."""
+    text = (REPO / "docs" / "deploy.md").read_text()
+    section = text[text.index("\n8. **"):text.index("\n## ", text.index("\n8. **"))]
+    return {m.group(1): m.group(0).strip("`")
+            for m in re.finditer(r"`nbgrader (\w+) " + ASSIGNMENT + "`", section)}
+
+
+def test_step_8_as_typed_is_a_term_on_the_class_the_guide_built(guide_class):
+    """The instructor's block, in their shell, on the class the guide built, with the
+    students' command lines of the same step in its gaps: released, fetched, submitted,
+    collected, autograded; feedback refused while the written answers wait, then (graded
+    by hand) released and fetched by each student."""
+    import subprocess
+
+    from classroom import GRADE_BY_HAND, answer_notebook
+
+    g = guide_class
+    release, grade, feedback = _step_8_parts()
+    student_says = _students_commands()
+    assert set(student_says) == {"fetch_assignment", "submit", "fetch_feedback"}
+    course = Path("/home") / g.instructor / "attention-course"
+
+    done = g.as_user(g.instructor, release)
+    assert done.returncode == 0, done.stderr[-4000:]
+    released = g.exchange / "attention-course" / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert "### BEGIN SOLUTION" not in released.read_text()
+
+    for student, kind in zip(g.students, ("correct", "wrong"), strict=True):
+        fetched = g.as_user(student, student_says["fetch_assignment"])
+        assert fetched.returncode == 0, fetched.stderr[-4000:]
+        notebook = Path("/home") / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        answered = json.dumps(answer_notebook(json.loads(notebook.read_text()), kind))
+        wrote = subprocess.run(["runuser", "-u", student, "--", "/bin/sh", "-c",
+                                'cat > "$0"', str(notebook)], input=answered, text=True,
+                               capture_output=True)
+        assert wrote.returncode == 0, wrote.stderr
+        submitted = g.as_user(student, student_says["submit"])
+        assert submitted.returncode == 0, submitted.stderr[-4000:]
+
+    # the terminal is still in ~/attention-course (the block's first line went there)
+    done = g.as_user(g.instructor, grade, cwd=course)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert sorted(p.name for p in (course / "autograded").iterdir()) == sorted(g.students)
+
+    refused = g.as_user(g.instructor, feedback, cwd=course)
+    assert refused.returncode != 0
+    assert all(s in refused.stderr for s in g.students), refused.stderr[-4000:]
+    assert WRITTEN in refused.stderr, refused.stderr[-4000:]
+
+    by_hand = g.as_user(g.instructor, f"python -c {shlex.quote(GRADE_BY_HAND)}", cwd=course)
+    assert by_hand.returncode == 0 and "graded 2 answers by hand" in by_hand.stdout, (
+        by_hand.stdout + by_hand.stderr)
+    done = g.as_user(g.instructor, feedback, cwd=course)
+    assert done.returncode == 0, done.stderr[-4000:]
+    for student in g.students:
+        fetched = g.as_user(student, student_says["fetch_feedback"])
+        assert fetched.returncode == 0, fetched.stderr[-4000:]
+        html = list((Path("/home") / student / ASSIGNMENT / "feedback").glob(
+            f"*/{ASSIGNMENT}.html"))
+        assert len(html) == 1, html
