@@ -11,7 +11,10 @@ start ("Address already in use").
 So ports are taken from outside the ephemeral range (``/proc/sys/net/ipv4/ip_local_port_range``),
 where the system never hands one out by itself, from a band of its own for each pytest-xdist
 worker (``PYTEST_XDIST_WORKER``), and in turn within the band (a port is not handed out
-twice until the band wraps round), each checked free by binding it.
+twice until the band wraps round), each checked free by binding it. Each test run starts
+at a place in the band of its own (from its process id): two runs on one machine (a
+developer's beside CI's, two checkouts) once started at the same first port, and one's
+JupyterLab found its port taken by the other's ("port 10001 is not available").
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ def free_ports(n: int) -> list[int]:
     band = bands[_worker() % len(bands)]
     found: list[int] = []
     with _lock:
-        start = _next.get(band, band[0])
+        start = _next.get(band, _first_port(band))
         candidates = itertools.chain(range(start, band[1] + 1), range(band[0], start))
         for port in candidates:
             if _is_free(port):
@@ -89,6 +92,11 @@ def free_ports(n: int) -> list[int]:
                     return found
     raise RuntimeError(f"expected {n} free ports in {band[0]}..{band[1]} on 127.0.0.1, "
                        f"found {len(found)}")
+
+
+def _first_port(band: tuple[int, int]) -> int:
+    """Where this process starts in ``band``: a place that differs between test runs."""
+    return band[0] + os.getpid() % (band[1] - band[0] + 1)
 
 
 def free_port() -> int:

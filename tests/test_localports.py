@@ -28,6 +28,17 @@ def test_each_worker_has_a_band_of_its_own(monkeypatch: pytest.MonkeyPatch) -> N
     assert len(set(bands.values())) == 3, bands
 
 
+def test_two_runs_on_one_machine_start_at_different_places(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pytest runs (xdist worker gw0 of each) must not walk the same ports in step."""
+    band = (20_000, 20_999)
+    starts = set()
+    for pid in (4242, 4243, 5301):
+        monkeypatch.setattr(localports.os, "getpid", lambda pid=pid: pid)
+        starts.add(localports._first_port(band))
+    assert len(starts) == 3 and all(band[0] <= p <= band[1] for p in starts)
+
+
 def test_a_port_in_use_is_skipped() -> None:
     port = localports.free_port()
     following = port + 1  # the next one the band would give
