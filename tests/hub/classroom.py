@@ -80,6 +80,17 @@ def hub_requirements() -> list[str]:
     return reqs
 
 
+def http_proxy() -> str:
+    """configurable-http-proxy's path; the calling test is skipped, saying how to install it,
+    where it is missing."""
+    import pytest
+
+    found = shutil.which("configurable-http-proxy")
+    if found is None:
+        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    return found
+
+
 def ensure_env(log=print) -> Path:
     """Return a venv every user can run, building it on first use (cached by requirements)."""
     if not os.access(SYSTEM_PYTHON, os.X_OK):

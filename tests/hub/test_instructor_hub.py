@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from classroom import ASSIGNMENT, REPO, ClassRun, Hub, Person, ensure_env
+from classroom import ASSIGNMENT, REPO, ClassRun, Hub, Person, ensure_env, http_proxy
 
 from course_lib.checkpoint_spec import CHECKPOINT
 
@@ -43,8 +43,7 @@ WRITTEN_POINTS = CHECKPOINT.question(WRITTEN).points
 
 @pytest.fixture(scope="module")
 def hub_class(class_ready: None) -> Iterator[tuple[ClassRun, Hub]]:
-    if shutil.which("configurable-http-proxy") is None:
-        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    http_proxy()
     ensure_env()
     with ClassRun(n_students=2, extra_students=1) as run:
         run.release()
@@ -620,9 +619,7 @@ def test_step_7_as_typed_starts_the_hub_and_a_student_gets_a_server(guide_class)
     from localports import free_ports
 
     g = guide_class
-    chp = shutil.which("configurable-http-proxy")
-    if chp is None:
-        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    chp = http_proxy()
     port, api_port, proxy_port = free_ports(3)
     base = f"http://127.0.0.1:{port}"
     state = g.root / "hub-state"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from classroom import ClassRun, Hub, Person, ensure_env
+from classroom import ClassRun, Hub, Person, ensure_env, http_proxy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
@@ -27,10 +27,7 @@ pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(1500)]
 @pytest.fixture(scope="module")
 def term(class_ready: None) -> Iterator[tuple[ClassRun, Hub]]:
     """An instructor and two students (JupyterLab only), the hub running; nothing released."""
-    import shutil
-
-    if shutil.which("configurable-http-proxy") is None:
-        pytest.skip("configurable-http-proxy is missing: run scripts/install-system-packages.sh")
+    http_proxy()
     ensure_env()
     with ClassRun(n_students=0, extra_students=2) as run:
         run.instructor_formgrader_config()
