@@ -897,6 +897,11 @@ def test_15_an_encoder_cache_goes_stale_from_the_second_layer_on() -> None:
     assert np.all(np.abs(long.output[:6] - short.output).max(axis=1) > 1e-6)
     k2_short, k2_long = block.block_steps(short.output, w2).k, block.block_steps(long.output, w2).k
     assert np.all(np.abs(k2_long[:, :6] - k2_short).max(axis=(0, 2)) > 1e-6)
+    # the lesson measures "add a token and every row changes" on its own block and rows
+    w, rows = block.random_block(seed=0), np.random.default_rng(1).normal(size=(6, 384))
+    added = block.block_steps(rows, w).output[:5] != block.block_steps(rows[:5], w).output
+    assert np.all(added.any(axis=1))
+    assert "rows of tokens 0-4 that change when token 5 is added: [0, 1, 2, 3, 4]" in text
 
 
 def test_14_beside_the_output_the_tiled_peak_is_a_constant() -> None:
