@@ -86,7 +86,8 @@ PREDICTED: dict[str, list[str]] = {
 #: lesson would write it): stated before the check, it turns the exercise into
 #: substitution (lesson 15 gave $2nd$ and $2n^2 d$ above its count by hand).
 FORMULAS: dict[str, list[str]] = {
-    "multiply_adds": ["$2nd$", "$n d$", "$n^2 d$", "2 * n * d", "2 * n * n * d", "2d + 4d"],
+    "multiply_adds": ["$2nd$", "$n d$", "$n^2 d$", "2 * n * d", "2 * n * n * d", "2d + 4d",
+                      "like $n$ with the cache"],  # the ratio it asks the student to guess
 }
 
 #: The largest share of the student's lines a template may already write out.
