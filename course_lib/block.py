@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .attention import _as_float_array, _check_finite, attention_weights, causal_mask
 from .errors import AttentionInputError
+from .heads import merge_heads, split_heads
 
 __all__ = [
     "STEPS",
@@ -184,14 +185,11 @@ def gelu(x: ArrayLike) -> FloatArray:
 def _heads(x: FloatArray, w: BlockWeights, mask: NDArray[np.bool_] | None
            ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
     """Every head's q, k, v, weights, and their outputs concatenated to (n, d_model)."""
-    n, d_model = x.shape
-    d_k = d_model // w.heads
-    # (n, d_model) -> (heads, n, d_k): head h takes columns h·d_k … (h+1)·d_k - 1
-    q, k, v = ((x @ W + b).reshape(n, w.heads, d_k).transpose(1, 0, 2)
+    # (n, d_model) -> (heads, n, d_k): head h takes columns h·d_k … (h+1)·d_k - 1 (lesson 09)
+    q, k, v = (split_heads(x @ W + b, w.heads)
                for W, b in ((w.W_Q, w.b_Q), (w.W_K, w.b_K), (w.W_V, w.b_V)))
     weights = attention_weights(q, k, mask)  # the equation of the course, every head
-    concatenated = (weights @ v).transpose(1, 0, 2).reshape(n, d_model)
-    return q, k, v, weights, concatenated
+    return q, k, v, weights, merge_heads(weights @ v)
 
 
 def _step(name: str, reads: FloatArray, w: BlockWeights, skip: FloatArray) -> FloatArray:

@@ -71,6 +71,25 @@ EXACT_VALUES: dict[str, Callable[[], list[float]]] = {
                             float(online_example_state(3).partial_output[0, 0])],
 }
 
+#: What a predict cell asks the student to guess, in the words a lesson states it in
+#: (notebook name -> phrases). None may appear above the lesson's predict cell, its
+#: learning goals and headings included: a heading that states the result answers the
+#: guess before it is made (lesson 15's "A new token changes no earlier row" did).
+PREDICTED: dict[str, list[str]] = {
+    "14_without_the_table.ipynb": ["like $n^2$", "grows like $n$", "grow like $n$",
+                                   "instead of $n^2$", "nothing grows with $n$"],
+    "15_kv_cache_and_block.ipynb": ["changes no earlier row", "only row 5",
+                                    "rows 0 to 4 change"],
+}
+
+#: The formula a by-hand exercise asks the student to find (exercise name -> how a
+#: lesson would write it): stated before the check, it turns the exercise into
+#: substitution (lesson 15 gave $2nd$ and $2n^2 d$ above its count by hand).
+FORMULAS: dict[str, list[str]] = {
+    "multiply_adds": ["$2nd$", "$n d$", "$n^2 d$", "2 * n * d", "2 * n * n * d", "2d + 4d",
+                      "like $n$ with the cache"],  # the ratio it asks the student to guess
+}
+
 #: The largest share of the student's lines a template may already write out.
 MOST_OF_THE_ANSWER = 2 / 3
 
@@ -290,3 +309,40 @@ def test_the_test_sees_what_it_should() -> None:
     assert _given_share(template.source, ["shifted = x - x.max(axis=-1, keepdims=True)"]) > 0.9
     assert _number_pattern("1.50").search("[1.25 1.5 ]")
     assert not _number_pattern("1.25").search("11.25 and 1.255")
+
+
+def stated_before_predicting(nb: nbformat.NotebookNode, name: str) -> list[str]:
+    """Every phrase of :data:`PREDICTED` in a cell above the lesson's predict cells."""
+    predict = [i for i, c in enumerate(nb.cells) if "predict" in _tags(c)]
+    problems = []
+    for i in predict:
+        for cell in nb.cells[:i]:
+            texts = [cell.source, *(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                                    for o in cell.get("outputs", []))]
+            problems += [f"{name}: {phrase!r} above predict cell {i}: {t[:80]!r}"
+                         for phrase in PREDICTED.get(name, []) for t in texts
+                         if phrase in " ".join(t.split())]
+    return problems
+
+
+@pytest.mark.parametrize("name", sorted(PREDICTED))
+def test_no_predict_cell_is_answered_above_it(name: str) -> None:
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    assert any("predict" in _tags(c) for c in nb.cells), f"{name}: no predict cell"
+    problems = stated_before_predicting(nb, name)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_no_by_hand_formula_is_stated_before_its_exercise(path: Path) -> None:
+    """Above the check only: the cell after the solution may explain the formula."""
+    nb = nbformat.read(path, as_version=4)
+    problems = []
+    for ex in exercises(nb):
+        for formula in FORMULAS.get(ex.name, []):
+            problems += [f"{ex.name}: {formula!r} shown in: {p[:80]!r}"
+                         for cell in nb.cells[:ex.check_index] if "exercise" not in _tags(cell)
+                         for p in (cell.source, *(o.get("text", "") for o in
+                                                  cell.get("outputs", [])))
+                         if formula in " ".join(p.split())]
+    assert not problems, "\n".join(problems)
