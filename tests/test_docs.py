@@ -6,7 +6,7 @@ Checked in README.md, CHANGELOG.md and every docs/*.md:
   the file it names (GitHub's way of turning a heading into an anchor);
 * every ``./course <verb>`` is a command of the ``course`` script;
 * every ``course_grading.x``, ``course_exchange.x``, ``course_lib.x`` or ``course_site.x``
-  named in code resolves
+  named, in code or prose, resolves
   (a module, or a name in one), and every ``python -m`` of them is a module;
 * every word of inline or fenced code that starts with a folder or file of the checkout
   (``quiz/...``, ``benchmarks/...``) exists there, unless git ignores it (a folder the course
@@ -229,7 +229,9 @@ def _resolves(dotted: str) -> bool:
 
 def test_named_modules_and_names_import(document: Path) -> None:
     code = code_of(document)
-    named = {package + rest for text in code for package, rest in PACKAGE_NAME.findall(text)}
+    # a module named in prose without backticks counts too (`course_grading.exchange` moved)
+    named = {package + rest for text in code + prose_of(document)
+             for package, rest in PACKAGE_NAME.findall(text)}
     missing = sorted(name for name in named if not _resolves(name))
     run = {module for text in code for module in RUN_MODULE.findall(text)}
     not_modules = sorted(m for m in run if importlib.util.find_spec(m) is None)
