@@ -6,7 +6,7 @@ Checked in README.md, CHANGELOG.md and every docs/*.md:
   the file it names (GitHub's way of turning a heading into an anchor);
 * every ``./course <verb>`` is a command of the ``course`` script;
 * every ``course_grading.x``, ``course_exchange.x``, ``course_lib.x`` or ``course_site.x``
-  named in code resolves
+  named, in code or prose, resolves
   (a module, or a name in one), and every ``python -m`` of them is a module;
 * every word of inline or fenced code that starts with a folder or file of the checkout
   (``quiz/...``, ``benchmarks/...``) exists there, unless git ignores it (a folder the course
@@ -18,8 +18,12 @@ Checked in README.md, CHANGELOG.md and every docs/*.md:
   after the number), in prose: outside fenced code and inline code (so a setting such as
   ``--worker-memory 4096`` or ``Execute.timeout = 10`` in backticks is not one). Each section
   (the text from one heading to the next, of any level) that holds one must also show the
-  command that makes it: a fenced code block, or inline code that runs ``./course ...`` or a
-  ``benchmarks/*.py`` script.
+  command that makes it: a line of a fenced block, or inline code, that runs ``./course ...``
+  or a ``benchmarks/*.py`` script (a fenced block of anything else, such as a config, is no
+  command).
+
+Prose is read a paragraph at a time, as Markdown does: inline code and links may run over a
+line break (a figure after inline code that is split over two lines is still a figure).
 """
 
 from __future__ import annotations
@@ -40,11 +44,11 @@ DOCUMENTS = [README, ROOT / "CHANGELOG.md", *GUIDES]
 README_MAX_LINES = 150
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-INLINE_CODE = re.compile(r"`([^`\n]+)`")
+INLINE_CODE = re.compile(r"`([^`]+)`")  # over a paragraph: it may span a line break
 COURSE_VERB = re.compile(r"(?:\./course|python3? course)\s+([a-z]\w*)")
 PACKAGES = r"course_grading|course_exchange|course_lib|course_site"
 PACKAGE_NAME = re.compile(rf"\b({PACKAGES})((?:\.\w+)*)")
-RUN_MODULE = re.compile(rf"python3? -m ((?:{PACKAGES})(?:\.\w+)*)")
+RUN_MODULE = re.compile(rf"python3?\s+-m\s+((?:{PACKAGES})(?:\.\w+)*)")
 MEASUREMENT = re.compile(
     r"(?<![\w.])\d[\d,]*(?:\.\d+)?"
     r"(?:\s?(?:ms|s|min|seconds?|minutes?|[kKMG]B|%)(?![\w])|[×x](?![\w\d]))")
@@ -56,28 +60,51 @@ class Section:
     """The lines of a document from one heading to the next."""
 
     title: str
-    prose: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
+    # (number of its first line, text): each paragraph, its line breaks kept
+    prose: list[tuple[int, str]] = field(default_factory=list)
     code: list[str] = field(default_factory=list)  # fenced lines and inline code spans
-    fenced: bool = False  # holds a fenced code block
 
 
 def sections(path: Path) -> list[Section]:
-    """``path`` split at its headings, prose apart from code."""
+    """``path`` split at its headings, prose (by paragraph) apart from code."""
     found = [Section("(top)")]
     in_fence = False
+    paragraph: list[tuple[int, str]] = []
+
+    def end_paragraph() -> None:
+        if paragraph:
+            text = "\n".join(line for _, line in paragraph)
+            found[-1].code.extend(INLINE_CODE.findall(text))
+            found[-1].prose.append((paragraph[0][0], text))
+            paragraph.clear()
+
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.lstrip().startswith("```"):
+            end_paragraph()
             in_fence = not in_fence
-            found[-1].fenced = True
             continue
         if in_fence:
             found[-1].code.append(line)
-            continue
-        if re.match(r"#{1,6} ", line):
+        elif re.match(r"#{1,6} ", line):
+            end_paragraph()
             found.append(Section(line.lstrip("#").strip()))
-            continue
-        found[-1].code.extend(INLINE_CODE.findall(line))
-        found[-1].prose.append((number, line))
+        elif line.strip():
+            paragraph.append((number, line))
+        else:
+            end_paragraph()
+    end_paragraph()
+    return found
+
+
+def figures(text: str, first: int) -> list[tuple[int, str]]:
+    """(line number, figure) of each measurement in the prose ``text`` (a paragraph whose
+    first line is ``first``), inline code left out."""
+    found, at = [], 0
+    for span in re.split(r"(`[^`]+`)", text):
+        if not span.startswith("`"):
+            found += [(first + text[:at + hit.start()].count("\n"), hit.group(0))
+                      for hit in MEASUREMENT.finditer(span)]
+        at += len(span)
     return found
 
 
@@ -149,13 +176,13 @@ def test_readme_is_short() -> None:
 
 
 def test_readme_states_no_measurement() -> None:
-    found = [f"README.md:{number}: {MEASUREMENT.search(INLINE_CODE.sub('', line)).group(0)!r}"
-             for section in sections(README) for number, line in section.prose
-             if MEASUREMENT.search(INLINE_CODE.sub("", line))]
+    found = [f"README.md:{number}: {figure!r}" for section in sections(README)
+             for first, text in section.prose for number, figure in figures(text, first)]
     assert found == [], "figures go into a guide, beside their benchmark:\n" + "\n".join(found)
 
 
-def test_relative_links_resolve(document: Path) -> None:
+def broken_links(document: Path) -> list[str]:
+    """Each relative link of ``document`` to a missing file or heading, and why."""
     broken = []
     for line in prose_of(document):
         for target in LINK.findall(line):
@@ -167,6 +194,11 @@ def test_relative_links_resolve(document: Path) -> None:
                 broken.append(f"{target}: no {file}")
             elif anchor and where.suffix == ".md" and anchor not in anchors(where):
                 broken.append(f"{target}: no heading makes #{anchor} in {where.name}")
+    return broken
+
+
+def test_relative_links_resolve(document: Path) -> None:
+    broken = broken_links(document)
     assert broken == [], f"{documented(document)}: " + "; ".join(broken)
 
 
@@ -197,7 +229,9 @@ def _resolves(dotted: str) -> bool:
 
 def test_named_modules_and_names_import(document: Path) -> None:
     code = code_of(document)
-    named = {package + rest for text in code for package, rest in PACKAGE_NAME.findall(text)}
+    # a module named in prose without backticks counts too (`course_grading.exchange` moved)
+    named = {package + rest for text in code + prose_of(document)
+             for package, rest in PACKAGE_NAME.findall(text)}
     missing = sorted(name for name in named if not _resolves(name))
     run = {module for text in code for module in RUN_MODULE.findall(text)}
     not_modules = sorted(m for m in run if importlib.util.find_spec(m) is None)
@@ -226,18 +260,14 @@ def test_named_paths_exist(document: Path) -> None:
 
 
 def measurements_without_command(path: Path) -> list[str]:
-    """Each prose line of ``path`` with a measurement, in a section that shows no command."""
+    """Each measurement in the prose of ``path``, in a section that shows no command."""
     found = []
     for section in sections(path):
-        shows_command = section.fenced or any(COMMAND_IN_CODE.search(c) for c in section.code)
-        if shows_command:
+        if any(COMMAND_IN_CODE.search(c.strip()) for c in section.code):
             continue
-        for number, line in section.prose:
-            words = INLINE_CODE.sub("", line)
-            hit = MEASUREMENT.search(words)
-            if hit:
-                found.append(f"{path.name}:{number} ({section.title}): {hit.group(0)!r} in "
-                             f"{words.strip()[:80]!r}")
+        for first, text in section.prose:
+            found += [f"{path.name}:{number} ({section.title}): {figure!r}"
+                      for number, figure in figures(text, first)]
     return found
 
 
@@ -263,3 +293,27 @@ def test_every_measurement_shows_its_command(document: Path) -> None:
 ])
 def test_what_counts_as_a_measurement(line: str, is_measurement: bool) -> None:
     assert bool(MEASUREMENT.search(line)) is is_measurement, line
+
+
+@pytest.mark.parametrize(("text", "caught"), [
+    ("## A\n\nIt took 12 s.\n", True),
+    # inline code split over two lines is still inline code; the figure after it is prose
+    ("## A\n\npip stops (`pip install\nx`, 42 s here), and `--no-deps` would\n", True),
+    # a fenced block that runs nothing (a config) is not the command behind a figure
+    ("## A\n\nIt took 12 s.\n\n```python\nc.X = 1\n```\n", True),
+    ("## A\n\nIt took 12 s (`benchmarks/import_cost.py`).\n", False),
+    ("## A\n\nIt took 12 s.\n\n```sh\n./course test --durations=5\n```\n", False),
+    ("## A\n\nSet `--timeout 12 s` and\n`Execute.timeout = 10 s`.\n", False),
+])
+def test_what_counts_as_a_figure_without_its_command(tmp_path: Path, text: str,
+                                                     caught: bool) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Doc\n\n" + text, encoding="utf-8")
+    assert bool(measurements_without_command(doc)) is caught, text
+
+
+def test_a_link_split_over_lines_is_checked(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Doc\n\nSee [the\nguide](missing.md) and [here](doc.md).\n",
+                   encoding="utf-8")
+    assert broken_links(doc) == ["missing.md: no missing.md"]

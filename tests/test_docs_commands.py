@@ -72,16 +72,31 @@ def instructor_flow(text: str) -> list[tuple[str, str]]:
     return flow
 
 
+def fence_languages(text: str) -> list[str]:
+    """The language of each fenced block up to the end of step 7 (``""`` for none)."""
+    head = text.split(f"\n{LAST_STEP}", 1)
+    rest = head[1].split("\n## ", 1)[0] if len(head) == 2 else ""
+    fences = re.findall(r"^\s*```(.*)$", head[0] + rest, re.M)
+    return [lang.strip() for lang in fences[::2]]  # every other fence opens a block
+
+
 def test_the_flow_is_read_from_the_guide():
-    flow = instructor_flow(GUIDE.read_text(encoding="utf-8"))
+    text = GUIDE.read_text(encoding="utf-8")
+    flow = instructor_flow(text)
     commands = [command for _, command in flow]
     for line in NOT_RUN:
         assert line in commands, f"the guide no longer types {line!r}: look at NOT_RUN"
     for line in ENDS_WITH_1:
         assert line in commands, f"the guide no longer types {line!r}: look at ENDS_WITH_1"
-    sections = {section for section, _ in flow}
-    assert any(s.startswith("## 1.") for s in sections)
-    assert any(s.startswith(LAST_STEP) for s in sections)
+    sections = {section.split()[1] for section, _ in flow}
+    # every step of the flow types something: a step left out would go unnoticed here
+    assert {"Set", "1.", "2.", "3.", "4.", "5.", "6.", "7."} <= sections, sorted(sections)
+    # a block typed as anything but sh would be skipped; python is the formgrader config
+    others = [lang for lang in fence_languages(text) if lang not in ("sh", "python")]
+    assert others == [], f"blocks of {others} up to step 7 would not run: write them as sh"
+    # each line is run as one command: a line continued with \ would run in two halves
+    continued = [c for c in commands if c.endswith("\\")]
+    assert continued == [], f"commands continued over lines: {continued}"
     assert not any("benchmarks/" in c or c.startswith("./course test") for c in commands)
 
 
