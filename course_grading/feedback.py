@@ -255,9 +255,9 @@ class ExplainChecks(_FeedbackPreprocessor):
         if not passed:
             if isinstance(verdict, dict) and isinstance(verdict.get("message"), str):
                 lines.append(f"What the grader found: {verdict['message']}")
-            if grade_id in getattr(self, "_repeated", {}):
-                lines.append(f"Same mistake as {self._repeated[grade_id]}: a mistake costs "
-                             "the points of every check that sees it.")
+                if grade_id in getattr(self, "_repeated", {}):
+                    lines.append(f"Same mistake as {self._repeated[grade_id]}: a mistake "
+                                 "costs the points of every check that sees it.")
             else:  # graded without the host-side verdicts: only the exception's class
                 raised = [str(o.get("ename", "")) for o in cell.outputs
                           if o.get("output_type") == "error"]
