@@ -4,8 +4,10 @@ nbconvert's pages leave ``$...$`` in the text for MathJax, which they load from 
 formgrader's Content-Security-Policy (:mod:`course_grading.formgrader_csp`) and the
 feedback's (:mod:`course_grading.feedback`) block it, and the course runs offline, so the
 math showed as typed. :class:`RenderMath` turns the math of every markdown cell into MathML
-(with ``latex2mathml``) before the page is rendered; browsers draw MathML themselves
-(Chromium since version 109), so nothing has to run in the page.
+(with ``latex2mathml``) before the page is rendered, the punctuation of its text as
+character references (so that the page's markdown cannot make a link or emphasis of it);
+browsers draw MathML themselves (Chromium since version 109), so nothing has to run in the
+page.
 
 Only markdown cells are touched, and only outside code (a student's written answer reaches
 these pages as a fenced block of plain text, :mod:`course_grading.inert`, and stays as it
@@ -82,7 +84,19 @@ def latex_to_mathml(tex: str, display: bool = False) -> str | None:
                                              for name in element.attrib):
             return None
     ET.register_namespace("", _NS[1:-1])
-    return ET.tostring(root, encoding="unicode", short_empty_elements=False)
+    markup = ET.tostring(root, encoding="unicode", short_empty_elements=False)
+    # the page's markdown runs over the MathML next: text such as \text{[x](javascript:...)}
+    # would become a link inside <mtext>, so its punctuation goes as character references
+    return _TEXT.sub(lambda m: _PUNCT.sub(_reference, m.group(0)), markup)
+
+
+_TEXT = re.compile(r"(?<=>)[^<]+(?=<)")
+_PUNCT = re.compile(r"&\w+;|[!-/:-@\[-`{-~]")
+
+
+def _reference(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return char if len(char) > 1 else f"&#{ord(char)};"
 
 
 def render_math(markdown: str) -> str:

@@ -36,3 +36,19 @@ def test_markup_characters_are_escaped_or_the_formula_is_refused():
     out = latex_to_mathml("a < b")
     assert out is not None and "<mo>&lt;</mo>" in out
     assert latex_to_mathml("\\text{a & b}") is None  # latex2mathml leaves the & bare
+
+
+@pytest.mark.parametrize("tex", [
+    "\\text{[x](javascript:alert(1))}",
+    "\\text{![i](http://evil.invalid/x.png)}",
+    "\\text{**b** _i_ ~~s~~ https://evil.invalid}",
+])
+def test_text_in_a_formula_is_not_markdown_once_the_page_renders(tex):
+    """latex2mathml copies ``\\text{}`` into ``<mtext>`` and the page's markdown then runs
+    over it: the formula's text must come out as the same characters, not as a link."""
+    from nbconvert.filters.markdown import markdown2html
+
+    page = markdown2html(render_math(f"${tex}$"))
+    assert "<math" in page
+    for tag in ("<a ", "<img", "<strong", "<em", "<code", "<del"):
+        assert tag not in page
