@@ -400,3 +400,30 @@ def pwd_uid(name: str) -> int:
     import pwd
 
     return pwd.getpwnam(name).pw_uid
+
+
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
+@ROOT_ONLY
+def test_a_forged_timestamp_txt_never_stops_the_collect_and_the_server_time_is_recorded(world):
+    """``timestamp.txt`` made a folder, 2 MB of binary, or a time in 9999: each student is
+    collected, with the server's time in a plain ``timestamp.txt``, and nothing left over."""
+    kim, lee, max_ = (world.add_student(w) for w in ("kim", "lee", "max"))
+    world.set_duedate(datetime.utcnow() + timedelta(hours=1))
+    forged = {
+        kim: 'rm "$1/$2/timestamp.txt"; mkdir "$1/$2/timestamp.txt"; '
+             'printf x > "$1/$2/timestamp.txt/inner"',
+        lee: 'head -c 2000000 /dev/urandom > "$1/$2/timestamp.txt"',
+        max_: 'printf "9999-12-31 23:59:59.999999 UTC" > "$1/$2/timestamp.txt"',
+    }
+    for name, script in forged.items():
+        world.as_student(name, script, str(world.inbound), world.submit(name))
+    log = world.collect(OwnerCheckedCollect, "ours")
+    assert "Could not collect" not in log, log
+    for name in forged:
+        stamp = world.collected("ours", name) / "timestamp.txt"
+        assert stamp.is_file() and stamp.stat().st_size < 40, name
+        when = datetime.strptime(stamp.read_text(), "%Y-%m-%d %H:%M:%S.%f UTC")
+        assert abs((when - datetime.utcnow()).total_seconds()) < 120, name  # the server's
+        assert world.seconds_late("ours", name) == 0, name
+        left = [p.name for p in (world.course / "ours" / name).iterdir()]
+        assert left == [ASSIGNMENT], left
