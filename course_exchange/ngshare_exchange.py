@@ -301,10 +301,15 @@ class NgshareCollect(NgshareExchange, abc.ExchangeCollect):
         fresh = dest.with_name(f".{dest.name}.new-{os.getpid()}")
         shutil.rmtree(fresh, ignore_errors=True)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        files = [f for f in answer.get("files", []) if f.get("path") != "timestamp.txt"]
-        decode_files(files, fresh, max_files=self.max_files, max_bytes=self._max_bytes())
-        (fresh / "timestamp.txt").write_text(_stamp(answer["timestamp"]))
-        install_collected(fresh, dest, self.log, student, aid)
+        # the submission's own timestamp.txt (or a folder of that name) gives way to ngshare's
+        files = [f for f in answer.get("files", []) if not isinstance(f, dict)
+                 or str(f.get("path", "")).split("/")[0] != "timestamp.txt"]
+        try:
+            decode_files(files, fresh, max_files=self.max_files, max_bytes=self._max_bytes())
+            (fresh / "timestamp.txt").write_text(_stamp(answer["timestamp"]))
+            install_collected(fresh, dest, self.log, student, aid)
+        finally:  # a copy that was not installed is not left beside the collected one
+            shutil.rmtree(fresh, ignore_errors=True)
 
 
 
