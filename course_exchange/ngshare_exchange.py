@@ -316,15 +316,17 @@ class NgshareCollect(NgshareExchange, abc.ExchangeCollect):
 class NgshareReleaseFeedback(NgshareExchange, abc.ExchangeReleaseFeedback):
     """``nbgrader release_feedback``: each student's feedback, on the submission it grades."""
 
+    def feedback_folders(self) -> list[tuple[str, Path]]:
+        """(student id, folder) of every feedback this release sends, in name order."""
+        cd = self.coursedir
+        pattern = cd.format_path(cd.feedback_directory, cd.student_id or "*", cd.assignment_id)
+        exclude = set(filter(None, cd.student_id_exclude.split(",")))
+        return [(folder.parent.name, folder) for folder in sorted(map(Path, glob.glob(pattern)))
+                if folder.parent.name not in exclude and any(folder.glob("*.html"))]
+
     def copy_files(self) -> None:
         course, aid = self._course(), self.coursedir.assignment_id
-        student = self.coursedir.student_id or "*"
-        pattern = self.coursedir.format_path(self.coursedir.feedback_directory, student, aid)
-        exclude = set(filter(None, self.coursedir.student_id_exclude.split(",")))
-        for folder in sorted(Path(p) for p in glob.glob(pattern)):
-            sid = folder.parent.name
-            if sid in exclude or not any(folder.glob("*.html")):
-                continue
+        for sid, folder in self.feedback_folders():
             stamp_file = folder / "timestamp.txt"
             if not stamp_file.exists():
                 stamp_file = Path(self.coursedir.format_path(

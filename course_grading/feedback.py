@@ -462,12 +462,8 @@ class CheckedNgshareReleaseFeedback(_PendingGradesGuard,  # type: ignore[misc]
 
     def copy_files(self) -> None:
         """Check the gradebook for every student with feedback, then release to ngshare."""
-        cd = self.coursedir
-        pattern = cd.format_path(cd.feedback_directory, cd.student_id or "*", cd.assignment_id)
-        exclude = set(filter(None, cd.student_id_exclude.split(",")))
-        self._refuse_pending({Path(p).parent.name for p in glob.glob(pattern)
-                              if Path(p).parent.name not in exclude
-                              and glob.glob(os.path.join(p, "*.html"))})
+        # the very list the release sends, so that no student is released unchecked
+        self._refuse_pending({sid for sid, _ in self.feedback_folders()})
         super().copy_files()
 
 
