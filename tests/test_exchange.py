@@ -31,6 +31,7 @@ from course_exchange.exchange import OwnerCheckedCollect, PrivateSubmit, symboli
 from course_exchange.inbound import (
     Limits,
     Refused,
+    collected_time,
     format_timestamp,
     parse_inbound_name,
     read_submission,
@@ -135,6 +136,25 @@ def test_the_classes_plug_into_nbgraders_exchange_factory():
 
 
 # ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("content", [
+    b"\xff\xfe" * 25_000_000,                           # 50 MB of bytes that are not text
+    b"2026-03-01 09:30:00.000000 UTC" + b" " * 50_000_000,
+    b"",
+])
+def test_a_collected_timestamp_txt_is_read_only_as_far_as_a_time_goes(tmp_path, content):
+    """A copy collected by plain nbgrader keeps the student's timestamp.txt: collect reads
+    its first bytes only (it read all 50 MB, as text, to keep 100 characters)."""
+    import tracemalloc
+
+    (tmp_path / "timestamp.txt").write_bytes(content)
+    tracemalloc.start()
+    when = collected_time(tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    assert when == (datetime(2026, 3, 1, 9, 30) if content.startswith(b"2026") else None)
+
+
 # A class of real Unix students attacking plain collect and ours
 # ---------------------------------------------------------------------------------------
 
