@@ -26,6 +26,11 @@ def test_code_is_left_as_it_is(text):
     "\\text{<script>alert(1)</script>}",
     "\\href{javascript:alert(1)}{x}",
     "\\text{<img src=x onerror=alert(1)>}",
+    "\\style{color:red}{x}",
+    "\\color{red}{x}",
+    "\\class{a}{x}",
+    '\\text{<annotation-xml encoding="text/html"><img/></annotation-xml>}',
+    "\\text{<maction actiontype=toggle>x</maction>}",
 ])
 def test_a_formula_that_would_carry_markup_stays_as_typed(tex):
     assert latex_to_mathml(tex) is None
