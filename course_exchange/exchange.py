@@ -229,11 +229,18 @@ class OwnerCheckedCollect(ExchangeCollect):
                                    record["uid"], self._limits(), dest=fresh)
         except Refused as why:  # changed between the first look and the copy
             raise RuntimeError(f"refused while copying: {why}") from None
-        # The time autograde compares with the due date: what the server saw, not the claim.
-        (fresh / "timestamp.txt").write_text(format_timestamp(read.server_time))
-        for skipped in read.skipped:
-            self.log.debug("Not collected from %s: %s", record["filename"], skipped)
-        install_collected(fresh, dest, self.log, student, assignment)
+        try:
+            # The time autograde compares with the due date: what the server saw, not the
+            # claim. The student's own timestamp.txt (a file, or a folder) goes first.
+            stamp = fresh / "timestamp.txt"
+            if stamp.is_dir():
+                shutil.rmtree(stamp)
+            stamp.write_text(format_timestamp(read.server_time))
+            for skipped in read.skipped:
+                self.log.debug("Not collected from %s: %s", record["filename"], skipped)
+            install_collected(fresh, dest, self.log, student, assignment)
+        finally:  # a copy that was not installed is not left beside the collected one
+            shutil.rmtree(fresh, ignore_errors=True)
 
 
 class PrivateSubmit(ExchangeSubmit):

@@ -323,9 +323,15 @@ def _read_file(fd: int, path: str, owner_uid: int | None, limits: Limits,
 
 
 def collected_time(folder: Path) -> datetime | None:
-    """The time in a collected copy's ``timestamp.txt`` (written by collect), or None."""
+    """The time in a collected copy's ``timestamp.txt`` (written by collect), or None.
+
+    Only its first 100 bytes are read: a copy collected by plain nbgrader keeps the
+    student's own file, which can be as large as a submission.
+    """
     try:
-        return parse_utc((folder / "timestamp.txt").read_text()[:100].strip())
+        with open(folder / "timestamp.txt", "rb") as f:
+            head = f.read(100)
+        return parse_utc(head.decode("utf-8").strip())
     except (OSError, ValueError, OverflowError):
         return None
 

@@ -301,25 +301,32 @@ class NgshareCollect(NgshareExchange, abc.ExchangeCollect):
         fresh = dest.with_name(f".{dest.name}.new-{os.getpid()}")
         shutil.rmtree(fresh, ignore_errors=True)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        files = [f for f in answer.get("files", []) if f.get("path") != "timestamp.txt"]
-        decode_files(files, fresh, max_files=self.max_files, max_bytes=self._max_bytes())
-        (fresh / "timestamp.txt").write_text(_stamp(answer["timestamp"]))
-        install_collected(fresh, dest, self.log, student, aid)
+        # the submission's own timestamp.txt (or a folder of that name) gives way to ngshare's
+        files = [f for f in answer.get("files", []) if not isinstance(f, dict)
+                 or str(f.get("path", "")).split("/")[0] != "timestamp.txt"]
+        try:
+            decode_files(files, fresh, max_files=self.max_files, max_bytes=self._max_bytes())
+            (fresh / "timestamp.txt").write_text(_stamp(answer["timestamp"]))
+            install_collected(fresh, dest, self.log, student, aid)
+        finally:  # a copy that was not installed is not left beside the collected one
+            shutil.rmtree(fresh, ignore_errors=True)
 
 
 
 class NgshareReleaseFeedback(NgshareExchange, abc.ExchangeReleaseFeedback):
     """``nbgrader release_feedback``: each student's feedback, on the submission it grades."""
 
+    def feedback_folders(self) -> list[tuple[str, Path]]:
+        """(student id, folder) of every feedback this release sends, in name order."""
+        cd = self.coursedir
+        pattern = cd.format_path(cd.feedback_directory, cd.student_id or "*", cd.assignment_id)
+        exclude = set(filter(None, cd.student_id_exclude.split(",")))
+        return [(folder.parent.name, folder) for folder in sorted(map(Path, glob.glob(pattern)))
+                if folder.parent.name not in exclude and any(folder.glob("*.html"))]
+
     def copy_files(self) -> None:
         course, aid = self._course(), self.coursedir.assignment_id
-        student = self.coursedir.student_id or "*"
-        pattern = self.coursedir.format_path(self.coursedir.feedback_directory, student, aid)
-        exclude = set(filter(None, self.coursedir.student_id_exclude.split(",")))
-        for folder in sorted(Path(p) for p in glob.glob(pattern)):
-            sid = folder.parent.name
-            if sid in exclude or not any(folder.glob("*.html")):
-                continue
+        for sid, folder in self.feedback_folders():
             stamp_file = folder / "timestamp.txt"
             if not stamp_file.exists():
                 stamp_file = Path(self.coursedir.format_path(

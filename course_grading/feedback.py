@@ -255,9 +255,9 @@ class ExplainChecks(_FeedbackPreprocessor):
         if not passed:
             if isinstance(verdict, dict) and isinstance(verdict.get("message"), str):
                 lines.append(f"What the grader found: {verdict['message']}")
-            if grade_id in getattr(self, "_repeated", {}):
-                lines.append(f"Same mistake as {self._repeated[grade_id]}: a mistake costs "
-                             "the points of every check that sees it.")
+                if grade_id in getattr(self, "_repeated", {}):
+                    lines.append(f"Same mistake as {self._repeated[grade_id]}: a mistake "
+                                 "costs the points of every check that sees it.")
             else:  # graded without the host-side verdicts: only the exception's class
                 raised = [str(o.get("ename", "")) for o in cell.outputs
                           if o.get("output_type") == "error"]
@@ -462,12 +462,8 @@ class CheckedNgshareReleaseFeedback(_PendingGradesGuard,  # type: ignore[misc]
 
     def copy_files(self) -> None:
         """Check the gradebook for every student with feedback, then release to ngshare."""
-        cd = self.coursedir
-        pattern = cd.format_path(cd.feedback_directory, cd.student_id or "*", cd.assignment_id)
-        exclude = set(filter(None, cd.student_id_exclude.split(",")))
-        self._refuse_pending({Path(p).parent.name for p in glob.glob(pattern)
-                              if Path(p).parent.name not in exclude
-                              and glob.glob(os.path.join(p, "*.html"))})
+        # the very list the release sends, so that no student is released unchecked
+        self._refuse_pending({sid for sid, _ in self.feedback_folders()})
         super().copy_files()
 
 

@@ -331,8 +331,9 @@ def _failed_checks(nb: dict) -> list[tuple[str, dict]]:
         meta = cell.get("metadata") if isinstance(cell, dict) else None
         nbgrader = meta.get("nbgrader") if isinstance(meta, dict) else None
         gid = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
-        if gid not in CHECKPOINT.autograded:
-            continue  # only the spec's checks, named by the spec's grade ids
+        if not isinstance(gid, str) or gid not in CHECKPOINT.autograded:
+            continue  # only the spec's checks, named by the spec's grade ids (a list or
+            # dict as an id, from a notebook not made inert, is no id and cannot be hashed)
         course = meta.get("course")
         verdict = course.get("verdict") if isinstance(course, dict) else None
         if isinstance(verdict, dict) and verdict.get("passed") is False:

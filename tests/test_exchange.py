@@ -31,6 +31,7 @@ from course_exchange.exchange import OwnerCheckedCollect, PrivateSubmit, symboli
 from course_exchange.inbound import (
     Limits,
     Refused,
+    collected_time,
     format_timestamp,
     parse_inbound_name,
     read_submission,
@@ -135,6 +136,25 @@ def test_the_classes_plug_into_nbgraders_exchange_factory():
 
 
 # ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("content", [
+    b"\xff\xfe" * 25_000_000,                           # 50 MB of bytes that are not text
+    b"2026-03-01 09:30:00.000000 UTC" + b" " * 50_000_000,
+    b"",
+])
+def test_a_collected_timestamp_txt_is_read_only_as_far_as_a_time_goes(tmp_path, content):
+    """A copy collected by plain nbgrader keeps the student's timestamp.txt: collect reads
+    its first bytes only (it read all 50 MB, as text, to keep 100 characters)."""
+    import tracemalloc
+
+    (tmp_path / "timestamp.txt").write_bytes(content)
+    tracemalloc.start()
+    when = collected_time(tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    assert when == (datetime(2026, 3, 1, 9, 30) if content.startswith(b"2026") else None)
+
+
 # A class of real Unix students attacking plain collect and ours
 # ---------------------------------------------------------------------------------------
 
@@ -400,3 +420,30 @@ def pwd_uid(name: str) -> int:
     import pwd
 
     return pwd.getpwnam(name).pw_uid
+
+
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
+@ROOT_ONLY
+def test_a_forged_timestamp_txt_never_stops_the_collect_and_the_server_time_is_recorded(world):
+    """``timestamp.txt`` made a folder, 2 MB of binary, or a time in 9999: each student is
+    collected, with the server's time in a plain ``timestamp.txt``, and nothing left over."""
+    kim, lee, max_ = (world.add_student(w) for w in ("kim", "lee", "max"))
+    world.set_duedate(datetime.utcnow() + timedelta(hours=1))
+    forged = {
+        kim: 'rm "$1/$2/timestamp.txt"; mkdir "$1/$2/timestamp.txt"; '
+             'printf x > "$1/$2/timestamp.txt/inner"',
+        lee: 'head -c 2000000 /dev/urandom > "$1/$2/timestamp.txt"',
+        max_: 'printf "9999-12-31 23:59:59.999999 UTC" > "$1/$2/timestamp.txt"',
+    }
+    for name, script in forged.items():
+        world.as_student(name, script, str(world.inbound), world.submit(name))
+    log = world.collect(OwnerCheckedCollect, "ours")
+    assert "Could not collect" not in log, log
+    for name in forged:
+        stamp = world.collected("ours", name) / "timestamp.txt"
+        assert stamp.is_file() and stamp.stat().st_size < 40, name
+        when = datetime.strptime(stamp.read_text(), "%Y-%m-%d %H:%M:%S.%f UTC")
+        assert abs((when - datetime.utcnow()).total_seconds()) < 120, name  # the server's
+        assert world.seconds_late("ours", name) == 0, name
+        left = [p.name for p in (world.course / "ours" / name).iterdir()]
+        assert left == [ASSIGNMENT], left

@@ -26,6 +26,11 @@ def test_code_is_left_as_it_is(text):
     "\\text{<script>alert(1)</script>}",
     "\\href{javascript:alert(1)}{x}",
     "\\text{<img src=x onerror=alert(1)>}",
+    "\\style{color:red}{x}",
+    "\\color{red}{x}",
+    "\\class{a}{x}",
+    '\\text{<annotation-xml encoding="text/html"><img/></annotation-xml>}',
+    "\\text{<maction actiontype=toggle>x</maction>}",
 ])
 def test_a_formula_that_would_carry_markup_stays_as_typed(tex):
     assert latex_to_mathml(tex) is None
@@ -36,3 +41,33 @@ def test_markup_characters_are_escaped_or_the_formula_is_refused():
     out = latex_to_mathml("a < b")
     assert out is not None and "<mo>&lt;</mo>" in out
     assert latex_to_mathml("\\text{a & b}") is None  # latex2mathml leaves the & bare
+
+
+@pytest.mark.parametrize("tex", [
+    "\\text{[x](javascript:alert(1))}",
+    "\\text{![i](http://evil.invalid/x.png)}",
+    "\\text{**b** _i_ ~~s~~ https://evil.invalid}",
+])
+def test_text_in_a_formula_is_not_markdown_once_the_page_renders(tex):
+    """latex2mathml copies ``\\text{}`` into ``<mtext>`` and the page's markdown then runs
+    over it: the formula's text must come out as the same characters, not as a link."""
+    from nbconvert.filters.markdown import markdown2html
+
+    page = markdown2html(render_math(f"${tex}$"))
+    assert "<math" in page
+    for tag in ("<a ", "<img", "<strong", "<em", "<code", "<del"):
+        assert tag not in page
+
+
+@pytest.mark.parametrize("text", [
+    "$x$ " * 250_000,                   # 1 MB of formulas
+    "$" + "x+" * 500_000 + "x$",        # one formula of 1 MB
+    "a $" + "x+" * 5_000 + "x$ b",      # one long formula in a short text
+])
+def test_huge_math_stays_as_typed_in_bounded_time(text):
+    """latex2mathml took 9.9 s on each of the first two (and wrote 24 MB for the first)."""
+    import time
+
+    start = time.perf_counter()
+    assert render_math(text) == text
+    assert time.perf_counter() - start < 0.5

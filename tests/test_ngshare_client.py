@@ -174,3 +174,44 @@ def test_fetching_again_only_adds_what_is_missing(tmp_path):
              {"path": "data.csv", "content": base64.b64encode(b"1,2").decode()}]
     assert decode_files(files, dest, only_missing=True) == ["data.csv"]
     assert (dest / "checkpoint.ipynb").read_text() == "my work"
+
+
+class _Service:
+    """ngshare's answers to a collect: one submission of kim's, its files as given."""
+
+    def __init__(self, files: list) -> None:
+        self.files = files
+
+    def get(self, call: str, **params: object) -> dict:
+        stamp = "2026-03-01 09:30:00.000000 UTC"
+        if call.startswith("submissions/"):
+            return {"submissions": [{"student_id": "kim", "timestamp": stamp}]}
+        return {"timestamp": stamp, "files": self.files}
+
+
+@pytest.mark.parametrize("name", ["timestamp.txt/inner", "timestamp.txt"])
+def test_collect_writes_ngshares_time_whatever_the_submission_calls_timestamp_txt(
+        tmp_path, name):
+    """A submitted ``timestamp.txt`` (a file, or a folder made by ``timestamp.txt/inner``)
+    gives way to ngshare's time; nothing is left beside the collected copy."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    from course_exchange.ngshare_exchange import NgshareCollect
+
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    config.CourseDirectory.course_id = "course"
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = "checkpoint"
+    collect = NgshareCollect(coursedir=coursedir, authenticator=Authenticator(config=config),
+                             config=config)
+    forged = base64.b64encode(b"1999-01-01 00:00:00.000000 UTC").decode()
+    collect._client = _Service([{"path": name, "content": forged},
+                                {"path": "checkpoint.ipynb", "content": ""}])
+    collect.copy_files()
+    folder = tmp_path / "submitted" / "kim"
+    assert [p.name for p in folder.iterdir()] == ["checkpoint"]
+    stamp = folder / "checkpoint" / "timestamp.txt"
+    assert stamp.read_text() == "2026-03-01 09:30:00.000000 UTC"

@@ -162,6 +162,13 @@ def test_the_command_leaves_a_real_submission_alone(tmp_path, capsys):
 @pytest.mark.parametrize(("args", "says"), [
     (["../eve=correct"], "student id '../eve' must be a plain name"),
     (["eve=perfect"], "unknown submission kind 'perfect' for eve: expected one of correct"),
+    # hostile ids: none may name another folder, and none is written when one is refused
+    (["alice=correct", "a/../../eve=correct"], "student id 'a/../../eve' must be a plain"),
+    (["alice=correct", ".eve=correct"], "student id '.eve' must be a plain name"),
+    (["alice=correct", "/tmp/eve=correct"], "student id '/tmp/eve' must be a plain name"),
+    (["alice=correct", "eve\n=correct"], "student id 'eve\\n' must be a plain name"),
+    (["alice=correct", "eve\x1b[2J=correct"], "student id 'eve\\x1b[2J' must be a plain"),
+    (["alice=correct", "~eve=correct"], "student id '~eve' must be a plain name"),
 ])
 def test_the_command_refuses_bad_input_by_name(tmp_path, capsys, args, says):
     from course_grading.submissions import main
