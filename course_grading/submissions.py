@@ -34,6 +34,7 @@ import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import numpy as np
@@ -42,7 +43,7 @@ from .mistakes import CORRECT_ANSWER, MISTAKES
 from .variants import QuizFacts
 
 __all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "lifted_answers",
-           "make_submission", "place_made_up"]
+           "made_up_submission", "make_submission", "place_made_up"]
 
 #: The notebook's file name in the assignment.
 NOTEBOOK = "checkpoint.ipynb"
@@ -266,6 +267,46 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
 _STUDENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]*")
 
 
+def _course_paths(course: Path) -> tuple[Any, Path, Path]:
+    """The course's nbgrader directories (as its ``nbgrader_config.py`` names them), and the
+    checkpoint's released and source notebooks."""
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (course / "nbgrader_config.py").is_file():
+        raise ValueError(f"{course} is not an nbgrader course directory (no nbgrader_config.py)")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.CourseDirectory.root = str(course)
+    coursedir = CourseDirectory(config=config)
+    released = Path(coursedir.format_path(coursedir.release_directory, ".", "checkpoint"))
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", "checkpoint"))
+    if not (released / NOTEBOOK).is_file():
+        raise ValueError(f"{released / NOTEBOOK} does not exist: release the assignment first "
+                         "(nbgrader generate_assignment checkpoint --force)")
+    return coursedir, released / NOTEBOOK, source / NOTEBOOK
+
+
+def made_up_submission(course: str | Path, kind: str) -> dict[str, bytes]:
+    """The files of a made-up submission of ``kind`` for a course's released checkpoint.
+
+    Built on the released notebook and the facts of the source nbgrader uses for the course
+    (its ``nbgrader_config.py``), so a secret variant's numbers are answered.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown, ``course`` is not an nbgrader course directory or the
+        checkpoint has not been released.
+    """
+    from .variants import quiz_facts
+
+    if kind not in KINDS:
+        raise ValueError(f"unknown submission kind {kind!r}: expected one of {', '.join(KINDS)}")
+    _, released, source = _course_paths(Path(course).resolve())
+    return make_submission(kind, released.read_text(encoding="utf-8"),
+                           quiz_facts(nbformat.read(source, as_version=4)))
+
+
 def place_made_up(course: str | Path, students: Mapping[str, str], *,
                   force: bool = False) -> list[Path]:
     """Write made-up submissions into ``<course>/submitted/<student>/checkpoint/``.
@@ -294,11 +335,6 @@ def place_made_up(course: str | Path, students: Mapping[str, str], *,
         If a student id is not a plain folder name, a kind is unknown, the assignment has
         not been released, or a student already has a submission and ``force`` is false.
     """
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-
-    from .variants import quiz_facts
-
     course = Path(course).resolve()
     for student, kind in students.items():
         if not _STUDENT_ID.fullmatch(student):
@@ -307,31 +343,19 @@ def place_made_up(course: str | Path, students: Mapping[str, str], *,
         if kind not in KINDS:
             raise ValueError(f"unknown submission kind {kind!r} for {student}: expected one "
                              f"of {', '.join(KINDS)}")
-    if not (course / "nbgrader_config.py").is_file():
-        raise ValueError(f"{course} is not an nbgrader course directory (no nbgrader_config.py)")
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    config.CourseDirectory.root = str(course)
-    coursedir = CourseDirectory(config=config)
-    assignment = "checkpoint"
-    released = Path(coursedir.format_path(coursedir.release_directory, ".", assignment)) / NOTEBOOK
-    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) / NOTEBOOK
-    if not released.is_file():
-        raise ValueError(f"{released} does not exist: release the assignment first "
-                         f"(nbgrader generate_assignment {assignment} --force)")
-    folders = {s: Path(coursedir.format_path(coursedir.submitted_directory, s, assignment))
+    coursedir, _, _ = _course_paths(course)
+    folders = {s: Path(coursedir.format_path(coursedir.submitted_directory, s, "checkpoint"))
                for s in students}
     taken = [s for s, folder in folders.items() if folder.exists()]
     if taken and not force:
         raise ValueError(f"already submitted: {', '.join(taken)} (--force replaces them)")
-    facts = quiz_facts(nbformat.read(source, as_version=4))
-    released_text = released.read_text(encoding="utf-8")
     written = []
     for student, kind in students.items():
         folder = folders[student]
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        for name, data in make_submission(kind, released_text, facts).items():
+        for name, data in made_up_submission(course, kind).items():
             (folder / name).write_bytes(data)
             written.append(folder / name)
     return written

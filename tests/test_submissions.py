@@ -187,3 +187,18 @@ def test_the_command_asks_for_the_release_first(tmp_path, capsys):
     assert main(["--course-dir", str(course), "alice=correct"]) == 2
     assert "release the assignment first (nbgrader generate_assignment checkpoint" in (
         capsys.readouterr().err)
+
+
+def test_made_up_submission_names_what_it_expected(tmp_path):
+    from course_grading.pipeline import copy_course
+    from course_grading.submissions import made_up_submission
+
+    with pytest.raises(ValueError, match=r"no nbgrader_config\.py"):
+        made_up_submission(tmp_path, "correct")
+    course = copy_course(ROOT / "quiz", tmp_path / "quiz")
+    with pytest.raises(ValueError, match="release the assignment first"):
+        made_up_submission(course, "correct")
+    course = _released_course(tmp_path / "released")
+    with pytest.raises(ValueError, match="unknown submission kind 'corect'"):
+        made_up_submission(course, "corect")
+    assert set(made_up_submission(course, "correct")) == {"checkpoint.ipynb"}

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from labdriver import REPO, LabServer, save_screenshot
 
@@ -28,15 +27,12 @@ WRITTEN = "Subtracting the row maximum is a shift"
 @pytest.fixture(scope="module")
 def course(browser_requirements: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
-    from course_grading.submissions import make_submission
-    from course_grading.variants import quiz_facts
+    from course_grading.submissions import made_up_submission
 
     course = copy_course(REPO / "quiz", tmp_path_factory.mktemp("math") / "course")
     api = open_api(course, **{"ManualGradesFirst.allow_pending": True})
     assert api.generate_assignment(ASSIGNMENT)["success"]
-    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
-    place_submission(course, STUDENT, make_submission("mistake_missing_scale", released, facts))
+    place_submission(course, STUDENT, made_up_submission(course, "mistake_missing_scale"))
     assert api.autograde(ASSIGNMENT, STUDENT)["success"]
     assert api.generate_feedback(ASSIGNMENT, STUDENT)["success"]
     return course

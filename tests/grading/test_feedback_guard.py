@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
-from course_grading.submissions import make_submission
-from course_grading.variants import quiz_facts
+from course_grading.submissions import made_up_submission
 from course_lib.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,10 +28,8 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     course = copy_course(ROOT / "quiz", tmp_path_factory.mktemp("guard") / "quiz")
     api = open_api(course)
     assert api.generate_assignment(ASSIGNMENT)["success"]
-    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
     for student in ("ada", "bo"):
-        files = {**make_submission("correct", released, facts),
+        files = {**made_up_submission(course, "correct"),
                  "timestamp.txt": b"2026-12-01 10:00:00.000000 UTC",  # as collect
                  "submission_secret.txt": student.encode() * 4}  # leaves them
         place_submission(course, student, files)

@@ -16,8 +16,7 @@ import pytest
 from course_grading.gradetable import build_grade_table, lost_points, repeated_mistakes
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.report import write_report
-from course_grading.submissions import make_submission
-from course_grading.variants import quiz_facts
+from course_grading.submissions import made_up_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "FORGED<b onmouseover=x>|bad\n| row"
@@ -38,9 +37,7 @@ def test_forged_verdicts_do_not_reach_the_report_or_the_feedback(tmp_path):
     course = copy_course(ROOT / "quiz", tmp_path / "quiz")
     api = open_api(course, **{"ManualGradesFirst.allow_pending": True})
     assert api.generate_assignment(ASSIGNMENT)["success"]
-    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
-    place_submission(course, "eve", _forge(make_submission("correct", released, facts)))
+    place_submission(course, "eve", _forge(made_up_submission(course, "correct")))
     assert api.autograde(ASSIGNMENT, "eve")["success"]
     assert api.generate_feedback(ASSIGNMENT, "eve")["success"]
 

@@ -18,8 +18,7 @@ import pytest
 
 from course_grading.math_markup import RenderMath
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
-from course_grading.submissions import make_submission
-from course_grading.variants import quiz_facts
+from course_grading.submissions import made_up_submission
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +37,7 @@ def test_a_students_math_stays_text_in_feedback_and_formgrader(tmp_path):
     course = copy_course(ROOT / "quiz", tmp_path / "quiz")
     api = open_api(course, **{"ManualGradesFirst.allow_pending": True})
     assert api.generate_assignment(ASSIGNMENT)["success"]
-    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
-    files = make_submission("correct", released, facts)
+    files = made_up_submission(course, "correct")
     nb = nbformat.reads(files["checkpoint.ipynb"].decode(), as_version=4)
     written = next(c for c in nb.cells
                    if c.metadata.get("nbgrader", {}).get("grade_id") == "written_shift_or_scale")

@@ -11,12 +11,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
-from course_grading.submissions import make_submission
-from course_grading.variants import quiz_facts
+from course_grading.submissions import made_up_submission
 
 pytestmark = pytest.mark.slow
 
@@ -29,9 +27,7 @@ def test_a_hostile_student_id_gives_one_plain_bounded_prefix(tmp_path, caplog):
     course = copy_course(ROOT / "quiz", tmp_path / "quiz")
     api = open_api(course, **{"DecideOnHost.timeout": 2})
     assert api.generate_assignment(ASSIGNMENT)["success"]
-    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
-    place_submission(course, HOSTILE, make_submission("infinite_loop", released, facts))
+    place_submission(course, HOSTILE, made_up_submission(course, "infinite_loop"))
     with caplog.at_level(logging.INFO):
         api.autograde(ASSIGNMENT, HOSTILE)
     ours = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[eve")]

@@ -12,14 +12,12 @@ import html
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from course_grading.gradetable import build_grade_table
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.report import write_report
-from course_grading.submissions import make_submission
-from course_grading.variants import quiz_facts
+from course_grading.submissions import made_up_submission
 from course_lib.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
@@ -35,10 +33,8 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     course = copy_course(ROOT / "quiz", tmp_path_factory.mktemp("lost") / "quiz")
     api = open_api(course, **{"ManualGradesFirst.allow_pending": True})
     assert api.generate_assignment(ASSIGNMENT)["success"]
-    released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
     for student, kind in (("sam", "mistake_missing_scale"), ("ada", "correct")):
-        place_submission(course, student, make_submission(kind, released, facts))
+        place_submission(course, student, made_up_submission(course, kind))
     assert api.autograde(ASSIGNMENT, "*")["success"]
     assert api.generate_feedback(ASSIGNMENT, "*")["success"]
     return course

@@ -28,8 +28,7 @@ from course_grading.pipeline import (
     place_submission,
     tool_path,
 )
-from course_grading.submissions import fill_answers, make_submission
-from course_grading.variants import quiz_facts
+from course_grading.submissions import fill_answers, made_up_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOP = "dave: shifted_key: stopped by the cell time limit"
@@ -41,10 +40,9 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     course = copy_course(ROOT / "quiz", tmp_path_factory.mktemp("quiet") / "quiz")
     assert open_api(course).generate_assignment(ASSIGNMENT)["success"]
     released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()
-    facts = quiz_facts(nbformat.read(course / "source" / ASSIGNMENT / "checkpoint.ipynb", 4))
-    place_submission(course, "ada", make_submission("correct", released, facts))
-    place_submission(course, "dave", make_submission("infinite_loop", released, facts))
-    place_submission(course, "fred", make_submission("edited_tests", released, facts))
+    place_submission(course, "ada", made_up_submission(course, "correct"))
+    place_submission(course, "dave", made_up_submission(course, "infinite_loop"))
+    place_submission(course, "fred", made_up_submission(course, "edited_tests"))
     broken = fill_answers(nbformat.reads(released, 4),
                           {"weights_without_self": "def weights_without_self(Q, K:\n    return Q"})
     place_submission(course, "erin", {"checkpoint.ipynb": nbformat.writes(broken).encode()})
