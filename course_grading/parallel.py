@@ -424,10 +424,12 @@ def process_age() -> float:
     try:
         stat = Path("/proc/self/stat").read_text()
         ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: starttime
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        # starttime counts clock ticks since boot, rounded down, so the age can read up to
+        # one tick (1/SC_CLK_TCK s) long; /proc/uptime's own 0.01 s steps would add another.
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+    except (OSError, ValueError, IndexError, AttributeError):
         return 0.0
-    return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    return max(0.0, now - ticks / os.sysconf("SC_CLK_TCK"))
 
 
 def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
