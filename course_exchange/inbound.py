@@ -326,14 +326,17 @@ def collected_time(folder: Path) -> datetime | None:
     """The time in a collected copy's ``timestamp.txt`` (written by collect), or None.
 
     Only its first 100 bytes are read: a copy collected by plain nbgrader keeps the
-    student's own file, which can be as large as a submission.
+    student's own file, which can be as large as a submission. A time later than now is no
+    collect's (collect writes the server's time); it is not believed, so that a student's
+    ``9999-12-31`` there does not stop ``collect --update`` for ever.
     """
     try:
         with open(folder / "timestamp.txt", "rb") as f:
             head = f.read(100)
-        return parse_utc(head.decode("utf-8").strip())
+        when = parse_utc(head.decode("utf-8").strip())
     except (OSError, ValueError, OverflowError):
         return None
+    return when if when <= datetime.now(UTC).replace(tzinfo=None) else None
 
 
 def install_collected(fresh: Path, dest: Path, log: Any, student: str, assignment: str

@@ -140,10 +140,12 @@ def test_the_classes_plug_into_nbgraders_exchange_factory():
     b"\xff\xfe" * 25_000_000,                           # 50 MB of bytes that are not text
     b"2026-03-01 09:30:00.000000 UTC" + b" " * 50_000_000,
     b"",
+    b"9999-12-31 23:59:59.999999 UTC",
 ])
 def test_a_collected_timestamp_txt_is_read_only_as_far_as_a_time_goes(tmp_path, content):
     """A copy collected by plain nbgrader keeps the student's timestamp.txt: collect reads
-    its first bytes only (it read all 50 MB, as text, to keep 100 characters)."""
+    its first bytes only (it read all 50 MB, as text, to keep 100 characters), and a time
+    in the future, which no collect wrote, is not believed (it stopped collect --update)."""
     import tracemalloc
 
     (tmp_path / "timestamp.txt").write_bytes(content)
@@ -447,3 +449,26 @@ def test_a_forged_timestamp_txt_never_stops_the_collect_and_the_server_time_is_r
         assert world.seconds_late("ours", name) == 0, name
         left = [p.name for p in (world.course / "ours" / name).iterdir()]
         assert left == [ASSIGNMENT], left
+
+
+@pytest.mark.slow  # real nbgrader collects, as a class runs them
+@ROOT_ONLY
+def test_a_future_time_kept_from_a_plain_collect_never_stops_collect_update(world):
+    """Collected once by plain nbgrader, a student's copy keeps his own ``timestamp.txt``
+    (9999-12-31). Once the course's exchange is configured, his next submission is
+    collected with ``--update``: it was refused as "no newer submission" for ever."""
+    max_ = world.add_student("max")
+    world.set_duedate(datetime.utcnow() + timedelta(hours=1))
+    first = world.submit(max_, answer="first try")
+    world.as_student(max_, 'printf "9999-12-31 23:59:59.999999 UTC" > "$1/$2/timestamp.txt"',
+                     str(world.inbound), first)
+    world.collect(ExchangeCollect, "ours")
+    kept = world.collected("ours", max_)
+    assert (kept / "timestamp.txt").read_text().startswith("9999"), "plain collect kept it"
+    time.sleep(0.05)
+    world.submit(max_, answer="second try")
+    log = world.collect(OwnerCheckedCollect, "ours", update=True)
+    assert "No newer submission" not in log, log
+    assert (kept / "checkpoint.ipynb").read_bytes() == world.sent[max_]
+    assert b"second try" in world.sent[max_]
+    assert not (kept / "timestamp.txt").read_text().startswith("9999")
