@@ -51,6 +51,7 @@ from course_lib.checkpoint_spec import CHECKPOINT
 
 from .gradetable import repeated_mistakes
 from .probe import reported_exception
+from .shown_ids import for_terminal
 
 __all__ = ["FEEDBACK_CSP", "CheckedNgshareReleaseFeedback", "CheckedReleaseFeedback",
            "ExplainChecks", "ManualGradesFirst",
@@ -373,7 +374,8 @@ def pending_message(assignment: str, pending: dict[str, list[str]], action: str)
     --ManualGradesFirst.allow_pending=True (or c.ManualGradesFirst.allow_pending = True in
     nbgrader_config.py).
     """
-    who = "; ".join(f"{student}: {', '.join(cells)}" for student, cells in pending.items())
+    who = "; ".join(f"{for_terminal(student)}: {', '.join(cells)}"
+                    for student, cells in pending.items())
     count = f"{len(pending)} student{'s' if len(pending) != 1 else ''} ha" + (
         "s" if len(pending) == 1 else "ve")
     return (f"Not going to {action} for {assignment}: {count} answers that wait to be graded "

@@ -34,6 +34,7 @@ from pathlib import Path
 from course_lib.checkpoint_spec import CHECKPOINT
 
 from .notebook_files import read_notebook
+from .shown_ids import for_csv, for_terminal
 
 __all__ = [
     "DIAGNOSED_MISTAKES",
@@ -188,11 +189,12 @@ class GradeTable:
         with open(path, "w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
             w.writerow(self.header)
-            w.writerows(self.cells())
+            w.writerows([for_csv(c) for c in cells] for cells in self.cells())
 
     def to_text(self) -> str:
         """The table as aligned plain text, for the terminal."""
-        rows = [self.header, *self.cells(short=True)]
+        rows = [self.header, *([for_terminal(r[0]), *(for_terminal(c, None) for c in r[1:])]
+                               for r in self.cells(short=True))]
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                  for r in rows]
@@ -595,7 +597,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n{len(table.rows)} students, {n_ungraded} submission(s) could not be graded, "
           f"{len(troubled)} graded but stopped or broken; CSV written to {out}")
     for row in troubled:
-        print(f"  {row.student}: {'; '.join(row.problems)}")
+        print(for_terminal(f"  {row.student}: {'; '.join(row.problems)}", width=None))
     return 0
 
 

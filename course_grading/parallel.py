@@ -50,6 +50,8 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, TextIO
 
+from .shown_ids import for_terminal
+
 __all__ = ["GradeResult", "Summary", "grade_all", "main", "process_age"]
 
 _LOCKED = "database is locked"
@@ -125,10 +127,11 @@ class Summary:
         if self.replaced_workers:
             lines.append(f"  {self.replaced_workers} grading worker(s) died and were replaced.")
         for r in sorted(self.failed, key=lambda r: r.student):
-            lines.append(f"  FAILED {r.student}: {r.reason}")
+            lines.append(for_terminal(f"  FAILED {r.student}: {r.reason}", width=None))
         for r in sorted(self.graded, key=lambda r: r.student):
             if r.note:
-                lines.append(f"  graded, but stopped or broken: {r.student}: {r.note}")
+                lines.append(for_terminal(
+                    f"  graded, but stopped or broken: {r.student}: {r.note}", width=None))
         if self.stopped:
             lines.append(f"STOPPED: {self.stopped}. {len(self.not_started)} submission(s) "
                          "not graded yet; run the same command again to grade them "
@@ -399,7 +402,7 @@ class _Progress:
         filled = width * self.done // max(self.total, 1)
         bar = "#" * filled + "-" * (width - filled)
         line = (f"[{bar}] {self.done}/{self.total} graded, {self.failed} failed, "
-                f"{time.perf_counter() - self.start:.0f} s  ({r.student}: "
+                f"{time.perf_counter() - self.start:.0f} s  ({for_terminal(r.student)}: "
                 f"{'ok' if r.ok else 'FAILED'})")
         if self.tty:
             end = "\n" if self.done == self.total else ""
@@ -588,7 +591,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(summary.render())
     for r in summary.graded:
-        print(f"  graded {r.student}: {r.score} / {r.max_score}  ({r.seconds:.1f} s)")
+        print(f"  graded {for_terminal(r.student)}: {r.score} / {r.max_score}  "
+              f"({r.seconds:.1f} s)")
     if summary.stopped:
         return 2
     return 0 if not summary.failed else 1

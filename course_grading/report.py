@@ -32,6 +32,7 @@ from pathlib import Path
 from course_lib.checkpoint_spec import CHECKPOINT
 
 from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
+from .shown_ids import for_html, for_markdown
 
 __all__ = ["ClassSummary", "main", "summarize", "write_report"]
 
@@ -285,14 +286,14 @@ _M_HEAD = ["hidden test", "mistake", "students", "who"]
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(for_markdown(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def _html_table(head: list[str], rows: list[list[str]]) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
+        "<tr>" + "".join(f"<td>{for_html(c)}</td>" for c in r) + "</tr>" for r in rows
     )
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 

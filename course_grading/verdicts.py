@@ -65,6 +65,7 @@ from .probe import (
     reported_exception,
 )
 from .sandbox import SandboxedExecute, SandboxKernelManager
+from .shown_ids import for_terminal
 
 __all__ = ["DecideOnHost", "PlannedCheck", "enable", "plan_checks", "verdict_output"]
 
@@ -249,7 +250,7 @@ def _whose(resources: Mapping[str, Any] | None) -> str:
     """``"<student>/<notebook>"`` from nbgrader's resources, printable characters only."""
     info = (resources or {}).get("nbgrader", {})
     text = f"{info.get('student', '?')}/{info.get('notebook', '?')}"
-    return "".join(ch if ch.isprintable() else "?" for ch in text)[:120]
+    return for_terminal(text)
 
 
 class DecideOnHost(SandboxedExecute):

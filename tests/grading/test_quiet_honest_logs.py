@@ -6,6 +6,11 @@ time limit stops it, one whose code answer does not parse, one with its checks e
 class report each name the two students and what happened; the engine prints no
 RuntimeWarning about itself, and ``nbgrader generate_feedback`` prints no warning about the
 course's own preprocessors.
+
+A fifth student's id is hostile (a student chooses it when submitting through the local
+exchange): a spreadsheet formula, HTML, Markdown, math and terminal escapes. Every place that
+shows it (the engine's summary, the grade table's text and CSV, the class report) shows the
+characters without running or drawing anything.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from course_grading.submissions import fill_answers, made_up_submission
 ROOT = Path(__file__).resolve().parents[2]
 LOOP = "dave: shifted_key: stopped by the cell time limit"
 BROKEN = "erin: weights_without_self: does not parse"
+# No glob characters ([, *, ?): nbgrader finds a student's folder with a glob; and no space
+# at either end, which nbgrader strips from a student id.
+HOSTILE = "=1+2|<img src=x onerror=alert(1)>\r$x$_ \x1b]0;owned\x07\x1b)0"
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +54,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     broken = fill_answers(nbformat.reads(released, 4),
                           {"weights_without_self": "def weights_without_self(Q, K:\n    return Q"})
     place_submission(course, "erin", {"checkpoint.ipynb": nbformat.writes(broken).encode()})
+    place_submission(course, HOSTILE, made_up_submission(course, "edited_tests"))
     return course
 
 
@@ -140,3 +149,48 @@ def test_the_serial_log_names_who_timed_out(course, engine):
     assert done.returncode == 0, done.stderr[-2000:]
     [line] = [x for x in done.stderr.splitlines() if "Timeout waiting for execute reply" in x]
     assert "dave" in line and "checkpoint" in line, line
+
+
+def _no_control_characters(text: str) -> None:
+    shown = [line for line in text.splitlines() if "onerror" in line]
+    assert shown, text
+    for line in shown:
+        assert "\x1b" not in line and "\x07" not in line and "\r" not in line, repr(line)
+
+
+def test_the_engine_shows_a_hostile_id_without_its_escapes(engine):
+    assert "5 of 5 submissions graded" in engine.stdout, engine.stdout
+    _no_control_characters(engine.stdout)
+    assert "=1+2|<img src=x onerror=alert(1)>?$x$_ ?]0;owned??)0" in engine.stdout
+
+
+def test_the_grade_table_shows_a_hostile_id_as_text(course, engine):
+    import csv
+
+    out = course / "hostile.csv"
+    printed = _run(course, sys.executable, "-m", "course_grading.gradetable", "--csv",
+                   str(out)).stdout
+    _no_control_characters(printed)
+    with open(out, newline="", encoding="utf-8") as f:
+        cells = [row[0] for row in csv.reader(f)]
+    # A leading ' makes a spreadsheet show the cell as text, not run it as a formula.
+    assert "'" + HOSTILE in cells, cells
+    assert not any(c.startswith(("=", "+", "-", "@")) for c in cells), cells
+
+
+def test_the_report_shows_a_hostile_id_as_text(course, engine, tmp_path):
+    from course_grading.report import write_report
+
+    write_report(course, tmp_path / "report", ASSIGNMENT)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "<img" not in md and "\x1b" not in md, md
+    lost = md.split("## Why points were lost", 1)[1]
+    rows = [line for line in lost.splitlines() if "onerror" in line]
+    assert rows, lost
+    for row in rows:
+        assert row.startswith("| =1+2\\|&lt;img src=x onerror=alert(1)&gt; "
+                              "\\$x\\$\\_  \\]0;owned  )0 | "), row
+        # the student's | is escaped: the row has as many columns as the header
+        assert row.replace("\\|", "").count("|") == 5, row
+    html_report = (tmp_path / "report" / "report.html").read_text()
+    assert "<img src=x" not in html_report and "\x1b" not in html_report
