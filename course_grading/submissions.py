@@ -349,13 +349,14 @@ def place_made_up(course: str | Path, students: Mapping[str, str], *,
     taken = [s for s, folder in folders.items() if folder.exists()]
     if taken and not force:
         raise ValueError(f"already submitted: {', '.join(taken)} (--force replaces them)")
+    made = {kind: made_up_submission(course, kind) for kind in set(students.values())}
     written = []
     for student, kind in students.items():
         folder = folders[student]
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        for name, data in made_up_submission(course, kind).items():
+        for name, data in made[kind].items():
             (folder / name).write_bytes(data)
             written.append(folder / name)
     return written
