@@ -7,7 +7,7 @@ and #1363). :class:`ExplainChecks` is an nbgrader preprocessor that runs in
 ``GenerateFeedback.preprocessors``). For every test cell it
 
 * replaces the outputs with one verdict in words: passed or failed, the points, what the
-  check looks at (from :data:`course_lib.checkpoint_spec.CHECKPOINT`) and, if it failed,
+  check looks at (from :data:`course_quiz.checkpoint_spec.CHECKPOINT`) and, if it failed,
   what the grader found (the verdict :mod:`course_grading.verdicts` decided, which names the
   mistake it saw); nothing of the check's code, input or expected value;
 * for a cell with hidden parts, shows only what the student saw in the release.
@@ -47,7 +47,7 @@ from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .gradetable import repeated_mistakes
 from .probe import reported_exception

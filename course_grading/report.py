@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
 from .shown_ids import for_html, for_markdown

@@ -574,7 +574,9 @@ class SandboxKernelManager(AsyncKernelManager):
         exe = shutil.which(kernel_cmd[0]) or kernel_cmd[0]
         paths.add(os.path.dirname(os.path.dirname(os.path.realpath(exe))))
         paths.add(os.path.dirname(os.path.dirname(os.path.abspath(exe))))
-        hidden = ["course_grading"] + ([] if self.allow_course_lib else ["course_lib"])
+        # the checkpoint's own checks (course_quiz) are never an answer's to import
+        hidden = ["course_grading", "course_quiz"]
+        hidden += [] if self.allow_course_lib else ["course_lib"]
         if self.allow_course_lib:
             import course_lib
 

@@ -24,7 +24,7 @@ option order and the right letters stay traceable. Even the public variant's num
 drawn, not the lessons' worked example: no number a lesson prints answers a graded item.
 
 Every variant is checked before it is written: each hidden check must fail for exactly its
-own mistake among the four it isolates (:data:`course_lib.checkpoint_spec.CHECKPOINT`
+own mistake among the four it isolates (:data:`course_quiz.checkpoint_spec.CHECKPOINT`
 ``.mistakes``), for every mistake marked ``everywhere`` (what a copy of the lessons' code
 gives), and pass for the correct answer, on inputs whose correct weights are not
 saturated; the setup cell's example must show every mistake. Nothing is computed into
@@ -65,7 +65,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, softmax
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .check_calls import Literal, QuizSourceError, check_calls, setup_values
 from .checkpoint_answers import (
@@ -432,12 +432,12 @@ _EXPECTED_DECIMALS = 8
 def encode_expected(value: dict[str, Any]) -> str:
     """``value`` as the one line the visible test cell holds (base64 of zlib'd JSON).
 
-    :func:`course_lib.checkpoint_checks.read_expected` reads it back; numbers are rounded
+    :func:`course_quiz.checkpoint_checks.read_expected` reads it back; numbers are rounded
     to 8 decimals.
 
     Examples
     --------
-    >>> from course_lib.checkpoint_checks import read_expected
+    >>> from course_quiz.checkpoint_checks import read_expected
     >>> read_expected(encode_expected({"want": [[0.0, 1 / 3]]}))
     {'want': [[0.0, 0.33333333]]}
     """

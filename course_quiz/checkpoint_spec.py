@@ -27,7 +27,8 @@ costs 1 (the example's scores are too small to overflow); a mistake every check 
 name the mistake for every lost point, and call the second one "same mistake as" the first
 (:func:`course_grading.gradetable.lost_points`).
 
-It holds no answer, no number of a quiz and no right letter (STYLE.md habit 9): the
+It holds no answer, no number of a quiz and no right letter
+(``tests/test_checkpoint_answers_hidden.py`` keeps it so): the
 numbers and letters live in the instructor's source notebook,
 ``quiz/source/checkpoint/checkpoint.ipynb`` (its hidden check calls say which letter is
 right and which misconception each wrong letter stands for), the right answers and the

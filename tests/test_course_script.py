@@ -164,13 +164,15 @@ def test_a_fresh_student_environment(tmp_path):
     assert done.returncode == 0, output[-3000:]
     assert not BANNER.search(output), output
     python = venv / "bin" / "python"
-    probe = ("import importlib.util as u, json, course_lib\n"
+    probe = ("import importlib.util as u, json, course_lib, course_quiz\n"
              "print(json.dumps({m: u.find_spec(m) is not None for m in "
              "('numpy', 'matplotlib', 'ipywidgets', 'jupyterlab', 'nbgrader', 'pytest', "
-             "'playwright', 'setuptools')} | {'course_lib': course_lib.__file__}))")
+             "'playwright', 'setuptools')} | {'course_lib': course_lib.__file__, "
+             "'course_quiz': course_quiz.__file__}))")
     found = json.loads(subprocess.run([str(python), "-c", probe], capture_output=True,
                                       text=True, check=True, cwd=tmp_path).stdout)
     assert found.pop("course_lib") == str(ROOT / "course_lib" / "__init__.py")
+    assert found.pop("course_quiz") == str(ROOT / "course_quiz" / "__init__.py")  # lesson 16
     assert found == {"numpy": True, "matplotlib": True, "ipywidgets": True,
                      "jupyterlab": True, "nbgrader": False, "pytest": False,
                      "playwright": False, "setuptools": False}

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from course_grading.pipeline import copy_course
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "instructors.md"

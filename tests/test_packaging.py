@@ -106,7 +106,7 @@ def test_the_grading_tools_build_no_iri_parser_when_they_start():
 
 
 @pytest.mark.slow
-def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
+def test_a_non_editable_install_holds_the_packages_and_their_files(tmp_path):
     """setuptools' bare `packages = [...]` once left course_lib's subpackages out; the
     package data (the model's weights, the formgrader's and the site's scripts) comes too."""
     wheels = tmp_path / "wheels"
@@ -123,6 +123,11 @@ def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
         "for m in mods: importlib.import_module(m)\n"
         "from course_lib import real_model\n"
         "assert real_model.load_model_attention().heads == 12  # package data (lesson 11)\n"
+        "import pkgutil, course_quiz  # every module of the students' packages imports\n"
+        "for pkg in (course_lib, course_quiz):\n"
+        "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+        "        importlib.import_module(m.name)\n"
+        "assert os.path.isfile(os.path.join(course_quiz.__path__[0], 'py.typed'))\n"
         "from course_grading import formgrader_csp\n"
         "static = sorted(os.listdir(formgrader_csp.STATIC_DIR))\n"
         "from course_site import early_kernel  # its scripts are package data too\n"
@@ -132,12 +137,14 @@ def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
         "from course_site import service_worker  # reads its script as it loads\n"
         "assert 'stopImmediatePropagation' in service_worker.PRELUDE\n"
         "import course_exchange  # what students' nbgrader imports (docs/deploy.md step 3)\n"
-        "print(course_lib.__file__, course_grading.__file__, course_exchange.__file__, static)\n"
+        "print(course_lib.__file__, course_grading.__file__, course_exchange.__file__,\n"
+        "      course_quiz.__file__, static)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True,
                          capture_output=True, text=True, timeout=300).stdout
-    lib, grading, exchange, static = out.split(" ", 3)
+    lib, grading, exchange, quiz, static = out.split(" ", 4)
     assert lib.startswith(str(target)) and grading.startswith(str(target))
     assert exchange.startswith(str(target)), exchange
+    assert quiz.startswith(str(target)), quiz
     assert "formgrade_page.js" in static and "formgrader_vars.js" in static

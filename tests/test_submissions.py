@@ -78,7 +78,7 @@ def test_the_copier_lifts_every_answer_from_a_lesson_or_the_self_study():
     """The "copies from the lessons" submission (issue 30) is what it says: its function's
     body is lesson 12's solution, its letters and written answer the self-study's."""
     from course_grading.submissions import LIFTED_WEIGHTS, lifted_answers
-    from course_lib.quiz import load_questions
+    from course_quiz.self_study import load_questions
 
     lesson = nbformat.read(ROOT / "notebooks" / "16_checkpoint_self_study.ipynb", as_version=4)
     solution = next(c.source for c in lesson.cells if "Stuck? Show one solution" in c.source)

@@ -21,8 +21,8 @@ from course_grading.variants import (
     make_variant,
     quiz_facts,
 )
-from course_lib.checkpoint_checks import answer_as_data, judge
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_checks import answer_as_data, judge
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = nbformat.read(ROOT / variants.SOURCE_PATH, as_version=4)

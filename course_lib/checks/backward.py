@@ -34,7 +34,7 @@ the probe (with or without a mask) where the answer goes wrong.
 
 The probe: 4 tokens attending to each other with keys of their own (:math:`K \ne Q`, so
 swapping the roles of Q and K shows), :math:`d_k = 3` (so :math:`\sqrt{d_k}` is not 1 or
-2), values of length 2, scores within 2 of each other (no saturated row), and a ``dO``
+2), values of dimension 2, scores within 2 of each other (no saturated row), and a ``dO``
 with no two rows alike; then the same with a causal mask.
 
 Examples
@@ -59,9 +59,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import attention_weights, causal_mask
-from .backward import attention_backward
-from .checks import (
+from ..attention import attention_weights, causal_mask
+from ..backward import attention_backward
+from .core import (
     CheckResult,
     _as_array,
     _call,

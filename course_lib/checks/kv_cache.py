@@ -21,7 +21,7 @@ mistake                  what the generation did
 It works like the checks of :mod:`course_lib.checks` (a
 :class:`~course_lib.checks.CheckResult`; it raises under nbgrader's *Validate*) and
 never prints an expected number. The probe: 5 tokens, :math:`d_k = 3` (so
-:math:`\sqrt{d_k}` is not 1), values of length 2, keys not equal to the queries.
+:math:`\sqrt{d_k}` is not 1), values of dimension 2, keys not equal to the queries.
 
 Examples
 --------
@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import attention, causal_mask, softmax
-from .checks import CheckResult, _as_array, _call, _diagnose, _name_of, _ok, _run
+from ..attention import attention, causal_mask, softmax
+from .core import CheckResult, _as_array, _call, _diagnose, _name_of, _ok, _run
 
 __all__ = ["check_generate_with_cache"]
 
@@ -90,7 +90,7 @@ def check_generate_with_cache(generate_with_cache: Any) -> CheckResult:
              "key and value per step, before its output, and never the later ones."),
             ("missing_scale",
              lambda: attention(Q * np.sqrt(3), K, V, mask=causal_mask(n))[0],
-             "the scores are not divided by sqrt(d_k); d_k is the length of one query."),
+             "the scores are not divided by sqrt(d_k); d_k is the dimension of one query."),
             ("cache_misses_itself", lambda: _missing_itself(Q, K, V),
              "token i looked only at the tokens before it: cache its own key and value "
              "first, then compute its output (a token attends to itself too)."),

@@ -23,7 +23,7 @@ Feedback never prints an expected number (the running sum or output the step sho
 give): it names the array, the row and what happens in that row, so the student can find
 the line without being handed the result.
 
-The probe: 3 queries, a block of 4 keys, values of length 2, starting from the state left
+The probe: 3 queries, a block of 4 keys, values of dimension 2, starting from the state left
 by an earlier block of 3 keys. In row 0 the block raises the maximum a lot, in row 1 not at
 all, in row 2 a little; so a missing rescale shows in rows 0 and 2 only, and a block
 maximum in row 1. Then the step runs over a whole table of 10 keys in blocks of 4, 4, 2
@@ -53,8 +53,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import softmax
-from .checks import (
+from ..attention import softmax
+from ..online_softmax import OnlineSoftmaxState, online_softmax_start, online_softmax_step
+from .core import (
     CheckResult,
     _as_array,
     _call,
@@ -65,7 +66,6 @@ from .checks import (
     _run,
     _Stop,
 )
-from .online_softmax import OnlineSoftmaxState, online_softmax_start, online_softmax_step
 
 __all__ = ["check_online_softmax_step"]
 
@@ -188,7 +188,7 @@ def _judge_probe(got: tuple[FloatArray, FloatArray, FloatArray], what: str) -> N
             raise _Stop(_fail("wrong_shape", f"your new {name} has shape {g.shape} but should "
                               f"have {w.shape}: one entry per query"
                               f"{', per value entry' if w.ndim == 2 else ''} (3 queries, a "
-                              "block of 4 keys, values of length 2)."))
+                              "block of 4 keys, values of dimension 2)."))
         if not np.isfinite(g).all():
             raise _Stop(_fail("not_finite", f"your new {name} holds NaN or infinity on "
                               "ordinary scores (none above 3)."))

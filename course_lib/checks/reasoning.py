@@ -44,10 +44,10 @@ from typing import Any
 
 import numpy as np
 
-from .attention import scaled_scores, softmax
-from .checks import CheckResult, _as_array, _call, _fail, _fmt, _name_of, _ok, _run
-from .examples import the_cat_sat, the_cat_sat_own_keys
-from .online_softmax import OnlineSoftmaxState, online_softmax_start, online_softmax_step
+from ..attention import scaled_scores, softmax
+from ..examples import the_cat_sat, the_cat_sat_own_keys
+from ..online_softmax import OnlineSoftmaxState, online_softmax_start, online_softmax_step
+from .core import CheckResult, _as_array, _call, _fail, _fmt, _name_of, _ok, _run
 
 __all__ = [
     "buggy_model_weights",
@@ -355,7 +355,7 @@ def check_own_the_output(answer: Any) -> CheckResult:
     >>> check_own_the_output(lambda: [1.2, 1.2]).mistake
     'keys_tied'
     """
-    from .attention import attention
+    from ..attention import attention
 
     seed, own = the_cat_sat(), the_cat_sat_own_keys()
     want = attention(own.Q, own.K, own.V)[0][0]
@@ -398,7 +398,7 @@ def check_rows_the_bug_changes(answer: Any) -> CheckResult:
     >>> check_rows_the_bug_changes(lambda: ["the", "cat", "sat"]).mistake
     'sat_hides_nothing'
     """
-    from .attention import attention_weights, causal_mask
+    from ..attention import attention_weights, causal_mask
 
     what = _name_of(answer, "rows_the_bug_changes")
     ex = the_cat_sat()
@@ -445,7 +445,7 @@ def check_mat_key(answer: Any) -> CheckResult:
     >>> check_mat_key(lambda: x @ projections.embedded_example().W_Q).mistake
     'query_not_key'
     """
-    from .projections import embedded_example
+    from ..projections import embedded_example
 
     W_Q, W_K = embedded_example().W_Q, embedded_example().W_K
     x = np.array(MAT_EMBEDDING)
@@ -484,7 +484,7 @@ def check_head_table_sizes(answer: Any) -> CheckResult:
          ("split_the_table", [n * n, h * n * n], "the order: first the h heads, then the "
           "single big head."),
          ("tables_n_by_d_k", [h * n * 64, n * 512], "a table of weights has one row "
-          "per query and one column per key; d_k is the length of the vectors, not of the "
+          "per query and one column per key; d_k is the dimension of the vectors, not of the "
           "table.")],
         "8 heads store 8 tables of 100 by 100 weights, 80000 numbers; one big head\n"
         "stores 10000. Splitting d_model shrinks the vectors, not the tables.",

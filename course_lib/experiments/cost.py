@@ -29,10 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .attention import attention
-from .errors import AttentionInputError
-from .plots import DescribedFigure, _figure
-from .style import BLUE, ORANGE
+from ..attention import attention
+from ..errors import AttentionInputError
+from ..explore.plots import DescribedFigure, _figure
+from ..explore.style import BLUE, ORANGE
 
 __all__ = [
     "QUADRATIC_TOLERANCE",

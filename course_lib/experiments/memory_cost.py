@@ -21,7 +21,8 @@ the output: the tiled version's peak is :math:`8 n d_v` bytes of output plus a f
 a constant that flattens the slope at small ``n`` (the fit gets closer to 1 as ``n``
 grows, or as the blocks shrink). Time is measured with tracemalloc off, in interleaved
 rounds (each round calls every method once, so a busy moment lands on all of them alike);
-each size keeps the median. Slopes come from :func:`course_lib.cost.loglog_slope` on these numbers;
+each size keeps the median. Slopes come from
+:func:`course_lib.experiments.cost.loglog_slope` on these numbers;
 :func:`comparison_figure` plots both panels log-log with a description of every number.
 ``benchmarks/tiled_memory.py`` prints both comparisons.
 """
@@ -37,13 +38,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import attention, causal_mask
+from ..attention import attention, causal_mask
+from ..errors import AttentionInputError
+from ..explore.plots import DescribedFigure, _figure
+from ..explore.style import BLUE, ORANGE
+from ..kv_cache import KVCache
+from ..tiled import tiled_attention
 from .cost import _check_sizes, _fit_line, _format_seconds, format_bytes, loglog_slope
-from .errors import AttentionInputError
-from .kv_cache import KVCache
-from .plots import DescribedFigure, _figure
-from .style import BLUE, ORANGE
-from .tiled import tiled_attention
 
 __all__ = [
     "SIZES",

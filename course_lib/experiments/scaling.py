@@ -11,7 +11,7 @@ What reaches the query (and, through it, :math:`W_Q`) is :math:`\partial w/\part
 the Jacobian times :math:`K/\sqrt{d_k}` (or times :math:`K` unscaled): the unscaled
 scores' larger keys make up for a smaller Jacobian until the saturation wins. With the
 lesson's seed it is *larger* unscaled up to d_k = 128 and collapses from d_k = 512 up.
-Whether that slows training is measured by :mod:`course_lib.training`, not here.
+Whether that slows training is measured by :mod:`course_lib.experiments.training`, not here.
 
 Public API (names are stable)
 -----------------------------
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .attention import (
+from ..attention import (
     _check_q_k,
     row_entropy,
     scaled_scores,
@@ -53,8 +53,8 @@ from .attention import (
     softmax,
     softmax_jacobian,
 )
-from .backward import attention_backward
-from .errors import AttentionInputError
+from ..backward import attention_backward
+from ..errors import AttentionInputError
 
 __all__ = [
     "D_KS",

@@ -61,9 +61,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import attention, row_entropy
-from .backward import attention_backward
-from .errors import AttentionInputError
+from ..attention import attention, row_entropy
+from ..backward import attention_backward
+from ..errors import AttentionInputError
 
 __all__ = [
     "D_KS",

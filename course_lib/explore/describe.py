@@ -1,7 +1,7 @@
 """Figures in words: the sentences that go with every figure and widget of the lessons.
 
-Each figure (:mod:`course_lib.plots`) and each explorer (:mod:`course_lib.widgets`) is
-described twice, from the same numbers it draws:
+Each figure (:mod:`course_lib.explore.plots`) and each explorer
+(:mod:`course_lib.explore.widgets`) is described twice, from the same numbers it draws:
 
 * a **description** with the numbers (every row of a small heatmap, the weights and the
   output of a blend): the figure's ``alt`` text, its ``text/plain`` in the notebook, what a
@@ -28,6 +28,11 @@ Public API
     A number as the lessons print it (fixed decimals, no ``-0.00``, ``−∞`` for masked).
 ``convex_hull``, ``inside_hull``
     The 2-D geometry behind "the output stays inside the triangle of the values".
+``asymmetry``
+    Whether a score table is symmetric, and which pairs (i, j) differ from (j, i) (lessons
+    02 and 08).
+``describe_heads``
+    Every head's weight map, and where each token looks most in each (lesson 09).
 """
 
 from __future__ import annotations
@@ -38,12 +43,14 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import AttentionInputError
+from ..errors import AttentionInputError
 
 __all__ = [
+    "asymmetry",
     "blend_takeaway",
     "convex_hull",
     "describe_blend",
+    "describe_heads",
     "describe_heatmap",
     "describe_histogram",
     "describe_row",
@@ -585,3 +592,105 @@ def describe_blend(
         f"With weights {_join([format_number(a, decimals) for a in w])}, {name} is {terms} = "
         f"{result}, a point {_where(out, v, len(tokens))}: {why}."
     )
+
+
+def asymmetry(table: ArrayLike, tokens: Sequence[str], decimals: int = 2) -> str:
+    """Say in words whether a square score table is symmetric, and where it is not.
+
+    Parameters
+    ----------
+    table : array_like, shape (n, n)
+    tokens : sequence of str, length n
+    decimals : int, default 2
+        Entries equal at this precision count as equal.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    AttentionInputError
+        If the table is not square or the tokens do not name its rows.
+
+    Examples
+    --------
+    >>> asymmetry([[1, 0], [0, 1]], ["a", "b"])
+    'The table is symmetric: every score of i against j equals j against i.'
+    >>> asymmetry([[1, 2], [0, 1]], ["a", "b"])
+    "The table is not symmetric: a's query · b's key = 2.00, but b's query · a's key = 0.00."
+    """
+    t = np.asarray(table, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] != t.shape[1] or len(tokens) != t.shape[0]:
+        raise AttentionInputError(
+            f"table must be square, shape (n, n), with one token per row (got shape "
+            f"{t.shape} and {len(tokens)} tokens)"
+        )
+    r = np.round(t, decimals)
+    pairs = [(i, j) for i in range(len(r)) for j in range(i + 1, len(r)) if r[i, j] != r[j, i]]
+    if not pairs:
+        return "The table is symmetric: every score of i against j equals j against i."
+    said = [f"{tokens[i]}'s query · {tokens[j]}'s key = {format_number(t[i, j], decimals)}, "
+            f"but {tokens[j]}'s query · {tokens[i]}'s key = {format_number(t[j, i], decimals)}"
+            for i, j in pairs[:3]]
+    more = f" ({len(pairs)} pairs differ)" if len(pairs) > 3 else ""
+    return "The table is not symmetric: " + "; ".join(said) + more + "."
+
+
+def _head_top(w: NDArray[np.float64], tokens: Sequence[str], decimals: int) -> str:
+    """Where each query looks most, for one head, in a few words (ties named as ties)."""
+    shown = np.round(w, decimals)
+    tops = []
+    for row in shown:
+        best = [f"'{tokens[j]}'" for j in np.flatnonzero(row == row.max())]
+        tops.append("all evenly" if len(best) == len(tokens) else " and ".join(best))
+    if len(set(tops)) == 1:
+        return ("every token spreads evenly" if tops[0] == "all evenly"
+                else f"every token looks most at {tops[0]}")
+    return ", ".join(f"'{t}' → {top}" for t, top in zip(tokens, tops, strict=True))
+
+
+def describe_heads(weights: ArrayLike, tokens: Sequence[str], decimals: int = 2) -> str:
+    """Every head's weight map in words: its rows, then where each token looks most.
+
+    Parameters
+    ----------
+    weights : array_like, shape (h, n, n)
+    tokens : sequence of str, length n
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    AttentionInputError
+        If ``weights`` is not ``(h, n, n)`` or the tokens do not name its rows.
+
+    Examples
+    --------
+    >>> from course_lib.heads import heads_example, multi_head_attention
+    >>> ex = heads_example()
+    >>> _, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
+    >>> print(describe_heads(w, ex.tokens))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    2 heads, each with its own 3 by 3 map of attention weights. Head 0: ...
+    sat attends 0.25, 0.50, 0.25. ... Where each token looks most: head 0: 'the' → all
+    evenly, 'cat' → 'cat', 'sat' → 'cat'; head 1: every token looks most at 'the'.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 3 or w.shape[1] != w.shape[2] or len(tokens) != w.shape[1]:
+        raise AttentionInputError(
+            f"weights must be (h, n, n), one n × n map per head, with n tokens named "
+            f"(got shape {w.shape} and {len(tokens)} tokens)"
+        )
+    h, n, _ = w.shape
+    toks = list(tokens)
+    strip = f"A {n} by {n} heatmap of attention weights. "
+    parts = [f"{h} heads, each with its own {n} by {n} map of attention weights." if h > 1
+             else f"1 head, one {n} by {n} map of attention weights."]
+    for i in range(h):
+        parts.append(f"Head {i}: " + describe_heatmap(w[i], toks, toks, decimals=decimals)
+                     .removeprefix(strip))
+    parts.append("Where each token looks most: " + "; ".join(
+        f"head {i}: {_head_top(w[i], toks, decimals)}" for i in range(h)) + ".")
+    return " ".join(parts)

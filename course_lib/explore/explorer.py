@@ -1,6 +1,6 @@
 """The explorer: controls, a pure compute function of their values, and what it shows.
 
-Every interactive figure of the lessons (:mod:`course_lib.widgets`) is an
+Every interactive figure of the lessons (:mod:`course_lib.explore.widgets`) is an
 :class:`Explorer`. Its one source of truth is the value of its controls: the picture is
 always computed from them, and setting a value in code (``explorer.set(...)``) moves the
 control itself, so the page and the code cell show the same thing after either is used.
@@ -32,8 +32,8 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 
+from ..errors import AttentionInputError
 from .describe import format_number
-from .errors import AttentionInputError
 from .render import caption_html
 
 __all__ = [

@@ -6,8 +6,8 @@ the strongest cell, what sums to 1) and a one-line **caption**, its takeaway. Th
 description is the image's ``alt`` text and the output's ``text/plain``: a screen-reader
 user, a reader of the plain ``.ipynb`` and the notebook tests all get the numbers. The
 caption is shown under the image; the two differ, so a screen reader never reads the same
-long sentence twice. The sentences come from :mod:`course_lib.describe`, the colours from
-:mod:`course_lib.style` (shared with the widgets).
+long sentence twice. The sentences come from :mod:`course_lib.explore.describe`, the colours from
+:mod:`course_lib.explore.style` (shared with the widgets).
 
 Public API (names are stable; lessons may rely on them)
 -------------------------------------------------------
@@ -34,8 +34,12 @@ query=None, temperature=1.0, decimals=2)``
 ``causal_mask_pair(Q, K, tokens=None, *, scale=True)``
     The weights without and with a causal mask, side by side (lesson 07).
 ``scaling_curves(stats)``
-    The saturation numbers and gradient sizes of :mod:`course_lib.scaling` against d_k
-    (lesson 03).
+    The saturation numbers and gradient sizes of :mod:`course_lib.experiments.scaling`
+    against d_k (lesson 03).
+``tied_and_separate_keys(example=None)``
+    The scores with keys tied to queries (K = Q) next to keys of their own (lesson 08).
+``head_maps(weights, tokens, *, decimals=2)``
+    Each head's map of attention weights, side by side on one scale (lesson 09).
 
 ``NBVAL_SANITIZE``
     The nbval sanitize section that blanks the embedded image (also in
@@ -57,9 +61,9 @@ Design notes
   and the caption. The SVG and the PNG are byte-for-byte reproducible for a given
   matplotlib (no date or software metadata, a fixed id salt).
 * Figures keep a white background, so they read the same in JupyterLab's light and dark
-  themes. Heatmaps use :data:`course_lib.style.CMAP` on the scale of
-  :func:`course_lib.style.heatmap_range`; the numbers in the cells are black or white by
-  :func:`course_lib.style.text_colour`, so they stay legible on dark and light cells.
+  themes. Heatmaps use :data:`course_lib.explore.style.CMAP` on the scale of
+  :func:`course_lib.explore.style.heatmap_range`; the numbers in the cells are black or white by
+  :func:`course_lib.explore.style.text_colour`, so they stay legible on dark and light cells.
 """
 
 from __future__ import annotations
@@ -75,10 +79,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..errors import AttentionInputError
 from .describe import (
+    _head_top,
+    asymmetry,
     blend_takeaway,
     convex_hull,
     describe_blend,
+    describe_heads,
     describe_heatmap,
     describe_histogram,
     describe_row,
@@ -87,7 +95,6 @@ from .describe import (
     heatmap_takeaway,
     row_takeaway,
 )
-from .errors import AttentionInputError
 from .style import (
     BLUE,
     CMAP,
@@ -106,6 +113,8 @@ from .style import text_colour as _text_colour
 if TYPE_CHECKING:  # matplotlib is imported when the first figure is drawn (_figure)
     from matplotlib.figure import Figure
 
+    from ..projections import EmbeddedExample
+
 __all__ = [
     "NBVAL_SANITIZE",
     "DescribedFigure",
@@ -114,8 +123,10 @@ __all__ = [
     "budget_bars",
     "causal_mask_pair",
     "dot_product_histograms",
+    "head_maps",
     "scaling_curves",
     "score_bars",
+    "tied_and_separate_keys",
     "training_curves",
     "weight_bars",
 ]
@@ -331,7 +342,7 @@ def attention_heatmap(
     mask : array_like of bool, shape (n_q, n_k), optional
         ``True`` = visible. Hidden cells are drawn hatched grey and described as masked.
     value_range : (float, float), optional
-        The colour scale; :func:`course_lib.style.heatmap_range` by default.
+        The colour scale; :func:`course_lib.explore.style.heatmap_range` by default.
     ax : matplotlib Axes, optional
         Draw into this axes (its figure is returned) instead of a new figure.
 
@@ -509,7 +520,7 @@ def budget_bars(
     >>> fig.caption
     "sat's weights sum to 1.00; the largest is sat at 0.58."
     """
-    from .attention import softmax
+    from ..attention import softmax
 
     r = _as_row("scores_row", scores_row)
     labels = _labels("tokens", tokens, r.size)
@@ -554,7 +565,7 @@ def dot_product_histograms(
     >>> fig.caption
     'Unscaled, q·k spreads 8 times as wide as scaled (standard deviation 8.2 against 1.03).'
     """
-    from .scaling import scaling_stats
+    from ..experiments.scaling import scaling_stats
 
     if rng is not None:
         seed = int(rng.integers(2**32))
@@ -616,11 +627,11 @@ def scaling_curves(sweep: dict[str, list[Any]]) -> DescribedFigure:
     Parameters
     ----------
     sweep : dict
-        The result of :func:`course_lib.scaling.scaling_sweep`.
+        The result of :func:`course_lib.experiments.scaling.scaling_sweep`.
 
     Examples
     --------
-    >>> from course_lib.scaling import scaling_sweep
+    >>> from course_lib.experiments.scaling import scaling_sweep
     >>> fig = scaling_curves(scaling_sweep([2, 64, 4096]))
     >>> print(fig)  # doctest: +ELLIPSIS
     Four line charts against d_k = 2, 64, 4096, unscaled (dashed) and scaled (solid).
@@ -702,26 +713,27 @@ def training_curves(runs: Sequence[Any], *, window: int = 20) -> DescribedFigure
 
     Parameters
     ----------
-    runs : sequence of :class:`course_lib.training.TrainingRun`
+    runs : sequence of :class:`course_lib.experiments.training.TrainingRun`
         Pairs of runs (scaled and unscaled) for one or more ``d_k``, same optimiser and
         number of steps.
     window : int, default 20
 
     Examples
     --------
-    >>> from course_lib.training import train
+    >>> from course_lib.experiments.training import train
     >>> runs = [train(8, scale=s, steps=40) for s in (True, False)]
     >>> fig = training_curves(runs)
     >>> print(fig)  # doctest: +ELLIPSIS
     Training curves, 40 steps of Adam; per run, the mean over the first 20 steps -> the last
     20. d_k = 8: loss scaled ... -> ..., unscaled ... -> ...; |dL/dW_Q| scaled ...
     """
-    from .training import N_KEYS
+    from ..experiments.training import N_KEYS
 
     runs = list(runs)
     if not runs or not all(hasattr(r, "grad_norm_wq") for r in runs):
         raise AttentionInputError(
-            "runs must be a non-empty list of TrainingRun (from course_lib.training.train) "
+            "runs must be a non-empty list of TrainingRun (from "
+            "course_lib.experiments.training.train) "
             f"(got {type(runs).__name__} of {len(runs)})")
     steps = {r.steps for r in runs}
     if len(steps) != 1 or min(steps) < 2 * window:
@@ -877,7 +889,7 @@ def causal_mask_pair(
     >>> fig.caption
     'After the mask no token attends to a later one, and every row still sums to 1.'
     """
-    from .attention import attention_weights, causal_mask
+    from ..attention import attention_weights, causal_mask
 
     before = attention_weights(Q, K, scale=scale)
     n = before.shape[-1]
@@ -907,3 +919,98 @@ def causal_mask_pair(
         f"After: {d2.description.removeprefix(strip)}",
         f"After the mask no token attends to a later one, and {sums}.",
     )
+
+
+def head_maps(
+    weights: ArrayLike, tokens: Sequence[str], *, decimals: int = 2
+) -> DescribedFigure:
+    """Figure: each head's map of attention weights, side by side, on one colour scale.
+
+    Parameters
+    ----------
+    weights : array_like, shape (h, n, n)
+    tokens : sequence of str, length n
+
+    Returns
+    -------
+    course_lib.explore.plots.DescribedFigure
+
+    Examples
+    --------
+    >>> from course_lib.heads import heads_example, multi_head_attention
+    >>> ex = heads_example()
+    >>> _, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
+    >>> head_maps(w, ex.tokens).caption
+    "Two heads, two patterns: in head 0 'sat' → 'cat'; in head 1 every token looks most at 'the'."
+    """
+    description = describe_heads(weights, tokens, decimals)
+    w = np.asarray(weights, dtype=np.float64)
+    h, n, _ = w.shape
+    side = min(0.62 * n + 1.6, 6.0)
+    fig = _figure((h * side + 0.9 * h, side))
+    axes = np.atleast_1d(fig.subplots(1, h))
+    for i, ax in enumerate(axes):
+        attention_heatmap(w[i], list(tokens), ax=ax, title=f"head {i}", decimals=decimals,
+                          value_range=(0.0, 1.0))
+    tops = [_head_top(w[i], tokens, decimals) for i in range(h)]
+    if h == 2:
+        first = tops[0]
+        if "→" in first:  # name the row that differs most from looking at itself
+            first = next((p for p in first.split(", ")
+                          if p.split(" → ")[0] != p.split(" → ")[1]
+                          and p.split(" → ")[1] != "all evenly"), first)
+        caption = f"Two heads, two patterns: in head 0 {first}; in head 1 {tops[1]}."
+    elif h == 1:
+        caption = f"One head, one map: {tops[0]}."
+    else:
+        caption = f"{h} heads, {len(set(tops))} different patterns of where tokens look most."
+    return DescribedFigure(fig, description, caption)
+
+
+def tied_and_separate_keys(example: EmbeddedExample | None = None) -> DescribedFigure:
+    """Figure: the score table with keys tied to queries next to keys of their own.
+
+    Left, ``W_K = W_Q`` (so ``K = Q``, as in lessons 01-07): the table is symmetric and
+    each token's diagonal entry is its own squared length. Right, ``K = X W_K``.
+
+    Returns
+    -------
+    course_lib.explore.plots.DescribedFigure
+
+    Examples
+    --------
+    >>> print(tied_and_separate_keys())  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    Two 3 by 3 heatmaps of scores QKᵀ. Left, keys tied to queries (W_K = W_Q, so K = Q): ...
+    The table is symmetric: ... Right, keys with their own matrix W_K: ... sat scores
+    1.00, 2.00, 1.00. ... The table is not symmetric: the's query · cat's key = 1.00, but
+    cat's query · the's key = 0.00; ...
+    """
+    from ..attention import scores
+    from ..projections import embedded_example, project
+
+    ex = embedded_example() if example is None else example
+    Q, K, _ = project(ex.X, ex.W_Q, ex.W_K, ex.W_V)
+    tied, separate = scores(Q, Q), scores(Q, K)
+    n = len(ex.tokens)
+    side = min(0.62 * n + 1.6, 7.0)
+    fig = _figure((2 * side + 1.8, side))
+    ax1, ax2 = fig.subplots(1, 2)
+    shared = heatmap_range(np.concatenate([tied, separate]), "scores")
+    d1 = attention_heatmap(tied, ex.tokens, ax=ax1, kind="scores", value_range=shared,
+                           title="K = Q (W_K = W_Q)")
+    d2 = attention_heatmap(separate, ex.tokens, ax=ax2, kind="scores", value_range=shared,
+                           title="K = X W_K (its own matrix)")
+    strip = f"A {n} by {n} heatmap of attention scores. "
+    description = (
+        f"Two {n} by {n} heatmaps of scores QKᵀ. Left, keys tied to queries (W_K = W_Q, so "
+        f"K = Q): {d1.description.removeprefix(strip)} {asymmetry(tied, ex.tokens)} "
+        f"Right, keys with their own matrix W_K: {d2.description.removeprefix(strip)} "
+        f"{asymmetry(separate, ex.tokens)}"
+    )
+    last, top = ex.tokens[-1], ex.tokens[int(np.argmax(separate[-1]))]
+    where = "itself" if top == last else f"{top}, not on itself"
+    caption = ("With K = Q the table mirrors across its diagonal; with its own W_K "
+               + ("it does not" if asymmetry(separate, ex.tokens).startswith("The table is not")
+                  else "it happens to mirror too")
+               + f", and {last} scores highest on {where}.")
+    return DescribedFigure(fig, description, caption)

@@ -1,17 +1,17 @@
 """Fast HTML and inline-SVG pictures for the widgets: heatmaps, bars, histograms, the blend.
 
-A slider move must feel instant, so the explorers (:mod:`course_lib.widgets`) do not
+A slider move must feel instant, so the explorers (:mod:`course_lib.explore.widgets`) do not
 redraw matplotlib figures: each picture here is a string of HTML or SVG, built in well
 under a millisecond, sent to the browser as one ``HTML.value`` change
 (``benchmarks/widget_latency.py`` measures it).
 
 Every picture carries the numbers in words as its accessible name (``aria-label`` with
-the description from :mod:`course_lib.describe`); :func:`caption_html` writes the one-line
+the description from :mod:`course_lib.explore.describe`); :func:`caption_html` writes the one-line
 takeaway shown under it, in a live region, so a screen reader hears each update once.
 
-Themes: colours come from :mod:`course_lib.style`. Text and lines on the page use
+Themes: colours come from :mod:`course_lib.explore.style`. Text and lines on the page use
 ``currentColor`` (JupyterLab's text colour, light or dark theme); a heatmap cell has its own
-background and takes black or white text by :func:`course_lib.style.text_colour`.
+background and takes black or white text by :func:`course_lib.explore.style.text_colour`.
 
 Public API
 ----------
@@ -191,7 +191,7 @@ def heatmap_html(
 ) -> str:
     """An HTML table heatmap: token labels, values in cells, the course's colour map.
 
-    The colour scale is :func:`course_lib.style.heatmap_range` unless ``vmin``/``vmax``
+    The colour scale is :func:`course_lib.explore.style.heatmap_range` unless ``vmin``/``vmax``
     are given; masked cells are striped grey and say "masked".
 
     Examples

@@ -1,7 +1,7 @@
 """The course's one palette and its one theme rule, shared by figures and widgets.
 
-Figures (:mod:`course_lib.plots`) and widgets (:mod:`course_lib.render`) take every colour
-from here, so a colour changes in one place and the two never drift apart.
+Figures (:mod:`course_lib.explore.plots`) and widgets (:mod:`course_lib.explore.render`) take
+every colour from here, so a colour changes in one place and the two never drift apart.
 
 Palette
 -------

@@ -1,11 +1,11 @@
 """The lessons' interactive explorers, one per term of the equation, testable without a browser.
 
-Each builder returns an :class:`~course_lib.explorer.Explorer`. Its view is a pure
+Each builder returns an :class:`~course_lib.explore.explorer.Explorer`. Its view is a pure
 function of its controls' values (``explorer.compute(**values)`` returns a
-:class:`~course_lib.explorer.View`), so a notebook cell or a test can set a control in
+:class:`~course_lib.explore.explorer.View`), so a notebook cell or a test can set a control in
 Python and read the result, and the sliders on the page show what the code set:
 
->>> from course_lib.widgets import softmax_budget
+>>> from course_lib.explore.widgets import softmax_budget
 >>> budget = softmax_budget()
 >>> budget.set(sat=3.0)  # doctest: +ELLIPSIS
 "Softmax turns sat's scaled scores 0.71, 0.71, 3.00 ... the largest is sat at 0.83."
@@ -15,7 +15,7 @@ Python and read the result, and the sliders on the page show what the code set:
 Public API (names are stable; lessons may rely on them)
 -------------------------------------------------------
 ``Explorer``, ``View``
-    See :mod:`course_lib.explorer`: ``.controls``, ``.widget``, ``.view``,
+    See :mod:`course_lib.explore.explorer`: ``.controls``, ``.widget``, ``.view``,
     ``.description``, ``.numbers``, ``.values()``, ``.compute(**values)``,
     ``.set(**values) -> str``. Displaying an explorer shows its widget; its
     ``text/plain`` is the description, so a stored notebook output (and strict nbval)
@@ -68,8 +68,8 @@ Public API (names are stable; lessons may rely on them)
     ``inputs``, ``weights``, ``outputs``, ``reference`` (each token's output in the original
     order), ``max_change``.
 
-The pictures come from :mod:`course_lib.render`, their words from
-:mod:`course_lib.describe`; ``benchmarks/widget_latency.py`` measures one slider move
+The pictures come from :mod:`course_lib.explore.render`, their words from
+:mod:`course_lib.explore.describe`; ``benchmarks/widget_latency.py`` measures one slider move
 against ``ipywidgets.interact`` redrawing a matplotlib figure.
 """
 
@@ -84,7 +84,7 @@ import ipywidgets as W
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .attention import (
+from ..attention import (
     attention,
     attention_weights,
     causal_mask,
@@ -93,9 +93,20 @@ from .attention import (
     scores,
     softmax,
 )
+from ..errors import AttentionInputError
+from ..examples import the_cat_sat
+from ..experiments.scaling import D_KS, ScalingStats, scaling_stats
+from ..heads import heads_example, multi_head_attention
+from ..order import attention_in_order, sentence_orders
+from ..projections import embedded_example, rotation_scale
+from ..real_model.recorded import (
+    model_heads_explorer,  # lesson 11: the explorer lives with its data
+)
 from .describe import (
+    asymmetry,
     blend_takeaway,
     describe_blend,
+    describe_heads,
     describe_heatmap,
     describe_histogram,
     describe_row,
@@ -106,8 +117,6 @@ from .describe import (
     looks_most,
     row_takeaway,
 )
-from .errors import AttentionInputError
-from .examples import the_cat_sat
 from .explorer import (
     Explorer,
     View,
@@ -118,12 +127,7 @@ from .explorer import (
     number_slider,
     toggle_buttons,
 )
-from .heads import describe_heads, heads_example, multi_head_attention
-from .order import attention_in_order, sentence_orders
-from .projections import asymmetry, embedded_example, rotation_scale
-from .real_model import model_heads_explorer  # lesson 11: the explorer lives with its data
 from .render import bars_svg, blend_svg, heatmap_html, histogram_svg, vectors_svg
-from .scaling import D_KS, ScalingStats, scaling_stats
 from .style import BLUE, ORANGE, VERMILION, heatmap_range
 
 __all__ = [
@@ -337,7 +341,7 @@ def scaling_explorer(
     """Pick d_k and toggle the 1/sqrt(d_k) scaling; see the scores spread and softmax saturate.
 
     The random queries and keys come from ``numpy.random.default_rng(seed)`` (see
-    :func:`course_lib.scaling.scaling_stats`); results are cached per (d_k, scaled). The
+    :func:`course_lib.experiments.scaling.scaling_stats`); results are cached per (d_k, scaled). The
     histogram of q·k keeps one x-axis per d_k (± 4 sqrt(d_k)), so ticking the scaling
     shows the scores shrink by sqrt(d_k).
 

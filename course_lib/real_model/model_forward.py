@@ -12,7 +12,8 @@ connection and LayerNorm) in float64 numpy, computing every head's weights with
 :class:`~course_lib.real_model.ModelAttention`, the same kind of object as the shipped data,
 so :func:`~course_lib.real_model.model_heads_explorer` can show it:
 
->>> from course_lib import model_forward, real_model  # doctest: +SKIP
+>>> from course_lib.real_model import model_forward  # doctest: +SKIP
+>>> from course_lib import real_model  # doctest: +SKIP
 >>> mine = model_forward.run_model(["the sun rose over the quiet town."])  # doctest: +SKIP
 >>> real_model.model_heads_explorer(data=mine)  # doctest: +SKIP
 
@@ -20,7 +21,7 @@ Only numpy and the standard library: ``model.safetensors`` is read by
 :func:`read_safetensors` (a JSON header, then the raw little-endian arrays), and the text is
 cut into the model's tokens by :func:`tokenize`, BERT's lower-casing WordPiece tokenizer
 with the vocabulary of the model's ``tokenizer.json`` (the same tokens as the
-``tokenizers`` package on the sentences ``tests/test_model_forward.py`` tries). On the
+``tokenizers`` package on the sentences ``tests/real_model/test_model_forward.py`` tries). On the
 shipped sentences this forward pass reproduces the model's own probabilities (computed by
 PyTorch) to about 1e-6; the tests check it wherever the weights are installed.
 """
@@ -37,9 +38,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from .block import BlockWeights, block_steps, layer_norm
-from .errors import AttentionInputError
-from .real_model import ModelAttention
+from ..block import BlockWeights, block_steps, layer_norm
+from ..errors import AttentionInputError
+from .recorded import ModelAttention
 
 __all__ = ["find_model_files", "load_block", "read_safetensors", "run_model", "tokenize"]
 
@@ -353,8 +354,8 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
         all_tokens.append(tuple(tokens))
     provenance = {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
-        "computed_by": "course_lib.model_forward.run_model: numpy, float64, from the weights "
-                       f"in {folder}",
+        "computed_by": "course_lib.real_model.model_forward.run_model: numpy, float64, from "
+                       f"the weights in {folder}",
         "config": {"layers": layers, "heads": heads, "d_model": d_model, "d_k": d_k},
         "sentences": list(sentences),
         "tokens": [list(t) for t in all_tokens],

@@ -1,7 +1,7 @@
 r"""A real model's attention, recomputed (lesson 11).
 
-The course ships a small reference file, ``course_lib/data/minilm_attention.npz``, with its
-provenance beside it (``minilm_attention.json``). It holds what the pretrained transformer
+The course ships a small reference file, ``course_lib/real_model/data/minilm_attention.npz``,
+with its provenance beside it (``minilm_attention.json``). It holds what the pretrained transformer
 **all-MiniLM-L6-v2** (sentence-transformers, Apache-2.0; 6 layers, 12 heads, d_model = 384,
 so d_k = 384 / 12 = 32) computed for four fixed sentences, captured when
 ``scripts/extract_model_attention.py`` ran the model with its own implementation (PyTorch
@@ -52,10 +52,10 @@ import ipywidgets as W
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .describe import describe_heatmap, format_number
-from .errors import AttentionInputError
-from .explorer import Explorer, View, choice_slider, dropdown, make_view
-from .render import heatmap_html
+from ..errors import AttentionInputError
+from ..explore.describe import describe_heatmap, format_number
+from ..explore.explorer import Explorer, View, choice_slider, dropdown, make_view
+from ..explore.render import heatmap_html
 
 __all__ = [
     "DATA_FILE",
@@ -72,9 +72,10 @@ __all__ = [
     "strongest_heads",
 ]
 
-#: The shipped reference arrays and their provenance, in ``course_lib/data/``.
+#: The shipped reference arrays and their provenance, in ``course_lib/real_model/data/``.
 DATA_FILE = "minilm_attention.npz"
 PROVENANCE_FILE = "minilm_attention.json"
+_DATA = "course_lib/real_model/data"  # where both ship, as a message names it
 
 #: The readable patterns :func:`head_patterns` measures, in the order it returns them.
 PATTERNS = ("previous token", "itself", "next token", "[CLS]", "[SEP]")
@@ -174,7 +175,7 @@ class ModelAttention:
     def describe(self) -> str:
         """Who computed what, with the versions, in two sentences."""
         p = self.provenance
-        if "versions" not in p:  # computed here (course_lib.model_forward), not shipped
+        if "versions" not in p:  # computed here (course_lib.real_model.model_forward), not shipped
             return f"Computed by {p['computed_by']}."
         v = p["versions"]
         return (
@@ -190,16 +191,16 @@ class ModelAttention:
 
 def _fail(message: str) -> AttentionInputError:
     return AttentionInputError(
-        f"{message}. The reference data ships with course_lib (course_lib/data/{DATA_FILE} "
-        f"and {PROVENANCE_FILE}); reinstall the course, or regenerate both with "
+        f"{message}. The reference data ships with course_lib ({_DATA}/{DATA_FILE} and "
+        f"{PROVENANCE_FILE}); reinstall the course, or regenerate both with "
         "scripts/extract_model_attention.py (README: \"The real model's reference data\")")
 
 
 def _read(name: str) -> bytes:
     try:
-        return resources.files("course_lib").joinpath("data", name).read_bytes()
+        return resources.files("course_lib.real_model").joinpath("data", name).read_bytes()
     except (FileNotFoundError, NotADirectoryError, OSError) as exc:
-        raise _fail(f"course_lib/data/{name} is missing ({type(exc).__name__})") from None
+        raise _fail(f"{_DATA}/{name} is missing ({type(exc).__name__})") from None
 
 
 @lru_cache(maxsize=1)
@@ -216,25 +217,25 @@ def load_model_attention() -> ModelAttention:
     Raises
     ------
     AttentionInputError
-        If ``course_lib/data/minilm_attention.npz`` or its ``.json`` is missing, does not
-        parse, or does not match its recorded sha256; the message names the file.
+        If ``course_lib/real_model/data/minilm_attention.npz`` or its ``.json`` is missing,
+        does not parse, or does not match its recorded sha256; the message names the file.
     """
     try:
         provenance = json.loads(_read(PROVENANCE_FILE).decode("utf-8"))
         recorded = provenance["data_sha256"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise _fail(f"course_lib/data/{PROVENANCE_FILE} is not valid provenance JSON "
+        raise _fail(f"{_DATA}/{PROVENANCE_FILE} is not valid provenance JSON "
                     f"({type(exc).__name__}: {exc})") from None
     raw = _read(DATA_FILE)
     digest = hashlib.sha256(raw).hexdigest()
     if digest != recorded:
-        raise _fail(f"course_lib/data/{DATA_FILE} is corrupt: its sha256 is {digest[:16]}… "
+        raise _fail(f"{_DATA}/{DATA_FILE} is corrupt: its sha256 is {digest[:16]}… "
                     f"but {PROVENANCE_FILE} records {str(recorded)[:16]}…")
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
     except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise _fail(f"course_lib/data/{DATA_FILE} cannot be read ({exc})") from None
+        raise _fail(f"{_DATA}/{DATA_FILE} cannot be read ({exc})") from None
     for a in arrays.values():
         a.flags.writeable = False
     cfg = provenance["config"]
@@ -244,7 +245,7 @@ def load_model_attention() -> ModelAttention:
         want = (cfg["layers"], cfg["heads"], len(toks))
         if (arrays[f"q{s}"].shape != (*want, cfg["d_k"])
                 or arrays[f"probs{s}"].shape != (*want, len(toks))):
-            raise _fail(f"course_lib/data/{DATA_FILE} holds arrays of the wrong shape for "
+            raise _fail(f"{_DATA}/{DATA_FILE} holds arrays of the wrong shape for "
                         f"sentence {s} ({arrays[f'q{s}'].shape}, expected {(*want, cfg['d_k'])})")
     return ModelAttention(sentences, tokens, provenance, cfg["layers"], cfg["heads"],
                           cfg["d_k"], arrays)
@@ -433,7 +434,7 @@ def head_heatmap(sentence: int | str, layer: int, head: int, *, title: str | Non
 
     Returns
     -------
-    course_lib.plots.DescribedFigure
+    course_lib.explore.plots.DescribedFigure
         Its description (the alt text) lists every row's weights.
 
     Examples
@@ -444,7 +445,7 @@ def head_heatmap(sentence: int | str, layer: int, head: int, *, title: str | Non
     >>> fig.caption
     "This head mostly looks at the previous token: 1.00 of each word's weight on average."
     """
-    from .plots import attention_heatmap  # matplotlib only when a figure is drawn
+    from ..explore.plots import attention_heatmap  # matplotlib only when a figure is drawn
 
     data = load_model_attention() if data is None else data
     if isinstance(head, bool) or not isinstance(head, int | np.integer) or not (
@@ -499,7 +500,7 @@ def model_heads_explorer(*, sentence: int = 0, layer: int = 0, head: int = 0,
     weight the words give to the previous token, themselves, the next token, ``[CLS]`` and
     ``[SEP]``. Numbers: ``weights`` (n × n, float64), ``patterns``, ``tokens``. ``data``:
     the shipped data by default, or your own sentences run by
-    :func:`course_lib.model_forward.run_model`.
+    :func:`course_lib.real_model.model_forward.run_model`.
 
     Examples
     --------

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from course_lib import attention_backward, attention_weights
-from course_lib import backward_checks as bc
 from course_lib.backward import numerical_gradient
+from course_lib.checks import backward as bc
 
 
 def _backward(*, scale_q=True, scale_k=True, transpose_ds=False, rowsum="rows",

@@ -11,7 +11,7 @@ import pytest
 
 import course_lib as cl
 from course_lib import checks
-from course_lib.checks import CheckResult
+from course_lib.checks import CheckResult, terms
 
 
 def _softmax_rows(x):
@@ -298,12 +298,12 @@ def test_student_warnings_are_silenced(recwarn):
 
 def test_probe_inputs_are_unsaturated_and_distinct():
     """The probes keep softmax responsive: no weight near 0 or 1 in the first probe."""
-    w = cl.attention_weights(checks._Q, checks._K)
+    w = cl.attention_weights(terms._Q, terms._K)
     assert w.max() < 0.6 and w.min() > 0.1
-    assert len({checks._Q.shape[0], checks._K.shape[0], checks._Q.shape[1]}) == 3
-    x = cl.softmax(checks._X)
+    assert len({terms._Q.shape[0], terms._K.shape[0], terms._Q.shape[1]}) == 3
+    x = cl.softmax(terms._X)
     assert x.max() < 0.7 and x.min() > 0.05
-    assert cl.scaled_scores(checks._Q_BIG, checks._K_BIG).max() > 710  # exp overflows
+    assert cl.scaled_scores(terms._Q_BIG, terms._K_BIG).max() > 710  # exp overflows
 
 
 @pytest.mark.parametrize(
@@ -413,7 +413,7 @@ def test_feedback_names_where_never_the_expected_numbers(name):
     for want in calls:
         want = np.asarray(want, dtype=float)
         for row in want.reshape(-1, want.shape[-1]) if want.ndim > 1 else [want]:
-            assert checks._fmt(row) not in result.message, result.message
+            assert terms._fmt(row) not in result.message, result.message
         expected = {f"{v:.3f}".rstrip("0") for v in want.ravel() if abs(v - round(v)) > 1e-9}
         assert not expected & shown, result.message
 
@@ -424,3 +424,17 @@ def _student_numbers(message: str) -> set[str]:
 
     found = re.search(r"your row is (\[[^\]]*\])", message)
     return _numbers_in(found.group(1)) if found else set()
+
+
+def test_the_package_hands_out_every_check_of_its_modules_and_no_other():
+    """A lesson calls `checks.check_x(f)` whatever module of course_lib/checks holds it."""
+    import importlib
+    import pkgutil
+
+    own = set()
+    for info in pkgutil.iter_modules(checks.__path__):
+        module = importlib.import_module(f"course_lib.checks.{info.name}")
+        own |= {n for n in getattr(module, "__all__", []) if n.startswith("check_")}
+        assert all(hasattr(module, n) for n in getattr(module, "__all__", [])), info.name
+    assert own and set(checks.__all__) == own | {"CheckResult", "ExerciseNotDone"}
+    assert all(getattr(checks, n) is not None for n in checks.__all__)

@@ -1,6 +1,6 @@
 """The self-checks of lessons 08 and 09 accept a right answer and name each likely mistake.
 
-Same pattern as tests/test_checks.py: one correct student function passes; one wrong
+Same pattern as tests/checks/test_checks.py: one correct student function passes; one wrong
 function per mistake fails with the right ``mistake`` code and a sentence naming it, and
 no hint writes out the line the exercise asks for.
 """
@@ -12,6 +12,7 @@ import pytest
 
 from course_lib import checks
 from course_lib.attention import scaled_scores
+from course_lib.checks import model as model_checks
 from course_lib.projections import project
 
 
@@ -131,7 +132,7 @@ def test_library_answers_pass():
 
 def test_dot_t_passes_nothing_silently_on_the_first_probe():
     """The first probe is built so that K.T runs: the mistake must show in the numbers."""
-    Q, K = checks._QH, checks._KH
+    Q, K = model_checks._QH, model_checks._KH
     assert K.T.shape == K.shape
     wrong = Q @ K.T
     assert wrong.shape == (Q @ _swap(K)).shape
@@ -141,8 +142,9 @@ def test_dot_t_passes_nothing_silently_on_the_first_probe():
 
 
 def test_second_probe_has_every_axis_a_different_length():
-    assert len(set(checks._QB.shape)) == 4 and checks._KB.shape[-2] not in checks._QB.shape
-    assert len({*checks._X_EMB.shape, checks._W_Q.shape[1], checks._W_V.shape[1]}) == 4
+    m = model_checks
+    assert len(set(m._QB.shape)) == 4 and m._KB.shape[-2] not in m._QB.shape
+    assert len({*m._X_EMB.shape, m._W_Q.shape[1], m._W_V.shape[1]}) == 4
 
 
 def test_validate_gets_an_exception_for_an_unfinished_exercise(monkeypatch):

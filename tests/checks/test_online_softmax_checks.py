@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from course_lib.checks import CheckResult
+from course_lib.checks.online_softmax import check_online_softmax_step
 from course_lib.online_softmax import online_softmax_step
-from course_lib.online_softmax_checks import check_online_softmax_step
 
 # Student-style steps, written here independently of the check's own variants.
 

@@ -16,16 +16,16 @@ from course_grading.checkpoint_answers import (
     weights_without_self,
 )
 from course_grading.variants import SOURCE_PATH, make_variant, visible_expected
-from course_lib.checkpoint_checks import (
+from course_quiz.checkpoint_checks import (
     CheckFailed,
     answer_as_data,
     check,
     judge,
     plain_reply,
 )
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EX = make_variant("public")
 WORKED = {"Q": EX.Q, "K": EX.K}
 SHIFT = {"Q": EX.Q, "K": EX.K, "row": EX.row, "key": EX.shift_key, "c": EX.c}

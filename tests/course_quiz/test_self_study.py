@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from course_lib import attention, attention_weights, the_cat_sat
-from course_lib.quiz import SelfStudyQuiz, load_questions, main
+from course_quiz.self_study import SelfStudyQuiz, load_questions, main
 
-ROOT = Path(__file__).resolve().parent.parent
-BANK = ROOT / "course_lib" / "_self_study_bank.py"
+ROOT = Path(__file__).resolve().parents[2]
+BANK = ROOT / "course_quiz" / "_self_study_bank.py"
 CHECKPOINT = ROOT / "quiz" / "source" / "checkpoint" / "checkpoint.ipynb"
 NOTEBOOK = ROOT / "notebooks" / "16_checkpoint_self_study.ipynb"
 
@@ -117,7 +117,7 @@ def _shingles(text: str, n: int = 6) -> set[tuple[str, ...]]:
 def test_the_self_study_and_the_checkpoint_share_no_item():
     """Issue 30: the graded checkpoint asked the self-study's two questions, with the same
     options and answers. Now no question, option or feedback of one is in the other."""
-    from course_lib.checkpoint_spec import CHECKPOINT as SPEC
+    from course_quiz.checkpoint_spec import CHECKPOINT as SPEC
 
     graded = nbformat.read(CHECKPOINT, as_version=4)
     # what students read: the stems and options (markdown), and the answer cells' templates

@@ -1,4 +1,4 @@
-"""Tests for course_lib.cost: exact memory figures, slopes, and a timing that measures.
+"""Tests for course_lib.experiments.cost: exact memory figures, slopes, and a timing that measures.
 
 Nothing here asserts a speed: only that times are positive and grow with n where n grows
 by a large factor, that the budget and repeat limits are kept, and that every number of the
@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib import AttentionInputError, attention, cost
-from course_lib.cost import (
+from course_lib import AttentionInputError, attention
+from course_lib.experiments import cost
+from course_lib.experiments.cost import (
     SIZES,
     CostMeasurement,
     cost_figure,

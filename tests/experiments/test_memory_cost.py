@@ -1,4 +1,4 @@
-"""Tests for course_lib.memory_cost: memory slopes from a real measurement, timing rules.
+"""course_lib.experiments.memory_cost: memory slopes from a real measurement, timing rules.
 
 Memory from tracemalloc does not depend on the machine's load, so the slopes can be held
 near 2 and 1; nothing here asserts a speed.
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from course_lib import AttentionInputError
-from course_lib.memory_cost import (
+from course_lib.experiments.memory_cost import (
     CostComparison,
     comparison_figure,
     measure_kv_cache_cost,

@@ -1,4 +1,4 @@
-"""Tests for course_lib.scaling: the measured case for dividing by sqrt(d_k)."""
+"""Tests for course_lib.experiments.scaling: the measured case for dividing by sqrt(d_k)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from course_lib import AttentionInputError, scores, softmax, softmax_jacobian
-from course_lib.scaling import (
+from course_lib.experiments.scaling import (
     D_KS,
     query_gradient_norms,
     random_qk,

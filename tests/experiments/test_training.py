@@ -1,4 +1,4 @@
-"""Tests for course_lib.training: the training run that measures what 1/sqrt(d_k) does."""
+"""course_lib.experiments.training: the training run that measures what 1/sqrt(d_k) does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from course_lib import AttentionInputError
 from course_lib.backward import numerical_gradient
-from course_lib.training import (
+from course_lib.experiments.training import (
     BATCH_SIZE,
     D_MODEL,
     LEARNING_RATES,
@@ -87,8 +87,8 @@ def test_records_have_one_entry_per_step_in_their_ranges():
 def test_a_small_run_shows_what_the_table_shows():
     """Adam at the rate the table tunes: the scale hardly matters at d_k = 16, at 256 it does.
 
-    (The table's numbers, python -m course_lib.training: d_k 16, final loss 0.081 scaled /
-    0.088 unscaled; d_k 256, 0.076 / 0.199.)
+    (The table's numbers, python -m course_lib.experiments.training: d_k 16, final loss 0.081
+    scaled / 0.088 unscaled; d_k 256, 0.076 / 0.199.)
     """
     small = [train(16, scale=s, learning_rate=0.003, seed=0).final_loss for s in (True, False)]
     large = [train(256, scale=s, learning_rate=0.003, seed=0).final_loss for s in (True, False)]

@@ -1,4 +1,4 @@
-"""Tests for course_lib.describe: the numbers in words (alt text) and the one-line takeaways."""
+"""course_lib.explore.describe: the numbers in words (alt text) and the one-line takeaways."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from course_lib import attention_weights, causal_mask, the_cat_sat
-from course_lib.describe import (
+from course_lib.explore.describe import (
     blend_takeaway,
     convex_hull,
     describe_blend,
@@ -18,8 +18,8 @@ from course_lib.describe import (
     inside_hull,
     row_takeaway,
 )
-from course_lib.plots import budget_bars
-from course_lib.widgets import softmax_budget
+from course_lib.explore.plots import budget_bars
+from course_lib.explore.widgets import softmax_budget
 
 TOKENS = ["the", "cat", "sat"]
 
@@ -93,7 +93,7 @@ def test_inside_hull():
 
 def test_looks_most_and_top_weights_refuse_what_does_not_fit():
     from course_lib import AttentionInputError
-    from course_lib.describe import looks_most, top_weights
+    from course_lib.explore.describe import looks_most, top_weights
 
     with pytest.raises(AttentionInputError,
                        match=r"row must be one row of 3 weights, one per token "

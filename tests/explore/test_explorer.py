@@ -1,12 +1,13 @@
-"""Tests for course_lib.explorer: one source of truth (the controls), exact sliders, layout."""
+"""course_lib.explore.explorer: one source of truth (the controls), exact sliders, layout."""
 
 from __future__ import annotations
 
 import ipywidgets as W
 import pytest
 
-from course_lib import AttentionInputError, widgets
-from course_lib.explorer import Explorer, make_view, number_slider
+from course_lib import AttentionInputError
+from course_lib.explore import widgets
+from course_lib.explore.explorer import Explorer, make_view, number_slider
 
 
 def lesson_explorers() -> dict[str, Explorer]:

@@ -1,4 +1,4 @@
-"""Tests for course_lib.plots: the figures, their descriptions (alt text) and captions."""
+"""Tests for course_lib.explore.plots: the figures, their descriptions (alt text) and captions."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import matplotlib
 import numpy as np
 import pytest
 
-from course_lib import AttentionInputError, attention_weights, causal_mask, plots, the_cat_sat
-from course_lib.plots import DescribedFigure, attention_heatmap
+from course_lib import AttentionInputError, attention_weights, causal_mask, the_cat_sat
+from course_lib.explore import plots
+from course_lib.explore.plots import DescribedFigure, attention_heatmap
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SEED_DESCRIPTION = (
     "A 3 by 3 heatmap of attention weights. Rows are the querying tokens the, cat, sat; "
@@ -75,16 +76,16 @@ def test_every_weights_figure_uses_one_0_to_1_scale(cat_sat_weights):
     """Issue 30: 0.50 was the top of the scale in 01 and 06 (it looked like "all
     attention") and half of it in 07 and 09. Every weights figure and widget table now
     draws 0 … 1, whatever its largest weight."""
-    from course_lib import heads, real_model
-    from course_lib.plots import causal_mask_pair
-    from course_lib.render import heatmap_html
+    from course_lib import real_model
+    from course_lib.explore.plots import causal_mask_pair
+    from course_lib.explore.render import heatmap_html
 
     w, tokens = cat_sat_weights
     ex = the_cat_sat()
     images = [attention_heatmap(w, tokens).figure.axes[0].images[0],
               *[ax.images[0] for ax in causal_mask_pair(ex.Q, ex.K, tokens).figure.axes
                 if ax.images],
-              *[ax.images[0] for ax in heads.head_maps(np.stack([w, w]), tokens).figure.axes
+              *[ax.images[0] for ax in plots.head_maps(np.stack([w, w]), tokens).figure.axes
                 if ax.images],
               real_model.head_heatmap(sentence=0, layer=0, head=0).figure.axes[0].images[0]]
     assert len(images) >= 5
@@ -148,7 +149,7 @@ def test_repr_and_mimebundle_carry_the_description(cat_sat_weights):
 
 
 def all_figures() -> dict[str, DescribedFigure]:
-    from course_lib.scaling import scaling_sweep
+    from course_lib.experiments.scaling import scaling_sweep
 
     ex = the_cat_sat()
     w = attention_weights(ex.Q, ex.K)
@@ -204,7 +205,7 @@ def test_png_is_reproducible_across_processes(cat_sat_weights):
     w, tokens = cat_sat_weights
     code = (
         "from course_lib import attention_weights, the_cat_sat\n"
-        "from course_lib.plots import attention_heatmap\n"
+        "from course_lib.explore.plots import attention_heatmap\n"
         "import sys, hashlib\n"
         "ex = the_cat_sat()\n"
         "png = attention_heatmap(attention_weights(ex.Q, ex.K), ex.tokens).png()\n"
@@ -224,7 +225,8 @@ def test_import_changes_no_global_state_and_registers_no_pyplot_figure(cat_sat_w
     code = (
         "import matplotlib, numpy as np\n"
         "before = dict(matplotlib.rcParams); state = np.random.get_state()[1].copy()\n"
-        "import course_lib.plots as p, course_lib.widgets, course_lib.scaling\n"
+        "import course_lib.explore.plots as p, course_lib.explore.widgets\n"
+        "import course_lib.experiments.scaling\n"
         "from course_lib import the_cat_sat, attention_weights\n"
         "ex = the_cat_sat(); p.attention_heatmap(attention_weights(ex.Q, ex.K), ex.tokens)\n"
         "import matplotlib.pyplot as plt\n"
@@ -308,7 +310,7 @@ def test_dot_product_histograms_same_samples_scaled_and_not():
 
 
 def test_scaling_curves_plot_the_sweep():
-    from course_lib.scaling import scaling_sweep
+    from course_lib.experiments.scaling import scaling_sweep
 
     sweep = scaling_sweep([2, 64, 4096])
     fig = plots.scaling_curves(sweep)
@@ -380,7 +382,7 @@ def test_no_lesson_setup_cell_imports_matplotlib() -> None:
 
 
 def test_training_curves_describe_every_run_from_its_numbers():
-    from course_lib.training import train
+    from course_lib.experiments.training import train
 
     runs = [train(d, scale=s, steps=40, seed=0) for d in (4, 8) for s in (True, False)]
     fig = plots.training_curves(runs, window=10)

@@ -1,4 +1,4 @@
-"""Tests for course_lib.render: the widgets' pictures follow the theme and carry their words."""
+"""course_lib.explore.render: the widgets' pictures follow the theme and carry their words."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from course_lib import widgets
-from course_lib.render import (
+from course_lib.explore import widgets
+from course_lib.explore.render import (
     bars_svg,
     blend_svg,
     caption_html,
@@ -17,7 +17,7 @@ from course_lib.render import (
     histogram_svg,
     vectors_svg,
 )
-from course_lib.style import contrast_ratio
+from course_lib.explore.style import contrast_ratio
 
 PICTURES = {
     "bars": lambda: bars_svg([1.0, -0.5, 2.0], ["a", "b", "c"], title="scores",

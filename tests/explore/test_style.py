@@ -1,4 +1,4 @@
-"""Tests for course_lib.style: one palette, one theme rule, a heatmap scale that tells apart."""
+"""course_lib.explore.style: one palette, one theme rule, a heatmap scale that tells apart."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from course_lib import attention_weights, the_cat_sat
-from course_lib.style import (
+from course_lib.explore.style import (
     CMAP,
     MASKED,
     MASKED_STRIPE,
@@ -22,7 +22,7 @@ from course_lib.style import (
     text_colour,
 )
 
-LIBRARY = Path(__file__).resolve().parents[1] / "course_lib"
+LIBRARY = Path(__file__).resolve().parents[2] / "course_lib"
 
 
 def test_contrast_ratio_is_wcags():

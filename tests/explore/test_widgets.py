@@ -1,4 +1,4 @@
-"""Tests for course_lib.widgets: set controls in Python, check what the widget shows.
+"""Tests for course_lib.explore.widgets: set controls in Python, check what the widget shows.
 
 The explorer machinery itself (exact slider grids, layout) is tested in test_explorer.py,
 the pictures in test_render.py; here each lesson's explorer does its job.
@@ -24,8 +24,8 @@ from course_lib import (
     softmax,
     the_cat_sat,
 )
-from course_lib.scaling import scaling_stats
-from course_lib.widgets import (
+from course_lib.experiments.scaling import scaling_stats
+from course_lib.explore.widgets import (
     TEMPERATURES,
     Explorer,
     blend_explorer,
@@ -371,8 +371,8 @@ def test_scaling_histogram_keeps_its_axis_when_scaled():
 
 
 def test_projection_explorer_turns_the_queries_and_keeps_the_keys():
+    from course_lib.explore.widgets import projection_explorer
     from course_lib.projections import embedded_example, project, rotation_scale
-    from course_lib.widgets import projection_explorer
 
     ex = projection_explorer()
     base = embedded_example()
@@ -394,7 +394,7 @@ def test_projection_explorer_turns_the_queries_and_keeps_the_keys():
 
 
 def test_projection_explorer_tied_keys_ignore_the_turn_but_not_the_stretch():
-    from course_lib.widgets import projection_explorer
+    from course_lib.explore.widgets import projection_explorer
 
     ex = projection_explorer(tied=True)
     start = ex.numbers["weights"].copy()
@@ -414,8 +414,8 @@ def test_projection_explorer_tied_keys_ignore_the_turn_but_not_the_stretch():
 
 
 def test_heads_explorer_shows_one_map_per_head():
+    from course_lib.explore.widgets import heads_explorer
     from course_lib.heads import heads_example, multi_head_attention
-    from course_lib.widgets import heads_explorer
 
     ex = heads_explorer()
     h_ex = heads_example()
@@ -447,8 +447,8 @@ def test_heads_explorer_shows_one_map_per_head():
 
 
 def test_order_explorer_outputs_move_with_their_tokens():
+    from course_lib.explore.widgets import order_explorer
     from course_lib.order import attention_in_order
-    from course_lib.widgets import order_explorer
 
     ex = order_explorer()
     out, _ = attention(the_cat_sat().Q, the_cat_sat().K, the_cat_sat().V)
@@ -476,7 +476,7 @@ def test_order_explorer_outputs_move_with_their_tokens():
 
 
 def test_order_explorer_refuses_an_unknown_order():
-    from course_lib.widgets import order_explorer
+    from course_lib.explore.widgets import order_explorer
 
     with pytest.raises(AttentionInputError, match=r"order must be one of \['the cat sat'"):
         order_explorer(order="the dog sat")
@@ -487,8 +487,8 @@ def test_order_explorer_refuses_an_unknown_order():
 def test_heads_explorer_says_ties_as_ties_and_quotes_tokens():
     """Issue 34 item 4: "sat looks most at the in head 0" was said of three equal weights,
     and unquoted names read as English ("the in head 2")."""
-    from course_lib.describe import looks_most
-    from course_lib.widgets import heads_explorer
+    from course_lib.explore.describe import looks_most
+    from course_lib.explore.widgets import heads_explorer
 
     ex = heads_explorer()
     toks = ["the", "cat", "sat"]

@@ -14,7 +14,7 @@ import pytest
 
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.submissions import made_up_submission
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[2]
 [WRITTEN_ID] = [q.id for q in CHECKPOINT.questions if q.manual]  # graded by hand

@@ -24,7 +24,7 @@ from course_grading.pipeline import (
 )
 from course_grading.submissions import answers_for, fill_answers, lifted_answers
 from course_grading.variants import quiz_facts
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 

