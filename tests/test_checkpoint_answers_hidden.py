@@ -10,6 +10,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -23,6 +24,10 @@ from course_grading.checkpoint_answers import shifted_key_row, weights_without_s
 from course_grading.variants import SOURCE_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
 CHECKPOINT_MODULES = ("course_quiz.checkpoint_checks", "course_quiz.checkpoint_spec")
 
 # Inputs no notebook holds: 5 tokens, d_k = 3.
@@ -122,8 +127,8 @@ _CONVERSION = re.compile(r"^\w+ = np\.asarray\(\w+, dtype=float\)$")
 
 def _lesson_code() -> str:
     parts = []
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        parts += [c.source for c in nbformat.read(path, as_version=4).cells]
+    for notebook in lesson_index.read_index(ROOT / "notebooks"):
+        parts += [c.source for c in nbformat.read(notebook.path, as_version=4).cells]
     return "\n".join(parts)
 
 

@@ -7,14 +7,22 @@ that brings a fixed mistake back fails here.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
+NOTEBOOKS = ROOT / "notebooks"
+INDEX = lesson_index.read_index(NOTEBOOKS)
+LESSONS = [n.path for n in INDEX]  # every notebook: a fact must hold wherever it is written
+SELF_STUDY = lesson_index.the_one(NOTEBOOKS, kind=lesson_index.CHECKPOINT).path
 
 
 def text_of(path: Path) -> str:
@@ -153,7 +161,8 @@ _LENGTH_AS_DIMENSION = re.compile(
     r"square root of the vector length", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "16")],
+@pytest.mark.parametrize("path", [n.path for n in lesson_index.select(INDEX, kind="lesson")
+                                  if n.path.name != "03_scaling.ipynb"],
                          ids=lambda p: p.stem)
 def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
     """Issue 30, error 6 (lessons 03 and 14 are checked with their own issue)."""
@@ -397,7 +406,7 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
     from course_quiz.self_study import load_questions
 
     n = len(load_questions())
-    lesson = text_of(NOTEBOOKS / "16_checkpoint_self_study.ipynb")
+    lesson = text_of(SELF_STUDY)
     readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Self-study: the checkpoint without an instructor", 1)[1]
     section = section.split("\n## ", 1)[0]
@@ -405,7 +414,7 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
         counts = _self_study_counts(text)
         assert counts and set(counts) == {n}, (where, counts, n)
     assert "three more on the worked example" not in lesson + section
-    nb = nbformat.read(NOTEBOOKS / "16_checkpoint_self_study.ipynb", as_version=4)
+    nb = nbformat.read(SELF_STUDY, as_version=4)
     [listing] = [c.source for c in nb.cells if c.source.startswith("## No widgets?")]
     listed = re.findall(r'`"(\w+)"`', listing)
     assert listed == [q.id for q in load_questions()]
@@ -417,10 +426,9 @@ def test_every_self_study_question_names_the_lesson_that_teaches_it() -> None:
 
     quiz_text = " ".join(SelfStudyQuiz().as_text().split())
     for q in load_questions():
-        [path] = NOTEBOOKS.glob(f"{q.lesson}_*.ipynb")
-        assert q.lesson != "16", q.id  # not the self-study itself
+        [lesson] = [n for n in INDEX if n.number == q.lesson]
+        assert lesson.kind == lesson_index.LESSON, q.id  # not the self-study itself
         assert f"(lesson {q.lesson})" in quiz_text, q.id
-        assert path.exists()
 
 
 def test_self_study_q6_says_the_embeddings_feed_only_the_first_layer() -> None:
@@ -437,7 +445,7 @@ def test_self_study_q6_says_the_embeddings_feed_only_the_first_layer() -> None:
 # --- issue 30: lesson 12 gives no answer away ----------------------------------------
 
 def _lesson_12() -> nbformat.NotebookNode:
-    return nbformat.read(NOTEBOOKS / "16_checkpoint_self_study.ipynb", as_version=4)
+    return nbformat.read(SELF_STUDY, as_version=4)
 
 
 def test_12_prints_no_feedback_on_run_all() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import nbformat
@@ -25,6 +26,10 @@ from course_quiz.checkpoint_checks import answer_as_data, judge
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
 PUBLIC = nbformat.read(ROOT / variants.SOURCE_PATH, as_version=4)
 SEEDS = [DEFAULT_SEED, "x", "spring 2027, section B", "42"]
 
@@ -50,8 +55,8 @@ def test_the_committed_source_is_the_public_variant_exactly():
 def _lesson_text() -> str:
     """Every markdown cell and every text output of the lessons."""
     parts = []
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        for cell in nbformat.read(path, as_version=4).cells:
+    for notebook in lesson_index.read_index(ROOT / "notebooks"):
+        for cell in nbformat.read(notebook.path, as_version=4).cells:
             parts.append(cell.source)
             for out in cell.get("outputs", []):
                 parts.append(out.get("text", ""))

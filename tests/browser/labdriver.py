@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: localports
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))  # lesson_index
 
+import lesson_index
 from localports import free_port
 
 __all__ = [
@@ -114,8 +116,9 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def lesson_notebooks() -> list[Path]:
-    """Every lesson notebook of the course (notebooks/NN_*.ipynb), in order."""
-    return sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
+    """Every notebook of the course (the contents page too), in order
+    (``scripts/lesson_index.py``)."""
+    return [n.path for n in lesson_index.read_index(REPO / "notebooks")]
 
 
 def save_screenshot(page: Any, artifacts: Path, name: str) -> Path:

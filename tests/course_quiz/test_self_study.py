@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -16,7 +17,11 @@ from course_quiz.self_study import SelfStudyQuiz, load_questions, main
 ROOT = Path(__file__).resolve().parents[2]
 BANK = ROOT / "course_quiz" / "_self_study_bank.py"
 CHECKPOINT = ROOT / "quiz" / "source" / "checkpoint" / "checkpoint.ipynb"
-NOTEBOOK = ROOT / "notebooks" / "16_checkpoint_self_study.ipynb"
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
+NOTEBOOK = lesson_index.the_one(ROOT / "notebooks", kind=lesson_index.CHECKPOINT).path
 
 
 def right_letters(question) -> list[str]:

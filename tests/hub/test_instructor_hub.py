@@ -338,7 +338,10 @@ def test_a_students_terminal_cannot_read_the_answers_and_runs_a_lesson(hub_class
     answers = run.instructors_code / "course_grading" / "checkpoint_answers.py"
     session, _ = hub.login(student)
     hub.open_lab(session, student)
-    lesson = REPO / "notebooks" / "16_checkpoint_self_study.ipynb"
+    sys.path.insert(0, str(REPO / "scripts"))
+    import lesson_index  # scripts/lesson_index.py: the notebooks, by their metadata
+
+    lesson = lesson_index.the_one(REPO / "notebooks", kind=lesson_index.CHECKPOINT).path
     put = hub.user_api(session, student, "PUT", f"api/contents/{lesson.name}", data=json.dumps(
         {"type": "notebook", "format": "json", "content": json.loads(lesson.read_text())}))
     put.raise_for_status()
