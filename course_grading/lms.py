@@ -173,8 +173,10 @@ def export(course_dir: str | Path, lms: str, assignment: str = "checkpoint", *,
         raise LmsExportError("Canvas's import matches its own user ID: the class list's "
                              "lms_id (--match email is for Moodle)")
     title = (column or assignment).strip()
-    if not title or not all(ch.isprintable() for ch in title):
-        raise LmsExportError(f"the column title {title!r} must be plain text")
+    if not title or not all(ch.isprintable() for ch in title) or title.startswith(
+            _FORMULA_START):
+        raise LmsExportError(f"the column title {title!r} must be plain text, not starting "
+                             "with =, +, -, @ (a spreadsheet would run it as a formula)")
     if lms == "canvas" and _CANVAS_NOT_ASSIGNMENTS.search(title):
         raise LmsExportError(f"Canvas would not read a column titled {title!r} as an "
                              "assignment; use the assignment's title, e.g. 'Checkpoint (4711)'")
