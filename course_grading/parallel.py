@@ -165,14 +165,10 @@ def _install_sqlite_wait() -> None:
 
 
 def _load_config(course_dir: Path, allow_unsandboxed: bool, prestart: bool = True) -> Any:
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
+    from .gradebook import course_config
     from .sandbox import enable
 
-    config = Config()
-    if (course_dir / "nbgrader_config.py").exists():
-        config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config())
+    config = course_config(course_dir)  # as `nbgrader autograde` in course_dir loads it
     config.CourseDirectory.root = str(course_dir)
     enable(config)  # idempotent: student code is sandboxed whatever the config says
     config.SandboxedExecute.prestart = prestart

@@ -100,8 +100,9 @@ def grades(course: str | os.PathLike[str], student: str) -> dict[str, float]:
     """grade id -> score of a student's checkpoint submission, read from the gradebook."""
     from nbgrader.api import Gradebook
 
-    db = f"sqlite:///{Path(course).resolve() / 'gradebook.db'}"
-    with Gradebook(db) as gb:
+    from .gradebook import locate
+
+    with Gradebook(locate(course).db_url) as gb:
         nb = gb.find_submission_notebook("checkpoint", ASSIGNMENT, student)
         return {g.name: float(g.score) for g in nb.grades}
 

@@ -91,7 +91,8 @@ INSTRUCTOR_MODULES = [
     "course_grading.gradetable", "course_grading.report", "course_grading.formgrader_csp",
     "course_grading.inert", "course_grading.variants", "course_grading.probe",
     "course_grading.check_calls", "course_grading.notebook_files", "course_grading.pipeline",
-    "course_grading.submissions", "course_grading.mistakes",
+    "course_grading.submissions", "course_grading.mistakes", "course_grading.gradebook",
+    "course_grading.roster", "course_grading.deadlines", "course_grading.lms",
 ]
 
 
