@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,13 @@ CONFIG_FILE = "nbgrader_config.py"
 class GradebookMissing(FileNotFoundError):
     """The course's gradebook does not exist yet, or its database cannot be reached."""
 
+
+
+def tool_path() -> str:
+    """A PATH with this Python's scripts first (nbgrader runs ``alembic`` from PATH)."""
+    bindir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    return path if path.split(os.pathsep)[0] == bindir else bindir + os.pathsep + path
 
 def shown_url(db_url: str) -> str:
     """A database URL without its password, for messages."""
@@ -133,8 +141,6 @@ def open_gradebook(where: CourseGradebook, *, create: bool = False) -> Iterator[
 
     path = where.sqlite_path
     if create:  # nbgrader stamps a new gradebook by running `alembic`, found on PATH
-        from .pipeline import tool_path
-
         os.environ["PATH"] = tool_path()
     if path is not None and not path.exists() and not create:
         raise GradebookMissing(

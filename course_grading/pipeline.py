@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from .gradebook import tool_path
 
 __all__ = [
     "ASSIGNMENT",
@@ -38,13 +39,6 @@ ASSIGNMENT = "checkpoint"
 
 # What nbgrader makes inside a course directory; never copied from the repository.
 _GENERATED = ("release", "submitted", "autograded", "feedback", "gradebook.db", "*.log")
-
-
-def tool_path() -> str:
-    """A PATH with this Python's scripts first (nbgrader runs ``alembic`` from PATH)."""
-    bindir = str(Path(sys.executable).parent)
-    path = os.environ.get("PATH", "")
-    return path if path.split(os.pathsep)[0] == bindir else bindir + os.pathsep + path
 
 
 def copy_course(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
