@@ -483,10 +483,18 @@ class ClassRun:
             self.student_works(s)
         self.timings["students_work"] = time.perf_counter() - t0
 
-    def impostor_submits(self, impostor: Person, victim: Person) -> subprocess.CompletedProcess:
-        """``impostor`` submits their own notebook under ``victim``'s id (nbgrader allows it)."""
-        return self.nbgrader(impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
-                             cwd=impostor.work)
+    def impostor_submits(self, impostor: Person, victim: Person
+                         ) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+        """``impostor`` submits their own notebook under ``victim``'s id: with the class's
+        submit (refused at once), then with plain nbgrader's, which a student can name on
+        their own command line (it goes in, for collect to refuse)."""
+        refused = self.nbgrader(impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
+                                cwd=impostor.work, check=False)
+        plain = self.nbgrader(
+            impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
+            "--ExchangeFactory.submit=nbgrader.exchange.default.submit.ExchangeSubmit",
+            cwd=impostor.work)
+        return refused, plain
 
     def plant_linked_submission(self, student: Person) -> str:
         """``student`` makes, by hand, a newer submission holding a link to the source.
