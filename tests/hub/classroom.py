@@ -763,8 +763,10 @@ class Hub:
     """
 
     def __init__(self, run: ClassRun, deploy: Path | None = None,
-                 student_settings: Path | None = None) -> None:
+                 student_settings: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.run = run
+        self.extra_env = dict(env or {})  # more ATTENTION_HUB_* settings (the LTI login's)
         # the public port, the hub's API, the proxy's API, ngshare's
         self.port, self.api_port, self.proxy_api_port, self.ngshare_port = free_ports(4)
         self.base = f"http://127.0.0.1:{self.port}"
@@ -821,6 +823,7 @@ class Hub:
             "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{self.api_port}",
             "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{self.proxy_api_port}",
             "ATTENTION_HUB_EXCHANGE": run.exchange_kind,
+            **self.extra_env,
         }
         if run.exchange_kind == "ngshare":
             env.update(ATTENTION_HUB_NGSHARE_SERVICE_URL=self.ngshare_service_url,
