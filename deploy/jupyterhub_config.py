@@ -4,7 +4,9 @@
 #   jupyterhub -f /opt/attention-course/deploy/jupyterhub_config.py
 # Step by step: docs/deploy.md. tests/hub runs this very file; the few ATTENTION_HUB_*
 # environment variables below exist so that the test can use free ports, throw-away
-# groups and its own state directory; a real deployment leaves them unset.
+# groups and its own state directory; a real deployment leaves them unset, except
+# ATTENTION_HUB_EXCHANGE (ngshare) and ATTENTION_HUB_LOGIN with ATTENTION_HUB_LTI_* (logins
+# from the LMS), which choose how the class runs.
 import os
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
