@@ -31,6 +31,9 @@ group, and ``PrivateSubmit`` gives it mode 0770: the student and the instructor,
 else, can enter it::
 
     c.ExchangeFactory.submit = "course_exchange.exchange.PrivateSubmit"
+
+It also refuses ``--student=<someone else>`` at once, in one line, where plain nbgrader says
+the submission succeeded and lists it as the student's own until collect refuses it.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ from .inbound import (
     read_submission,
 )
 
-__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "symbolic_links"]
+__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "submit_as_other_message",
+           "symbolic_links"]
 
 SUBMISSION_DIR_MODE = 0o770
 
@@ -243,6 +247,19 @@ class OwnerCheckedCollect(ExchangeCollect):
             shutil.rmtree(fresh, ignore_errors=True)
 
 
+def submit_as_other_message(claimed: str, me: str, why: str) -> str:
+    """The one line a student reads after ``nbgrader submit --student=<someone else>``.
+
+    The names are shown with :func:`repr`, so that a name holding terminal escapes or a
+    newline stays one plain line.
+
+    >>> print(submit_as_other_message("bob", "alice", "collect refuses it"))
+    Not submitted: you are 'alice' and asked to submit as 'bob'; collect refuses it. Run nbgrader submit without --student.
+    """  # noqa: E501 (one line, as printed)
+    return (f"Not submitted: you are {me!r} and asked to submit as {claimed!r}; {why}. Run "
+            "nbgrader submit without --student.")
+
+
 class PrivateSubmit(ExchangeSubmit):
     """``nbgrader submit`` whose submission only the student and the instructor's group enter.
 
@@ -251,6 +268,15 @@ class PrivateSubmit(ExchangeSubmit):
     set up otherwise), nbgrader's own modes are left alone, so that the instructor can still
     collect, and a warning says why.
     """
+
+    def start(self) -> None:
+        """Refuse ``--student=<someone else>`` before anything is written or remembered."""
+        me = pwd.getpwuid(os.getuid()).pw_name
+        claimed = self.coursedir.student_id
+        if claimed not in ("", "*", me):
+            self.fail(submit_as_other_message(claimed, me, "the instructor's collect refuses "
+                                              "a submission made by another Unix user"))
+        super().start()
 
     def copy_files(self) -> None:
         super().copy_files()

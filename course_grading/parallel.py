@@ -587,8 +587,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(summary.render())
     for r in summary.graded:
-        print(f"  graded {for_terminal(r.student)}: {r.score} / {r.max_score}  "
-              f"({r.seconds:.1f} s)")
+        if r.skipped:  # nbgrader's "Skipping existing": graded by an earlier run, not now
+            print(f"  skipped {for_terminal(r.student)} (autograded before): {r.score} / "
+                  f"{r.max_score} in the gradebook")
+        else:
+            print(f"  graded {for_terminal(r.student)}: {r.score} / {r.max_score}  "
+                  f"({r.seconds:.1f} s)")
     if summary.stopped:
         return 2
     return 0 if not summary.failed else 1

@@ -51,6 +51,7 @@ import copy
 import hashlib
 import json
 import re
+import shlex
 import subprocess
 import sys
 import warnings
@@ -748,8 +749,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     print(f"wrote {out} (variant {nb.metadata['course_variant']})")
-    print("next: cd quiz && nbgrader generate_assignment checkpoint --force")
+    print(_next_step(out))
     return 0
+
+
+def _next_step(out: Path) -> str:
+    """What to run after writing ``out``: in the course folder that holds its
+    ``secret_source/`` (``quiz/`` in a clone, ``.`` in ``~/attention-course`` on the hub)."""
+    generate = f"nbgrader generate_assignment {out.parent.name} --force"
+    if out.parent.parent.name != SECRET_SOURCE:
+        return (f"next: copy it to <course>/{SECRET_SOURCE}/{out.parent.name}/{out.name}, "
+                f"then in <course>: {generate}")
+    course = out.parent.parent.parent
+    if course.resolve() == Path.cwd().resolve():
+        return f"next: {generate}"
+    return f"next: cd {shlex.quote(str(course))} && {generate}"
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -225,6 +226,26 @@ def test_command_line_writes_a_variant_and_keeps_the_seed_private(tmp_path, caps
     assert "not the public one" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         variants.main(["--seed", ""])
+
+
+def test_the_next_step_names_the_course_folder_the_variant_went_to(tmp_path, monkeypatch,
+                                                                   capsys):
+    """On the hub the instructor runs it in ~/attention-course (deploy.md step 8), which
+    has no quiz/: the next step must not say "cd quiz"."""
+    course = tmp_path / "attention-course"
+    (course / "source" / "checkpoint").mkdir(parents=True)
+    shutil.copy(ROOT / variants.SOURCE_PATH, course / "source" / "checkpoint")
+    monkeypatch.chdir(course)
+    assert variants.main(["--seed", "s", "--template", "source/checkpoint/checkpoint.ipynb"]) == 0
+    assert (course / "secret_source" / "checkpoint" / "checkpoint.ipynb").is_file()
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == "next: nbgrader generate_assignment checkpoint --force", said
+    monkeypatch.chdir(tmp_path)  # a clone's layout, from its top: quiz/ is the course
+    (course / "secret_source").rename(tmp_path / "elsewhere")
+    assert variants.main(["--seed", "s", "--template",
+                          "attention-course/source/checkpoint/checkpoint.ipynb"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "next: cd attention-course && nbgrader generate_assignment checkpoint --force")
 
 
 def test_every_wrong_answer_is_a_misconception_named_in_the_spec():
