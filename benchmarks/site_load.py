@@ -12,7 +12,8 @@ intercepted: Playwright's interception (a route) turns the browser's cache off, 
 V8's cache of compiled WebAssembly and scripts, which a student's browser keeps. Per visit:
 
 * ``kernel ready``: from opening the lesson's address to the first time the status bar reads
-  Idle (the kernel has started; a notebook of Markdown only has none and reads No Kernel);
+  Idle or Busy (the kernel has started; a notebook of Markdown only has none and reads No
+  Kernel);
 * ``first output``: from opening the lesson's address to the first code cell's result (its
   new execution number), with Run > Run All Cells pressed as soon as the notebook shows, as
   a student would (the kernel starts meanwhile; the first cell imports course_lib, numpy
@@ -101,12 +102,13 @@ WATCH_FIRST_JS = """() => {
   return true;
 }"""
 # Installed in every page before its own scripts: the first moment the status bar reads Idle
-# (the kernel has started and answers), in the page's clock (ms since the epoch).
+# or Busy (the kernel has started and answers; Busy when Run All was pressed before it was
+# ready), in the page's clock (ms since the epoch).
 WATCH_READY_JS = """(() => {
   window.__kernelReady = null;
   const timer = setInterval(() => {
     const bar = document.querySelector('#jp-main-statusbar');
-    if (bar && /\\|\\s*Idle\\b/.test(bar.innerText)) {
+    if (bar && /\\|\\s*(Idle|Busy)\\b/.test(bar.innerText)) {
       window.__kernelReady = Date.now();
       clearInterval(timer);
     }

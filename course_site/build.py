@@ -24,16 +24,16 @@ The steps, each checked:
    widget manager, the course's slider names), no CDN (Pyodide from the site itself,
    ``disablePyPIFallback``), and without the icon font's copies in formats no browser that
    runs JupyterLab fetches;
-6. the lesson's page starts the kernel's Pyodide as it opens, while JupyterLab loads
-   (:mod:`course_site.early_kernel`), and the site's own files no longer pass through
-   JupyterLite's service worker (:mod:`course_site.service_worker`);
-7. the site replaces the output folder only when all went well.
+6. the site replaces the output folder only when all went well.
+
+JupyterLite's own files (its bundles, the kernel extension's, its service worker) are served
+as JupyterLite and the extensions ship them: the site sets JupyterLite's documented options
+only (``jupyter_lite_config.json``, ``jupyter-lite.json``, ``overrides.json``).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
 import shutil
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import bytecode, early_kernel, recipe, service_worker
+from . import bytecode, recipe
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache
 from .icons import IconError, small_icon
 from .lessons import LessonNeeds, add_reset_note, copy_lessons, imports_in
@@ -64,6 +64,7 @@ from .pyodide_dist import (
     trim_wheel,
 )
 from .run_cache import cached_run
+from .tools import BuildTools, ToolsError, find_tools
 from .wheels import library_wheel, make_wheel, wheel_top_level
 
 __all__ = [
@@ -73,15 +74,16 @@ __all__ = [
     "BuildReport",
     "SiteBuildError",
     "build",
+    "course_extensions",
     "in_file_order",
     "main",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
-#: The course's JupyterLab extensions, each a folder (as ./course lab loads them): every
-#: slider says its name and the value it shows to a screen reader; a notebook of Markdown
-#: only opens without a kernel.
+#: Where the course's JupyterLab extensions are, each a folder (as ./course lab loads them):
+#: every slider says its name and the value it shows to a screen reader; a notebook of
+#: Markdown only opens without a kernel. The site reads them through course_extensions().
 COURSE_EXTENSIONS = ROOT / "course_lib" / "labextension"
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its
@@ -156,37 +158,29 @@ class BuildReport:
     pyodide_run_reused: bool = False
 
 
-def _require_tools() -> Path:
-    """Check the build tools' versions; return the Pyodide kernel's JupyterLab extension."""
-    wanted = {"jupyterlite-core": recipe.JUPYTERLITE_CORE,
-              "jupyterlite-pyodide-kernel": recipe.PYODIDE_KERNEL}
-    for dist, version in wanted.items():
-        try:
-            got = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            got = None
-        if got != version:
-            raise SiteBuildError(
-                f"the site needs {dist}=={version} (found {got or 'none'}); install the build "
-                "tools with `./course site` or `pip install -e '.[site]'`")
+def _require_tools() -> BuildTools:
+    """The build tools (an environment of their own: :mod:`course_site.tools`), Node.js, and
+    the Pyodide kernel's JupyterLab extension at the pinned version."""
     try:
-        importlib.metadata.version("jupyter_server")
-    except importlib.metadata.PackageNotFoundError:
-        raise SiteBuildError("the site's contents step needs jupyter_server; install the "
-                             "build tools with `./course site` or `pip install -e '.[site]'`"
-                             ) from None
+        tools = find_tools()
+    except ToolsError as err:
+        raise SiteBuildError(str(err)) from err
     if shutil.which("node") is None:
         raise SiteBuildError("the build runs the site's Pyodide once under Node.js; install "
                              "it (Debian: apt-get install nodejs npm, or "
                              "scripts/install-system-packages.sh)")
-    extension = (Path(sys.prefix) / "share" / "jupyter" / "labextensions"
-                 / "@jupyterlite" / "pyodide-kernel-extension")
-    package = extension / "package.json"
+    package = tools.kernel_extension / "package.json"
     if not package.is_file():
         raise SiteBuildError(f"the Pyodide kernel's JupyterLab extension is missing ({package})")
     if json.loads(package.read_text())["version"] != recipe.PYODIDE_KERNEL:
         raise SiteBuildError(f"{package} is not version {recipe.PYODIDE_KERNEL}")
-    return extension
+    return tools
+
+
+def course_extensions() -> list[Path]:
+    """The course's own JupyterLab extensions the site loads (prebuilt: each a folder with
+    its ``package.json`` and ``static/``), sorted: the one place the site finds them."""
+    return sorted(p.parent for p in COURSE_EXTENSIONS.glob("*/package.json"))
 
 
 def _extension_wheels(extension: Path) -> list[Path]:
@@ -328,8 +322,7 @@ def _lite_config(extension: Path, widget_manager: Path) -> dict[str, Any]:
         # of Markdown)
         "ignore_sys_prefix": ["federated_extensions"],
         "federated_extensions": [str(extension), str(widget_manager),
-                                 *(str(p.parent) for p in
-                                   sorted(COURSE_EXTENSIONS.glob("*/package.json")))],
+                                 *(str(p) for p in course_extensions())],
         "contents": ["files"],
         "apps": ["lab"],
         "no_sourcemaps": True,
@@ -391,7 +384,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
     cache = Path(cache) if cache is not None else default_cache()
     if not any(Path(notebooks).rglob("*.ipynb")):
         raise SiteBuildError(f"no notebooks (*.ipynb) under {notebooks}")
-    extension = _require_tools()
+    tools = _require_tools()
+    extension = tools.kernel_extension
     try:
         log(f"downloads (cache: {cache})")
         npm = cached_npm(recipe.PYODIDE_NPM, cache)
@@ -514,7 +508,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         log("jupyter lite build")
         built = staging / "site"
         done = subprocess.run(
-            [sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite),
+            [str(tools.python), "-m", "jupyterlite_core", "build", "--lite-dir", str(lite),
              "--output-dir", str(built)],
             cwd=lite, capture_output=True, text=True, stdin=subprocess.DEVNULL,
         )
@@ -535,15 +529,6 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             where.write_bytes(icon)
         index = built / "index.html"
         index.write_text(_open_first_lesson(index.read_text(), first))
-        try:
-            early_kernel.install(built, preload,
-                                 [c.path for c in copied if not c.needs.kernel])
-        except (OSError, early_kernel.EarlyKernelError) as err:
-            raise SiteBuildError(f"starting the kernel as the page opens: {err}") from err
-        try:
-            service_worker.install(built)
-        except (OSError, service_worker.ServiceWorkerError) as err:
-            raise SiteBuildError(f"the site's service worker: {err}") from err
         packages = sorted(site_lock["packages"])
         (built / "course-site.json").write_text(
             json.dumps({"lessons": lessons, "packages": packages}, indent=1))
