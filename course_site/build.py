@@ -34,6 +34,7 @@ only (``jupyter_lite_config.json``, ``jupyter-lite.json``, ``overrides.json``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -49,9 +50,9 @@ from pathlib import Path
 from typing import Any
 
 from . import bytecode, recipe
-from .fetch import FetchError, cached_npm, cached_wheel, default_cache
+from .fetch import FetchError, cached_npm, cached_wheel, default_cache, file_sha256
 from .icons import IconError, small_icon
-from .lessons import LessonNeeds, add_reset_note, copy_lessons, imports_in
+from .lessons import NOT_LESSONS, LessonNeeds, add_reset_note, copy_lessons, imports_in
 from .pyodide_dist import (
     ExtraWheel,
     PyodideDistError,
@@ -76,7 +77,9 @@ __all__ = [
     "build",
     "course_extensions",
     "in_file_order",
+    "inputs_key",
     "main",
+    "up_to_date",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -350,6 +353,52 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def inputs_key(notebooks: Path = ROOT / "notebooks", library: Path = ROOT / "course_lib",
+               pyodide_packages: Path | None = None) -> str:
+    """A sha256 (hex) over everything a build reads that can change between two builds: the
+    lessons (not a student's copies, caches or hidden files), the students' library, the
+    course's JupyterLab extensions, this builder's own code (its pins, hence every download,
+    included), the README (the site's title) and pyproject.toml (the library's version), and
+    the Pyodide release given instead of the pinned packages (its path, size and time)."""
+    digest = hashlib.sha256()
+
+    def part(label: str, data: str) -> None:
+        digest.update(f"{label} {len(data)}\n{data}\n".encode())
+
+    def tree(label: str, root: Path) -> None:
+        root = Path(root)
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            if (not path.is_file() or NOT_LESSONS & set(rel.parts) or path.suffix == ".pyc"
+                    or any(p.startswith(".") for p in rel.parts)):
+                continue
+            part(f"{label} {rel.as_posix()}", file_sha256(path))
+
+    tree("notebooks", notebooks)
+    tree("library", library)
+    tree("builder", Path(__file__).resolve().parent)
+    for extension in course_extensions():
+        tree(f"extension {extension.name}", extension)
+    for name in ("README.md", "pyproject.toml"):
+        part(name, file_sha256(ROOT / name))
+    if pyodide_packages is not None:
+        stat = Path(pyodide_packages).stat()
+        part("pyodide packages", f"{Path(pyodide_packages).resolve()} {stat.st_size} "
+                                 f"{stat.st_mtime_ns}")
+    return digest.hexdigest()
+
+
+def up_to_date(output: Path, key: str) -> bool:
+    """Whether ``output`` holds a whole site built from the inputs ``key`` stands for
+    (:func:`inputs_key`; recorded in its ``course-site.json`` by :func:`build`)."""
+    try:
+        record = json.loads((Path(output) / "course-site.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(record, dict) and record.get("inputs") == key
+            and (Path(output) / "index.html").is_file())
+
+
 def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
           notebooks: Path = ROOT / "notebooks",
           libraries: Sequence[Path] = (ROOT / "course_lib", ROOT / "course_quiz"),
@@ -380,6 +429,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         official one, a module of the library cannot load, or ``jupyter lite build`` fails.
     """
     started = time.monotonic()
+    key = inputs_key(notebooks, library, pyodide_packages)
     output = Path(output).resolve()
     cache = Path(cache) if cache is not None else default_cache()
     if not any(Path(notebooks).rglob("*.ipynb")):
@@ -531,7 +581,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         index.write_text(_open_first_lesson(index.read_text(), first))
         packages = sorted(site_lock["packages"])
         (built / "course-site.json").write_text(
-            json.dumps({"lessons": lessons, "packages": packages}, indent=1))
+            json.dumps({"lessons": lessons, "packages": packages, "inputs": key}, indent=1))
         report = BuildReport(lessons=lessons, packages=packages, size_bytes=_size(built),
                              seconds=time.monotonic() - started, pyodide_run_reused=reused)
         old = staging / "previous"
@@ -556,6 +606,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="after building, serve the site on http://127.0.0.1:PORT/")
     parser.add_argument("--port", type=int, default=8000,
                         help="port for --serve (default: %(default)s)")
+    parser.add_argument("--force", action="store_true",
+                        help="build even when the site was built from the same inputs")
     args = parser.parse_args(argv)
     if args.serve:
         from .serve import port_taken
@@ -565,14 +617,19 @@ def main(argv: list[str] | None = None) -> int:
                   "choose another with --port, e.g. `./course site --serve --port "
                   f"{args.port + 1}`", file=sys.stderr)
             return 2
-    try:
-        report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
-    except SiteBuildError as err:
-        print(f"course site: {err}", file=sys.stderr)
-        return 1
-    for lesson, problems in report.lessons.items():
-        if problems:
-            print(f"note: {lesson} cannot run fully in the browser: {' '.join(problems)}")
+    if not args.force and up_to_date(args.output, inputs_key(
+            pyodide_packages=args.pyodide_packages)):
+        print(f"course site: {args.output} was built from these very lessons, library and "
+              "builder: nothing to build (--force builds it again)", flush=True)
+    else:
+        try:
+            report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
+        except SiteBuildError as err:
+            print(f"course site: {err}", file=sys.stderr)
+            return 1
+        for lesson, problems in report.lessons.items():
+            if problems:
+                print(f"note: {lesson} cannot run fully in the browser: {' '.join(problems)}")
     if args.serve:
         from .serve import SiteServer
 

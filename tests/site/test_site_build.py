@@ -24,6 +24,8 @@ from course_site.build import (
     _run_in_pyodide,
     course_extensions,
     in_file_order,
+    inputs_key,
+    up_to_date,
 )
 from course_site.fetch import cached_npm, cached_wheel, default_cache
 from course_site.icons import ENTRY, HEADER
@@ -68,6 +70,12 @@ def test_only_the_kernel_widget_and_course_extensions(site: Path) -> None:
                     if n.endswith("labextensions/@jupyter-widgets/jupyterlab-manager/package.json")]
         pinned = json.loads(whl.read(inside))
     assert json.loads(served.read_text())["version"] == pinned["version"]
+
+
+def test_the_site_records_what_it_was_built_from(site: Path) -> None:
+    """``./course site --serve`` serves this very build without building it again
+    (test_site_inputs.py): the record says it was built from the checkout's inputs."""
+    assert up_to_date(site, inputs_key())
 
 
 def _extension_sources() -> dict[str, dict[str, bytes]]:
