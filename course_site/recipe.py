@@ -30,7 +30,10 @@ CDN and GitHub releases, not on PyPI (numpy and matplotlib publish no wasm32 whe
 PyPI package bundles them. So the site stays on the 0.27 line: Pyodide 0.27.8 (its newest
 release; its lock lists every package with the very hashes of 0.27.7's), with
 jupyterlite-pyodide-kernel 0.6.1 and jupyterlite-core 0.6.4, the newest of theirs that
-pair with it.
+pair with it. (Tried: jupyterlite-core 0.7.6 with jupyterlite-pyodide-kernel 0.7.0, which
+the table lists at the edge of the 0.27 row, on Pyodide 0.27.8: the build's run of the
+kernel under Node.js stops at ``import piplite``, whose 0.7.0 imports
+``micropip.package_index.CompatibilityLayer``, absent from Pyodide 0.27's micropip 0.9.0.)
 """
 
 from __future__ import annotations
