@@ -44,7 +44,7 @@ import tempfile
 import time
 import tomllib
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,14 @@ from typing import Any
 from . import bytecode, recipe
 from .fetch import FetchError, cached_npm, cached_wheel, default_cache, file_sha256
 from .icons import IconError, small_icon
-from .lessons import NOT_LESSONS, LessonNeeds, add_reset_note, copy_lessons, imports_in
+from .lessons import (
+    NOT_LESSONS,
+    LessonNeeds,
+    add_reset_note,
+    copy_lessons,
+    imports_in,
+    lesson_needs,
+)
 from .pyodide_dist import (
     ExtraWheel,
     PyodideDistError,
@@ -79,6 +86,7 @@ __all__ = [
     "in_file_order",
     "inputs_key",
     "main",
+    "student_packages",
     "up_to_date",
 ]
 
@@ -184,6 +192,46 @@ def course_extensions() -> list[Path]:
     """The course's own JupyterLab extensions the site loads (prebuilt: each a folder with
     its ``package.json`` and ``static/``), sorted: the one place the site finds them."""
     return sorted(p.parent for p in COURSE_EXTENSIONS.glob("*/package.json"))
+
+
+#: Top-level packages of the checkout that never go into the site: the instructor's grading,
+#: the exchange, and this builder.
+NOT_FOR_STUDENTS = frozenset({"course_grading", "course_exchange", "course_site"})
+
+
+def student_packages(notebooks: Path = ROOT / "notebooks", root: Path = ROOT) -> list[Path]:
+    """The checkout's packages the site ships, found from one source, the lessons' code:
+    each top-level package of ``root`` that a lesson imports, and each that those import
+    in turn (``course_lib``; a package split out of it comes along by the same rule).
+
+    Raises
+    ------
+    SiteBuildError
+        If a lesson, or a package it needs, imports one of :data:`NOT_FOR_STUDENTS`.
+    """
+    local = {p.parent.name: p.parent for p in Path(root).glob("*/__init__.py")}
+    lesson_imports: set[str] = set()
+    for path in sorted(Path(notebooks).rglob("*.ipynb")):
+        if NOT_LESSONS & set(path.relative_to(notebooks).parts):
+            continue
+        try:
+            lesson_imports |= lesson_needs(json.loads(path.read_text(encoding="utf-8"))).imports
+        except ValueError:
+            continue  # copy_lessons says which notebook is broken
+    found: dict[str, str] = {}
+    todo = [(name, "a lesson") for name in sorted(lesson_imports & set(local))]
+    while todo:
+        name, why = todo.pop()
+        if name in found:
+            continue
+        if name in NOT_FOR_STUDENTS:
+            raise SiteBuildError(f"{why} imports {name}, which never goes into the site (not "
+                                 "a students' package)")
+        found[name] = why
+        for module in sorted(local[name].rglob("*.py")):
+            for other in imports_in(module.read_text(encoding="utf-8")) & set(local):
+                todo.append((other, f"{name} ({module.relative_to(root).as_posix()})"))
+    return [local[name] for name in sorted(found)]
 
 
 def _extension_wheels(extension: Path) -> list[Path]:
@@ -353,13 +401,14 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def inputs_key(notebooks: Path = ROOT / "notebooks", library: Path = ROOT / "course_lib",
+def inputs_key(notebooks: Path = ROOT / "notebooks", libraries: list[Path] | None = None,
                pyodide_packages: Path | None = None) -> str:
     """A sha256 (hex) over everything a build reads that can change between two builds: the
     lessons (not a student's copies, caches or hidden files), the students' library, the
     course's JupyterLab extensions, this builder's own code (its pins, hence every download,
     included), the README (the site's title) and pyproject.toml (the library's version), and
-    the Pyodide release given instead of the pinned packages (its path, size and time)."""
+    the Pyodide release given instead of the pinned packages (its path, size and time).
+    ``libraries``: the students' packages (default :func:`student_packages`)."""
     digest = hashlib.sha256()
 
     def part(label: str, data: str) -> None:
@@ -375,7 +424,8 @@ def inputs_key(notebooks: Path = ROOT / "notebooks", library: Path = ROOT / "cou
             part(f"{label} {rel.as_posix()}", file_sha256(path))
 
     tree("notebooks", notebooks)
-    tree("library", library)
+    for library in (student_packages(notebooks) if libraries is None else libraries):
+        tree(f"library {Path(library).name}", library)
     tree("builder", Path(__file__).resolve().parent)
     for extension in course_extensions():
         tree(f"extension {extension.name}", extension)
@@ -400,8 +450,7 @@ def up_to_date(output: Path, key: str) -> bool:
 
 
 def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
-          notebooks: Path = ROOT / "notebooks",
-          libraries: Sequence[Path] = (ROOT / "course_lib", ROOT / "course_quiz"),
+          notebooks: Path = ROOT / "notebooks", libraries: list[Path] | None = None,
           log: Callable[[str], None] = print, pyodide_packages: Path | None = None
           ) -> BuildReport:
     """Build the site into ``output`` (replaced only when the build succeeds).
@@ -413,8 +462,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
     cache
         Where downloads are kept (default :func:`course_site.fetch.default_cache`).
     notebooks, libraries
-        The lessons' folder and the students' packages (package folders): the library the
-        lessons import, and the self-study quiz of lesson 16.
+        The lessons' folder and the students' packages (package folders; default
+        :func:`student_packages`: those the lessons import).
     log
         Called with one line per step.
     pyodide_packages
@@ -429,7 +478,12 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         official one, a module of the library cannot load, or ``jupyter lite build`` fails.
     """
     started = time.monotonic()
-    key = inputs_key(notebooks, library, pyodide_packages)
+    libraries = [Path(p) for p in (student_packages(notebooks) if libraries is None
+                                   else libraries)]
+    if not libraries:
+        raise SiteBuildError(f"no lesson under {notebooks} imports a package of the course "
+                             "(course_lib): nothing of the course to ship")
+    key = inputs_key(notebooks, libraries, pyodide_packages)
     output = Path(output).resolve()
     cache = Path(cache) if cache is not None else default_cache()
     if not any(Path(notebooks).rglob("*.ipynb")):
@@ -451,10 +505,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         staging = Path(tmp)
         lite = staging / "lite"
         pyodide_dir = lite / "static" / "pyodide"
-        libraries = [Path(library) for library in libraries]
-        names = [library.name for library in libraries]
-        lib_wheels = [library_wheel(library, staging / "wheels", _library_version())
-                      for library in libraries]
+        lib_wheels = [library_wheel(p, staging / "wheels", _library_version())
+                      for p in libraries]
+        names = [p.name for p in libraries]
         lock = official_lock(npm)
         shipped = {name for w in [*lib_wheels, *kernel_wheels] for name in wheel_top_level(w)}
         available = _Availability(lock["packages"], shipped)
@@ -468,17 +521,17 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         kernel_names = {normalize(n) for w in kernel_wheels for n in wheel_top_level(w)}
         library_depends = {}
         for library in libraries:
-            library_imports = set().union(*(imports_in(p.read_text(encoding="utf-8"))
-                                            for p in library.rglob("*.py")))
-            missing = sorted(m for m in library_imports - {library.name}
+            imported = set().union(*(imports_in(p.read_text(encoding="utf-8"))
+                                     for p in library.rglob("*.py"))) - {library.name}
+            missing = sorted(m for m in imported
                              if not available.has(m) or m in recipe.UNSUPPORTED_MODULES)
             if missing:
                 raise SiteBuildError(f"{library.name} imports {missing}, which the site's "
                                      "Python (Pyodide) cannot provide")
             library_depends[library.name] = sorted(
-                {available.package_of(m) for m in library_imports if available.package_of(m)}
-                | {normalize(m) for m in library_imports
-                   if normalize(m) in kernel_names or m in set(names) - {library.name}})
+                {available.package_of(m) for m in imported if available.package_of(m)}
+                | {normalize(m) for m in imported
+                   if normalize(m) in kernel_names or m in names})
         wanted = ({p for p in recipe.KERNEL_STARTUP_PACKAGES if p in lock["packages"]} | {
             p for m in lesson_imports if (p := available.package_of(m))}
         ) - set(recipe.EMPTY_PACKAGES)
@@ -486,8 +539,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         log("pyodide: checking every package file against the official lock")
         try:
             extras = [ExtraWheel(w, skip=recipe.FRONTEND_ONLY) for w in kernel_wheels]
-            extras += [ExtraWheel(wheel, depends=library_depends[library.name])
-                       for library, wheel in zip(libraries, lib_wheels, strict=True)]
+            extras += [ExtraWheel(w, depends=library_depends[name])
+                       for w, name in zip(lib_wheels, names, strict=True)]
             site_lock = assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
                                  recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras,
                                  unused=recipe.UNUSED_DEPENDENCIES)
@@ -505,7 +558,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             # start: imports that fail count too), then every module of the library imported
             # and the font list matplotlib wrote meanwhile read
             loaded = ({normalize(p) for p in _preload(site_lock, lesson_imports)}
-                      | {normalize(name) for name in names})
+                      | {normalize(n) for n in names})
             (compiled, checked), reused = cached_run(
                 cache, pyodide_dir, sorted(loaded),
                 _in_turn(bytecode.compile_code(names), CHECK_CODE.format(packages=names)),
@@ -538,7 +591,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             raise SiteBuildError(f"the site's bytecode: {err}") from err
         preload.append(bytecode.WHEEL_NAME)
         log(f"pyodide: {len(site_lock['packages'])} packages; imported "
-            f"{len(checked['imported'])} modules of {' and '.join(names)}; bytecode for "
+            f"{len(checked['imported'])} modules of {', '.join(names)}; bytecode for "
             f"{len(compiled['site_packages'])} modules of site-packages and "
             f"{len(compiled['stdlib'])} of the standard library")
         title = _course_title()
@@ -617,8 +670,12 @@ def main(argv: list[str] | None = None) -> int:
                   "choose another with --port, e.g. `./course site --serve --port "
                   f"{args.port + 1}`", file=sys.stderr)
             return 2
-    if not args.force and up_to_date(args.output, inputs_key(
-            pyodide_packages=args.pyodide_packages)):
+    try:
+        key = inputs_key(pyodide_packages=args.pyodide_packages)
+    except SiteBuildError as err:
+        print(f"course site: {err}", file=sys.stderr)
+        return 1
+    if not args.force and up_to_date(args.output, key):
         print(f"course site: {args.output} was built from these very lessons, library and "
               "builder: nothing to build (--force builds it again)", flush=True)
     else:

@@ -77,21 +77,21 @@ def test_the_key_follows_each_input(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "notebooks", notebooks,
                     ignore=shutil.ignore_patterns("my-work", ".ipynb_checkpoints"))
     shutil.copytree(ROOT / "course_lib", library, ignore=shutil.ignore_patterns("__pycache__"))
-    key = inputs_key(notebooks, library)
+    key = inputs_key(notebooks, [library])
     assert key == inputs_key(), "the same files give the same key"
     # a student's copies, caches and hidden files are not the site's inputs
     (notebooks / "my-work").mkdir()
     (notebooks / "my-work" / "01_overview.ipynb").write_text("{}")
     (notebooks / ".ipynb_checkpoints").mkdir()
     (notebooks / ".ipynb_checkpoints" / "x.ipynb").write_text("{}")
-    assert inputs_key(notebooks, library) == key
+    assert inputs_key(notebooks, [library]) == key
     lesson = sorted(notebooks.glob("*.ipynb"))[1]
     lesson.write_text(lesson.read_text().replace("Attention", "Attention!", 1))
-    changed = inputs_key(notebooks, library)
+    changed = inputs_key(notebooks, [library])
     assert changed != key, "a changed lesson"
     module = sorted(library.rglob("*.py"))[0]
     module.write_text(module.read_text() + "\n")
-    assert inputs_key(notebooks, library) not in (key, changed), "a changed library"
+    assert inputs_key(notebooks, [library]) not in (key, changed), "a changed library"
 
 
 def test_up_to_date_needs_a_whole_site(tmp_path: Path) -> None:
