@@ -74,7 +74,7 @@ def test_only_the_kernel_widget_and_course_extensions(site: Path) -> None:
 
 def test_the_site_records_what_it_was_built_from(site: Path) -> None:
     """``./course site --serve`` serves this very build without building it again
-    (test_site_inputs.py): the record says it was built from the checkout's inputs."""
+    (test_build_inputs.py): the record says it was built from the checkout's inputs."""
     assert up_to_date(site, inputs_key())
 
 
