@@ -17,7 +17,14 @@ import pytest
 from localports import free_port
 
 from course_site import build as site_build_module
-from course_site.build import ROOT, SiteBuildError, inputs_key, main, up_to_date
+from course_site.build import (
+    ROOT,
+    SiteBuildError,
+    inputs_key,
+    main,
+    student_packages,
+    up_to_date,
+)
 
 
 def _site(folder: Path, key: str | None) -> Path:
@@ -73,25 +80,26 @@ def test_force_builds_an_up_to_date_site(tmp_path: Path, served: list[str]) -> N
 
 def test_the_key_follows_each_input(tmp_path: Path) -> None:
     notebooks = tmp_path / "notebooks"
-    library = tmp_path / "course_lib"
     shutil.copytree(ROOT / "notebooks", notebooks,
                     ignore=shutil.ignore_patterns("my-work", ".ipynb_checkpoints"))
-    shutil.copytree(ROOT / "course_lib", library, ignore=shutil.ignore_patterns("__pycache__"))
-    key = inputs_key(notebooks, [library])
+    libraries = [tmp_path / package.name for package in student_packages()]
+    for package, copy in zip(student_packages(), libraries, strict=True):
+        shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    key = inputs_key(notebooks, libraries)
     assert key == inputs_key(), "the same files give the same key"
     # a student's copies, caches and hidden files are not the site's inputs
     (notebooks / "my-work").mkdir()
     (notebooks / "my-work" / "01_overview.ipynb").write_text("{}")
     (notebooks / ".ipynb_checkpoints").mkdir()
     (notebooks / ".ipynb_checkpoints" / "x.ipynb").write_text("{}")
-    assert inputs_key(notebooks, [library]) == key
+    assert inputs_key(notebooks, libraries) == key
     lesson = sorted(notebooks.glob("*.ipynb"))[1]
     lesson.write_text(lesson.read_text().replace("Attention", "Attention!", 1))
-    changed = inputs_key(notebooks, [library])
+    changed = inputs_key(notebooks, libraries)
     assert changed != key, "a changed lesson"
-    module = sorted(library.rglob("*.py"))[0]
+    module = sorted(libraries[-1].rglob("*.py"))[0]
     module.write_text(module.read_text() + "\n")
-    assert inputs_key(notebooks, [library]) not in (key, changed), "a changed library"
+    assert inputs_key(notebooks, libraries) not in (key, changed), "a changed package"
 
 
 def test_up_to_date_needs_a_whole_site(tmp_path: Path) -> None:
