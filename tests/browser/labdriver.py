@@ -43,6 +43,7 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "INSTALL_HINT",
+    "NO_KERNEL_WIDGETS_ERROR",
     "REPO",
     "VALIDATE",
     "CourseLab",
@@ -85,6 +86,14 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 #: The course's own JupyterLab extension (a folder of federated extensions): slider names.
 LABEXTENSIONS = REPO / "course_lib" / "labextension"
 CHROMIUM = Path("/usr/bin/chromium")
+
+# What jupyterlab-manager 8 (ipywidgets) throws for a notebook that has no kernel: it asks
+# every notebook for its kernel's id once its session is ready (jupyter-widgets/ipywidgets
+# issue 3970; the fix, pull request 3971, is not released). The contents page opens without
+# a kernel (in JupyterLab and in the offline site) and shows no widget, so there it changes
+# nothing a student sees.
+NO_KERNEL_WIDGETS_ERROR = "Uncaught: Cannot read properties of null (reading 'kernel')"
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
