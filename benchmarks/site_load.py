@@ -56,7 +56,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "site"))
 sys.path.insert(0, str(HERE.parent / "tests" / "browser"))
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "scripts"))
 
+import lesson_index  # noqa: E402  (scripts/, on the path above)
 from labdriver import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -236,6 +238,12 @@ def smoke(playwright: Any, server: SiteServer, tmp: Path, lessons: list[str],
     return blocked
 
 
+def default_lesson() -> str:
+    """The lesson the figures are taken on: the second lesson of part 1 (QK^T, the scores)."""
+    part_1 = lesson_index.lessons(part=1)
+    return part_1[min(1, len(part_1) - 1)].path.name
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--site", type=Path, help="a built site (default: build one now)")
@@ -269,7 +277,9 @@ def main(argv: list[str] | None = None) -> None:
               f"ratio {size / GOAL_SIZE_MB:.2f}); of which Pyodide and its packages "
               f"{pyodide:.2f} MB, JupyterLab and the rest {size - pyodide:.2f} MB")
         lessons = site_lessons()
-        lesson = args.lesson or lessons[min(2, len(lessons) - 1)]
+        # by default the first lesson of part 1 with a figure and a widget: the scores
+        # lesson (chosen by its metadata, never by its number or place in the list)
+        lesson = args.lesson or default_lesson()
         if args.smoke:
             with SiteServer(site) as server, sync_playwright() as playwright:
                 blocked = smoke(playwright, server, Path(tmp), lessons, lesson)
