@@ -79,9 +79,9 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
-#: The course's JupyterLab extensions, each a folder (as ./course lab loads them): every
-#: slider says its name and the value it shows to a screen reader; a notebook of Markdown
-#: only opens without a kernel.
+#: The course's JupyterLab extension, prebuilt from labextension/ (as ./course lab loads
+#: it): every slider says its name and the value it shows to a screen reader; a notebook of
+#: Markdown only opens without a kernel.
 COURSE_EXTENSIONS = ROOT / "course_lib" / "labextension"
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its

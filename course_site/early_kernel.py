@@ -13,7 +13,7 @@ other: the Python side needs nothing from JupyterLab but the options that the si
 - a script in ``lab/index.html`` that, when the address opens a notebook, starts that worker
   as the page opens and hands it to the kernel extension when it creates its worker. A
   notebook with no code cell (the contents page) opens without a kernel (the course's
-  JupyterLab extension ``attention-course-no-kernel``), so its address starts no worker.
+  JupyterLab extension ``attention-course-lab``), so its address starts no worker.
 
 Both rely on how ``jupyterlite-pyodide-kernel`` (pinned in pyproject.toml) makes its worker:
 :func:`kernel_worker_chunk` reads that from the extension's code, and the build stops with a
