@@ -1,6 +1,6 @@
 /**
- * A notebook whose cells are all Markdown (the course's contents page) opens without a
- * kernel: no Python process in JupyterLab, no Pyodide in the offline site.
+ * A notebook without a code cell (the course's contents page, all Markdown) opens without
+ * a kernel: no Python process in JupyterLab, no Pyodide in the offline site.
  *
  * JupyterLab starts a notebook's kernel once it has read the file, whatever the file holds.
  * The kernel preference (`ISessionContext.kernelPreference.shouldStart`) is the documented
@@ -13,8 +13,9 @@
  * 2. once the file is read (`context.ready`), a notebook with a code cell gets its own
  *    preference back; one without keeps the hold, so the status bar says "No Kernel". A
  *    student who writes code there picks a kernel when they run it (or with Kernel > Change
- *    Kernel), as in any notebook without one. (A new notebook is made with one empty code
- *    cell before it is saved and read, so it starts its kernel as usual.);
+ *    Kernel), as in any notebook without one. (A new notebook's file has no cell, but the
+ *    notebook widget gives the empty model one code cell as it is made, and the cell is
+ *    still there once the file is read: a new notebook starts its kernel as usual.);
  * 3. should the session context have read the held preference before step 2 (JupyterLab
  *    reads it after asking the server which sessions run, so not today), the kernel is
  *    started as JupyterLab would have started it: `startKernel()`, then the "Select
