@@ -92,9 +92,9 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
-#: Where the course's JupyterLab extensions are, each a folder (as ./course lab loads them):
-#: every slider says its name and the value it shows to a screen reader; a notebook of
-#: Markdown only opens without a kernel. The site reads them through course_extensions().
+#: The course's JupyterLab extension, prebuilt from labextension/ (as ./course lab loads
+#: it): every slider says its name and the value it shows to a screen reader; a notebook of
+#: Markdown only opens without a kernel. The site reads it through course_extensions().
 COURSE_EXTENSIONS = ROOT / "course_lib" / "labextension"
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its

@@ -60,7 +60,7 @@ class LessonNeeds:
     kernel : bool
         Whether it has a code cell. A notebook of Markdown only (the contents page) opens
         without a kernel: the course's JupyterLab extension
-        (``course_lib/labextension/attention-course-no-kernel``) starts none.
+        (``labextension/src/noKernel.ts``) starts none.
     """
 
     imports: frozenset[str]

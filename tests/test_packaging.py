@@ -145,3 +145,9 @@ def test_a_non_editable_install_holds_the_packages_and_their_files(tmp_path):
     assert exchange.startswith(str(target)), exchange
     assert quiz.startswith(str(target)), quiz
     assert "formgrade_page.js" in static and "formgrader_vars.js" in static
+    # the course's JupyterLab extension, every file of it: the students' servers on the hub
+    # load it from the installed course_lib (deploy/student-jupyter-config)
+    shipped = ROOT / "course_lib" / "labextension"
+    installed = target / "course_lib" / "labextension"
+    assert sorted(p.relative_to(installed) for p in installed.rglob("*") if p.is_file()) == (
+        sorted(p.relative_to(shipped) for p in shipped.rglob("*") if p.is_file()))

@@ -83,7 +83,8 @@ REPO = Path(__file__).resolve().parents[2]
 # Screenshots land here (gitignored). Test modules import paths from here, not from
 # conftest: several test folders have a conftest.py, and `import conftest` is ambiguous.
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-#: The course's own JupyterLab extension (a folder of federated extensions): slider names.
+#: The course's own JupyterLab extension, prebuilt (a folder of federated extensions):
+#: slider names, no kernel for a notebook of Markdown only.
 LABEXTENSIONS = REPO / "course_lib" / "labextension"
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -226,7 +227,7 @@ class LabServer:
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.open_browser=False",
-            # the course's slider names for screen readers, as ./course lab loads them
+            # the course's extension (slider names...), as ./course lab loads it
             f"--LabApp.extra_labextensions_path={LABEXTENSIONS}",
             *self.extra_args,
         ]
@@ -412,8 +413,8 @@ OPEN_IN_APP_JS = """async (path) => {
 }"""
 
 # The open notebook is ``path``, shown, and its kernel connected and idle; or, for a notebook
-# of Markdown only, read and set to start no kernel (the course's extension
-# attention-course-no-kernel sets kernelPreference.shouldStart to false).
+# of Markdown only, read and set to start no kernel (the course's extension keeps
+# kernelPreference.shouldStart false for it: labextension/src/noKernel.ts).
 READY_IN_APP_JS = """(path) => {
   const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(
     w => w.context && w.context.path === path);
@@ -513,7 +514,7 @@ def wait_kernel_idle(page: Any, timeout_ms: float = 90_000) -> None:
 
 
 # The status bar's kernel status reads Idle; or the shown notebook has no code cell and no
-# kernel (it opens without one: the course's extension attention-course-no-kernel).
+# kernel (it opens without one: the course's extension, labextension/src/noKernel.ts).
 KERNEL_SETTLED_JS = """() => {
   const bar = document.querySelector('#jp-main-statusbar');
   if (!bar) return false;

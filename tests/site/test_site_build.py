@@ -61,8 +61,7 @@ def test_no_configuration_file_names_an_outside_address(site: Path) -> None:
 def test_only_the_kernel_widget_and_course_extensions(site: Path) -> None:
     names = sorted(ext["name"] for ext in site_config(site)["federated_extensions"])
     assert names == ["@jupyter-widgets/jupyterlab-manager",
-                     "@jupyterlite/pyodide-kernel-extension", "attention-course-a11y",
-                     "attention-course-no-kernel"]
+                     "@jupyterlite/pyodide-kernel-extension", "attention-course-lab"]
     served = (site / "extensions" / "@jupyter-widgets" / "jupyterlab-manager" / "package.json")
     wheel = cached_wheel(recipe.WIDGET_MANAGER, default_cache())
     with zipfile.ZipFile(wheel) as whl:
