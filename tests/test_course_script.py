@@ -90,9 +90,14 @@ def test_the_suite_may_write_bytecode_whatever_the_shell_says(monkeypatch):
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["COURSE_PROBE"] == "kept"
     assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"  # this shell's own stays as it was
     calls = []
-    monkeypatch.setattr(course, "setup", lambda extras: None)
+    steps = []
+    monkeypatch.setattr(course, "setup", lambda extras: steps.append(("setup", extras)))
+    monkeypatch.setattr(course, "forget_site_tools", lambda: steps.append(("forget", None)))
+    monkeypatch.setattr(course, "site_setup", lambda: steps.append(("site", None)))
     monkeypatch.setattr(course, "run", lambda cmd, env=None: calls.append((cmd, env)))
     course.test(["-m", "not slow"])
+    # the site's tools leave .venv first, and go to their own environment
+    assert steps == [("forget", None), ("setup", ["test"]), ("site", None)]
     [(ruff_cmd, ruff_env), (pytest_cmd, pytest_env)] = calls
     assert ruff_cmd[1:] == ["check", "."] and ruff_env is None
     assert pytest_cmd[1:3] == ["-m", "pytest"]

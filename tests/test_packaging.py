@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -110,9 +111,19 @@ def test_the_grading_tools_build_no_iri_parser_when_they_start():
 def test_a_non_editable_install_holds_the_packages_and_their_files(tmp_path):
     """setuptools' bare `packages = [...]` once left course_lib's subpackages out; the
     package data (the model's weights, the formgrader's and the site's scripts) comes too."""
+    # Built from a copy of the files git tracks: pip builds a local folder in place, and
+    # setuptools' build/ left in a checkout from before a module moved would put the old
+    # module into the wheel (and this test would pass or fail by what an earlier run left).
+    source = tmp_path / "source"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                    "--quiet", "-w", str(wheels), str(ROOT)], check=True, timeout=600)
+                    "--quiet", "-w", str(wheels), str(source)], check=True, timeout=600)
     [wheel] = wheels.glob("*.whl")
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
