@@ -22,6 +22,7 @@ import pytest
 
 import course_lib as cl
 from course_lib import checks, heads, online_softmax, projections
+from course_lib.checks import predictions as guesses
 from course_lib.checks import reasoning as reasoning_checks
 from course_lib.experiments import scaling
 from course_lib.explore.plots import NBVAL_SANITIZE
@@ -240,28 +241,154 @@ NOT_FILL_IN = {"by-hand", "find-the-bug", "choose", "explain"}
 THINKING_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")]
 
 
-@pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
+GUESS = re.compile(r"^(my_\w+) = \.\.\.", flags=re.M)
+
+#: Lessons whose predictions close only once issue 40's branch, which rewrites them, has
+#: landed (issue 44's engineer may not edit them before): a strict xfail, so that each one
+#: must leave this set the moment it passes. Empty once they are done.
+AWAITING_ISSUE_40 = {"10_order_and_cost", "13_training", "14_without_the_table",
+                     "15_kv_cache_and_block"}
+
+
+#: Of those, the ones with a "say why" prompt.
+AWAITING_ISSUE_40_SAY_WHY = {"10_order_and_cost"}
+
+
+def _closing(paths: list[Path], awaiting: set[str] = AWAITING_ISSUE_40) -> list:
+    return [pytest.param(p, id=p.stem, marks=pytest.mark.xfail(
+        strict=True, reason="issue 40's branch rewrites this lesson; it closes after")) if
+            p.stem in awaiting else pytest.param(p, id=p.stem) for p in paths]
+
+
+def predictions(path: Path):
+    """Each predict cell of a lesson: (its index, the variables it asks for, the index of
+    the cell that reads them back, tagged `compare`)."""
+    cells = read(path).cells
+    for i, cell in enumerate(cells):
+        if "predict" in tags(cell):
+            compare = next((k for k in range(i + 1, len(cells)) if "compare" in tags(cells[k])),
+                           None)
+            yield i, GUESS.findall(cell.source), compare
+
+
+@pytest.mark.parametrize("path", _closing(THINKING_LESSONS))
 def test_a_prediction_first_and_an_exercise_that_is_not_a_fill_in(path):
     """Issue 30: the student writes a guess in code before a run, then the lesson says what
-    happened; and at least one exercise derives, chooses or finds a bug."""
+    happened; and at least one exercise derives, chooses or finds a bug. Issue 44: the guess
+    is read back after the run (a cell tagged `compare`, stored with its nudge), and the
+    reveal is folded, so that it cannot be read before the guess."""
     cells = read(path).cells
-    guesses = [i for i, c in enumerate(cells) if "predict" in tags(c)]
-    assert guesses, f"{path.name}: no predict-first cell (a code cell tagged `predict`)"
-    for i in guesses:
+    found = list(predictions(path))
+    assert found, f"{path.name}: no predict-first cell (a code cell tagged `predict`)"
+    for i, names, compare in found:
         guess = cells[i]
         assert guess.cell_type == "code" and not guess.outputs, path.name
-        assert re.search(r"^my_\w+ = \.\.\.", guess.source, flags=re.M), (
-            f"{path.name}: the guess is written in code, `my_... = ...`")
-        after = cells[i + 1:]
-        run = next((k for k, c in enumerate(after) if c.cell_type == "code"), None)
-        assert run is not None and after[run].outputs, f"{path.name}: a run follows the guess"
-        told = next((c for c in after[run + 1:] if c.cell_type == "markdown"), None)
-        assert told is not None and "reveal" in tags(told), (
-            f"{path.name}: the first markdown after the run (tagged `reveal`) says what "
+        assert names, f"{path.name}: the guess is written in code, `my_... = ...`"
+        assert compare is not None, f"{path.name}: no cell tagged `compare` after cell {i}"
+        assert not [c for c in cells[i + 1:compare] if "predict" in tags(c)], path.name
+        run = [c for c in cells[i + 1:compare] if c.cell_type == "code"]
+        assert run and any(c.outputs for c in run), f"{path.name}: a run follows the guess"
+        reading = cells[compare]
+        assert "checks.compare_guess(" in reading.source and all(
+            n in reading.source for n in names), f"{path.name}: cell {compare} reads {names}"
+        stored = "".join(o.get("data", {}).get("text/plain", "") for o in reading.outputs)
+        assert stored.startswith("No guess yet: write it in `"), (
+            f"{path.name}: stored as Run All leaves it, the comparison is only its nudge")
+        told = cells[compare + 1]
+        assert told.cell_type == "markdown" and "reveal" in tags(told), (
+            f"{path.name}: the cell after the comparison (tagged `reveal`) says what "
             "happened and why")
+        assert told.source.startswith("<details>") and "</details>" in told.source, (
+            f"{path.name}: the reveal is folded, not readable before the guess")
     kinds = [k for stub, _ in exercise_pairs(path) for k in tags(stub) if k in NOT_FILL_IN]
     assert kinds, (f"{path.name}: no exercise that is not a fill-in (an exercise tagged "
                    f"one of {sorted(NOT_FILL_IN)})")
+
+
+def _value_of_cell(source: str, ns: dict):
+    """Run a cell's code in ``ns`` and return the value of its last expression."""
+    tree = ast.parse(source)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<cell>", "exec"), ns)
+    return eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns) if last else None
+
+
+def _parts_of(source: str, ns: dict) -> tuple:
+    """The parts a comparison cell measures: run it with compare_guess recorded."""
+    seen: list = []
+
+    class Recorder:
+        def __getattr__(self, name):
+            if name == "compare_guess":
+                return lambda guess, *parts, **kw: seen.extend(parts)
+            return getattr(checks, name)
+
+    _value_of_cell(source, {**ns, "checks": Recorder()})
+    return tuple(seen)
+
+
+@pytest.mark.parametrize("path", _closing(THINKING_LESSONS))
+def test_every_guess_is_read_back_beside_the_measurement(path):
+    """Fill each predict cell's guess and run its comparison: the guess is shown beside
+    what the run measured, each part said in words to hold or not (no grade); over the
+    guesses each part can read, each part holds for one and not for another."""
+    ns = run_in_process(path)
+    cells = read(path).cells
+    for _, names, compare in predictions(path):
+        source = cells[compare].source
+        parts = _parts_of(source, ns)
+        assert parts and all(p.examples for p in parts), f"{path.name}: cell {compare}"
+        outcomes = [set() for _ in parts]
+        for guess in itertools.product(*(p.examples for p in parts)):
+            filled = dict(ns)
+            if len(names) == 1:
+                filled[names[0]] = guess[0] if len(parts) == 1 else guess
+            else:
+                assert len(names) == len(parts), path.name
+                filled.update(zip(names, guess, strict=True))
+            shown = _value_of_cell(source, filled)
+            assert shown.answered and "could not be read" not in shown.outcomes, str(shown)
+            text = str(shown)
+            for part, g, outcome, seen in zip(parts, guess, shown.outcomes, outcomes,
+                                              strict=True):
+                assert guesses._shown(g) in text, (path.name, g, text)
+                assert part.said in text, (path.name, part.said, text)
+                seen.add(outcome)
+            assert re.search(r"\b(Held|held|Partly held|Did not hold|did not hold)\b", text)
+            for word in ("score:", "points", "grade:", "correct"):
+                assert word not in text
+        for part, seen in zip(parts, outcomes, strict=True):
+            assert "held" in seen and seen - {"held"}, (path.name, part.about, seen)
+
+
+@pytest.mark.parametrize("path", _closing(THINKING_LESSONS, AWAITING_ISSUE_40_SAY_WHY))
+def test_every_say_why_prompt_keeps_a_place_and_a_self_check(path):
+    """A prompt to say why in a sentence has a cell the student writes in (`my_reason`,
+    tagged `say-why`), stored with its nudge; once written, the self-check names what a
+    good answer mentions."""
+    cells = read(path).cells
+    asking = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(
+        r"(say|write) in a sentence", " ".join(c.source.split()))]
+    places = [i for i, c in enumerate(cells) if "say-why" in tags(c)]
+    assert len(places) == len(asking), (path.name, asking, places)
+    ns = run_in_process(path)
+    for ask, place in zip(asking, places, strict=True):
+        assert ask < place, path.name
+        cell = cells[place]
+        assert re.search(r"^my_reason = \.\.\.$", cell.source, flags=re.M), path.name
+        stored = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+        assert stored.startswith("No sentence yet"), path.name
+        exercise = re.search(r'compare_reason\(my_reason, "(\w+)"\)', cell.source).group(1)
+        written = _value_of_cell(cell.source.replace("my_reason = ...",
+                                                     'my_reason = "a sentence of mine"'),
+                                 dict(ns))
+        assert written.answered
+        for point in reasoning_points(exercise):
+            assert point in str(written)
+
+
+def reasoning_points(exercise: str) -> list[str]:
+    return [p.text for p in guesses.REASONS[exercise]]
 
 
 @pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])

@@ -16,6 +16,9 @@ module                                 the checks of
 :mod:`course_lib.checks.kv_cache`      the KV cache (lesson 15)
 :mod:`course_lib.checks.reasoning`     the exercises that are not fill-ins, every lesson:
                                        derive a number, choose, find the bug
+:mod:`course_lib.checks.predictions`   every lesson's predictions: the guess read back
+                                       beside what the run measured (no grade), and what
+                                       a good answer to a "say why" prompt mentions
 =====================================  ==================================================
 
 This package hands out every module's checks (each module's ``__all__`` lists its own, and
@@ -47,6 +50,18 @@ from .model import (
     check_projections,
 )
 from .online_softmax import check_online_softmax_step
+from .predictions import (
+    REASONS,
+    GuessComparison,
+    Part,
+    compare_guess,
+    compare_reason,
+    largest,
+    nearest,
+    number,
+    one_of,
+    yes_no,
+)
 from .reasoning import (
     check_breaks_global_max,
     check_buggy_line,
@@ -75,8 +90,11 @@ from .terms import (
 )
 
 __all__ = [
+    "REASONS",
     "CheckResult",
     "ExerciseNotDone",
+    "GuessComparison",
+    "Part",
     "check_attention",
     "check_attention_backward",
     "check_attention_weights",
@@ -110,4 +128,11 @@ __all__ = [
     "check_weights_for_point",
     "check_what_went_wrong",
     "check_which_is_qkt",
+    "compare_guess",
+    "compare_reason",
+    "largest",
+    "nearest",
+    "number",
+    "one_of",
+    "yes_no",
 ]
