@@ -64,6 +64,10 @@ LIBRARY_ANSWERS = {
     "check_breaks_global_max": lambda: [[0.0, 1.0], [-2000.0, -2001.0]],
     "check_weights_for_point": lambda: np.linalg.solve(
         np.vstack([cl.the_cat_sat().V.T, np.ones(3)]), [0.6, 1.4, 1.0]),
+    "check_sat_by_hand": lambda: [*cl.attention_weights(cl.the_cat_sat().Q,
+                                                         cl.the_cat_sat().K)[2],
+                                  *cl.attention(cl.the_cat_sat().Q, cl.the_cat_sat().K,
+                                                cl.the_cat_sat().V)[0][2]],
     "check_own_the_output": lambda: cl.attention(cl.the_cat_sat_own_keys().Q,
                                                  cl.the_cat_sat_own_keys().K,
                                                  cl.the_cat_sat_own_keys().V)[0][0],
@@ -166,6 +170,8 @@ def test_lesson_skeleton(path):
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert nb.cells[0].source.startswith("# "), "title first"
     assert "you will" in nb.cells[0].source and "Time:" in nb.cells[0].source
+    assert next(n for n in INDEX if n.path == path).minutes, (
+        "the time reads '**Time:** about N minutes' (the parts' times add them up)")
     setup = [c for c in code_cells(nb) if "setup" in tags(c)]
     assert len(setup) == 1 and code_cells(nb)[0] is setup[0], "one setup cell, first"
     assert setup[0].source.count("from course_lib import") == 1
@@ -713,3 +719,88 @@ def test_lesson_14_measurement_is_what_the_lesson_rounds():
     # the table is nearly all of attention's peak, the output most of the tiled one's growth
     assert 8 * 1024**2 <= measured.peak_bytes[0][-1] < 1.2 * 8 * 1024**2 + 8 * 1024 * 32 * 2
     assert measured.peak_bytes[1][-1] < 8 * 1024**2 / 10
+
+
+# ------------------------------------------------------------------ the parts (issue 44)
+
+#: Part 1, the equation with its checkpoint, fits two class sessions of 75 minutes.
+PART_ONE_MINUTES = 150
+
+
+def test_part_one_fits_two_class_sessions():
+    """The sum of the Time: lines of part 1's lessons and checkpoint (it was 180)."""
+    minutes = lesson_index.part_minutes(INDEX, 1)
+    assert minutes <= PART_ONE_MINUTES, (
+        f"part 1 states {minutes} minutes; it must fit {PART_ONE_MINUTES}: "
+        + ", ".join(f"{n.number} {n.minutes}" for n in lesson_index.select(
+            INDEX, kind=("lesson", "self-study checkpoint"), part=1)))
+
+
+def _shown_numbers(cell) -> list[list[float]]:
+    """The numbers a student reads in a cell, row by row of each text (its source if
+    markdown, its outputs), in order; a folded solution is left out (it is the answer,
+    opened on request)."""
+    texts = [] if "solution" in tags(cell) else (
+        [cell.source] if cell.cell_type == "markdown" else [])
+    texts += [o.get("text", "") + o.get("data", {}).get("text/plain", "")
+              for o in cell.get("outputs", [])]
+    number = r"(?<![\w.])-?\d+\.\d+|(?<![\w.])\d+(?![\w.])"
+    # a row of a printed table ends at "]", a row of a figure's description at ";"
+    return [[float(x) for x in re.findall(number, row)]
+            for t in texts for row in re.split(r"[\];]", t)]
+
+
+def _the_sat_row(numbers: list[float]) -> bool:
+    """The worked example's row of 'sat' in a run of numbers: its weights 0.25, 0.25, 0.50
+    one after the other, or its output [1.26, 1.50] (1.25 with the weights rounded)."""
+    triples = zip(numbers, numbers[1:], numbers[2:], strict=False)
+    return (any((a, b, c) == (0.25, 0.25, 0.5) for a, b, c in triples)
+            or any(a in (1.25, 1.26) and b == 1.5 for a, b in itertools.pairwise(numbers)))
+
+
+def shows_the_sat_row(path: Path) -> bool:
+    """Whether a lesson shows the worked example's row of 'sat' (:func:`_the_sat_row`)."""
+    return any(_the_sat_row(numbers) for cell in read(path).cells
+               for numbers in _shown_numbers(cell))
+
+
+def test_the_worked_example_is_computed_in_at_most_two_lessons():
+    """Issue 44: 'sat's weights and output were computed in six lessons of part 1, so the
+    lesson "by hand" met them for the fifth time; now in its own place and one more."""
+    showing = [p.name for p in (n.path for n in lesson_index.lessons(NOTEBOOKS, part=1))
+               if shows_the_sat_row(p)]
+    assert len(showing) <= 2, showing
+    worked = next(n for n in lesson_index.lessons(NOTEBOOKS, part=1)
+                  if n.name == "worked_example")
+    assert worked.path.name in showing, "the worked example computes it"
+
+
+def test_the_detector_finds_the_sat_row_as_lessons_print_it():
+    for text in ("array([[0.4 , 0.2 , 0.4 ],\n       [0.25, 0.25, 0.5 ]])",
+                 "sat attends 0.25, 0.25, 0.50.", "mixed by hand : [1.26 1.5 ]",
+                 "= [1.25, 1.50] with these rounded weights"):
+        assert any(_the_sat_row(n) for n in _shown_numbers(nbformat.v4.new_markdown_cell(text)))
+    for text in ("0.25 to the, 0.5 to sat", "[1.2 1.5]", "1.26 then 2.5",
+                 "array([[0.25, 0.5 , 0.25],\n       [0.25, 0.5 , 0.25]])",
+                 "cat attends 0.25, 0.50, 0.25; sat attends 0.25, 0.50, 0.25."):
+        assert not any(_the_sat_row(n) for n in _shown_numbers(
+            nbformat.v4.new_markdown_cell(text))), text
+
+
+OPTIONAL_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")
+                    if n.part in lesson_index.OPTIONAL_PARTS]
+
+
+@pytest.mark.parametrize("path", _closing(OPTIONAL_LESSONS, {"14_without_the_table",
+                                                             "15_kv_cache_and_block"}))
+def test_parts_two_and_three_build_on_part_one_only(path):
+    """A lesson of an optional part names, on its Before: line, lessons of part 1 or of its
+    own part only, so that a class can take either optional part after part 1."""
+    by_number = {n.number: n for n in INDEX}
+    lesson = next(n for n in INDEX if n.path == path)
+    first = " ".join(read(path).cells[0].source.split())
+    before = re.search(r"\*\*Before:\*\* (.*)", first)
+    named = re.findall(r"\b(\d\d)\b", before.group(1)) if before else []
+    wrong = [f"{m} (part {by_number[m].part})" for m in named
+             if by_number[m].part not in (1, lesson.part)]
+    assert not wrong, f"{path.name} needs {wrong} before it"
