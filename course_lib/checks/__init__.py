@@ -10,7 +10,8 @@ checks of its part of the course:
 module                                 the checks of
 =====================================  ==================================================
 :mod:`course_lib.checks.terms`         part 1, the equation term by term (lessons 01-07)
-:mod:`course_lib.checks.model`         part 2, attention in a real model (lessons 08-11)
+:mod:`course_lib.checks.model`         part 2, attention in a real model (lessons 08-11),
+                                       the padding mask of a batch included
 :mod:`course_lib.checks.backward`      the backward pass and training (lessons 12, 13)
 :mod:`course_lib.checks.online_softmax`  attention without the table (lesson 14)
 :mod:`course_lib.checks.kv_cache`      the KV cache (lesson 15)
@@ -47,6 +48,7 @@ from .model import (
     check_batched_scores,
     check_cross_attention,
     check_model_weights,
+    check_padded_weights,
     check_projections,
 )
 from .online_softmax import check_online_softmax_step
@@ -113,6 +115,7 @@ __all__ = [
     "check_numerical_gradient",
     "check_online_softmax_step",
     "check_own_the_output",
+    "check_padded_weights",
     "check_projections",
     "check_rows_the_bug_changes",
     "check_sat_by_hand",
