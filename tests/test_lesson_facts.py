@@ -340,9 +340,9 @@ def test_03_calls_d_k_a_dimension_not_a_length() -> None:
 
 
 def _before_and_after_the_guess(path: Path) -> tuple[str, str]:
-    """What a student sees above a lesson's predict-first cell, and the reveal after it."""
+    """What a student sees above a lesson's first predict-first cell, and its reveal."""
     cells = nbformat.read(path, as_version=4).cells
-    [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
+    i = next(k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", []))
     above = []
     for cell in cells[:i]:
         above.append(cell.source)
@@ -917,3 +917,38 @@ def test_14_beside_the_output_the_tiled_peak_is_a_constant() -> None:
     assert max(rest) - min(rest) < 4096 and 8 * 32 * 32 < min(rest) < 8 * 128 * 32
     assert "the rest of `tiled_attention`'s peak is the same at every $n$" in text
     assert "its peak is $8nd$ bytes plus a constant" in text
+
+
+# ------------------------------------------------------------ lesson 11: two masks (issue 44)
+
+
+def test_11_padding_and_dropout_say_what_their_cells_measure() -> None:
+    """The padded batch moves the short sentence's weights without the mask and leaves them
+    with it; dropout keeps the average output (0.3% off over 10,000 draws) while one draw's
+    row sum scatters. Recomputed here, as the lesson computes them."""
+    from course_lib import attention_weights, dropout, padding, real_model
+
+    shown = outputs_of(lesson("11_"))
+    text = " ".join(markdown_of(lesson("11_")).split())
+    batch, data = real_model.load_padded_batch(), real_model.load_model_attention()
+    Q, K = batch.Q.astype(np.float64), batch.K.astype(np.float64)
+    n = batch.lengths[1]
+    alone = data.layer(sentence=batch.indices[1], layer=0).probabilities
+    change = np.abs(attention_weights(Q, K)[1, :, :n, :n] - alone).max()
+    assert f"without a mask, its real weights move by up to {change:.2f}" in shown
+    assert change > 0.1 and "**What happened.** They move" in text
+    masked = attention_weights(Q, K, mask=padding.key_mask(batch.lengths, heads=True))
+    assert np.abs(masked[1, :, :n, :n] - alone).max() < 1e-5
+    assert "as alone, to float32 rounding: True;  weight on [PAD]: 0.0" in shown
+    # dropout, as the lesson draws it
+    head_0 = data.layer(sentence=0, layer=0)
+    row, V = head_0.probabilities[0, 3].astype(np.float64), head_0.V[0].astype(np.float64)
+    rng = np.random.default_rng(0)
+    dropout.attention_dropout(row, 0.1, rng)
+    draws = dropout.attention_dropout(np.tile(row, (10_000, 1)), 0.1, rng)
+    off = np.abs((draws @ V).mean(axis=0) - row @ V).max() / np.abs(row @ V).max()
+    assert off < 0.02 and f"off by {off:.1%} at most" in shown
+    assert "**What happened.** The same, to within the spread of 10,000 draws" in text
+    sums = draws.sum(axis=1)
+    assert f"mean {sums.mean():.3f}, from {sums.min():.2f} to {sums.max():.2f}" in shown
+    assert np.mean(np.abs(sums - 1) < 0.01) < 0.5  # most draws' rows do not sum to 1

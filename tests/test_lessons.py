@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib import checks, heads, online_softmax, projections
+from course_lib import checks, heads, online_softmax, padding, projections
 from course_lib.checks import predictions as guesses
 from course_lib.checks import reasoning as reasoning_checks
 from course_lib.experiments import scaling
@@ -57,6 +57,8 @@ LIBRARY_ANSWERS = {
     "check_batched_scores": cl.scaled_scores,
     "check_cross_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
     "check_model_weights": cl.attention_weights,
+    "check_padded_weights": lambda Q, K, lengths: cl.attention_weights(
+        Q, K, mask=padding.key_mask(lengths, heads=True)),
     # the exercises that are not fill-ins (issue 30): the answer computed, where it can be
     "check_table_sizes": lambda: [100 * 100, 100 * 8],
     "check_which_is_qkt": lambda: "A",
