@@ -214,6 +214,13 @@ _HIDDEN_WORDS = {
 }
 
 
+def _memory_reason(km: Any) -> str | None:
+    """"it used more than N MB of memory" when the sandbox's control group killed the
+    kernel for memory (:meth:`SandboxKernelManager.killed_for_memory`), else None."""
+    asked = getattr(km, "killed_for_memory", None)
+    return asked() if asked is not None else None
+
+
 def _alive_after(km: Any, seconds: float) -> bool:
     """Whether ``km``'s sandbox process still runs after ``seconds`` (True at once when it
     has none to ask about: not a sandbox)."""
@@ -398,7 +405,10 @@ class DecideOnHost(SandboxedExecute):
         except zmq.Again:
             return False
         km = self.km
-        if getattr(km, "killed_because", None) or not _alive_after(km, 0.5):
+        # a kernel killed for memory drops its channel too (asked first: its sandbox can
+        # take a while to go, while the memory it filled is freed)
+        if getattr(km, "killed_because", None) or _memory_reason(km) or \
+                not _alive_after(km, 0.5):
             self._stopped = self._death_reason()
             return True
         limit = getattr(km, "max_message_size", 0)
@@ -409,7 +419,8 @@ class DecideOnHost(SandboxedExecute):
     def _death_reason(self) -> str:
         km = self.km
         why = getattr(km, "killed_because", None) if km is not None else None
-        return why or "the kernel died (it crashed, or the student's code ended it)"
+        return why or _memory_reason(km) or \
+            "the kernel died (it crashed, or the student's code ended it)"
 
     def _decide(self, planned: PlannedCheck) -> None:
         marker = new_marker()
