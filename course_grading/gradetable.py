@@ -385,6 +385,20 @@ _LOST_BECAUSE = {
 }
 
 
+def _hidden_words(gid: str, failed: set[str]) -> str:
+    """Why a check that called the function on hidden inputs lost its points. The grader
+    recorded only that it failed (course_grading.verdicts: one bit per hidden check), so
+    this says what the check is built to catch, and whether the visible check of the same
+    question, decided before any hidden input was sent, failed too."""
+    check = CHECKPOINT.check(gid)
+    built = _mistake_words(check.mistake)
+    words = ("failed on its hidden inputs" + (f", built to catch: {built}" if built else "")
+             + " (only pass or fail is recorded)")
+    visible = [c.grade_id for c in CHECKPOINT.checks
+               if c.question == check.question and not c.hidden and c.grade_id in failed]
+    return words + (f"; {', '.join(visible)} failed too" if visible else "")
+
+
 def _mistake_words(mistake_id: object) -> str | None:
     """The spec's words for a mistake or misconception id; None for any other value."""
     for m in (*CHECKPOINT.mistakes, *CHECKPOINT.misconceptions):
@@ -464,10 +478,13 @@ def lost_points(nb: dict) -> dict[str, str]:
     {'test_missing_scale': 'forgot to divide the scores by sqrt(d_k)'}
     """
     repeated = repeated_mistakes(nb)
+    failed = _failed_checks(nb)
     lost: dict[str, str] = {}
-    for gid, verdict in _failed_checks(nb):
+    for gid, verdict in failed:
         words = _mistake_words(verdict.get("mistake"))
-        if words is None:
+        if verdict.get("reason") == "hidden":
+            words = _hidden_words(gid, {g for g, _ in failed})
+        elif words is None:
             words = _LOST_BECAUSE.get(str(verdict.get("reason")),
                                       f"wrong: {CHECKPOINT.check(gid).hint}")
         elif gid in repeated:
@@ -491,6 +508,7 @@ def _check_errors(autograded: Path) -> dict[str, str]:
     if problem:
         raise ValueError(f"autograded notebook unreadable: {problem}")
     errors = {}
+    hidden: list[str] = []
     for cell in nb.cells:
         gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if not gid or cell.cell_type != "code":
@@ -499,6 +517,9 @@ def _check_errors(autograded: Path) -> dict[str, str]:
         if isinstance(verdict, dict) and not verdict.get("passed"):
             reason = str(verdict.get("reason", ""))
             detail = verdict.get("detail")
+            if reason == "hidden":  # only the bit was recorded: read with the visible check
+                hidden.append(gid)
+                continue
             if reason == "wrong" and verdict.get("mistake") in _EVERYWHERE:
                 errors[gid] = str(verdict["mistake"])  # not this check's own mistake
                 continue
@@ -508,6 +529,19 @@ def _check_errors(autograded: Path) -> dict[str, str]:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 errors[gid] = str(out.get("ename", "Error"))[:80]
+    for gid in hidden:
+        # A hidden check that failed counts for the mistake it is built to catch, unless
+        # the visible check of its question (public inputs) shows that the function did
+        # not run, or made a mistake every check catches: then that, as the visible check
+        # recorded it.
+        try:
+            question = CHECKPOINT.check(gid).question
+        except KeyError:
+            errors[gid] = "CheckFailed"
+            continue
+        seen = [errors[c.grade_id] for c in CHECKPOINT.checks
+                if c.question == question and not c.hidden and c.grade_id in errors]
+        errors[gid] = next((e for e in seen if e not in _WRONG), "CheckFailed")
     return errors
 
 

@@ -248,6 +248,11 @@ def _grade_one(assignment: str, student: str, force: bool) -> GradeResult:
     reason = "" if ok else _reason(log, result.get("error"))
     unreachable = not ok and reason == "the gradebook cannot be reached"
     note = _stopped_note(Path(os.getcwd()), assignment, student) if ok else ""
+    # a stop during the hidden checks is in the grader's log only (the student is not told)
+    hidden_stop = re.search(r"stopped during its hidden checks: [^\n]{0,200}", log) if ok \
+        else None
+    if hidden_stop:
+        note = "; ".join(filter(None, [note, "notebook " + hidden_stop.group(0)]))
     return GradeResult(student, ok, time.perf_counter() - start, reason, note=note,
                        unreachable=unreachable, skipped=ok and "Skipping existing" in log)
 
