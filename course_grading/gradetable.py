@@ -10,7 +10,8 @@ folders, and writes a table where
   and hidden tests; the numeric, each multiple-choice and the written answer stand alone),
 * a submission that could not be graded says why in every cell
   (``ungraded: corrupt notebook (not valid JSON)``, ``ungraded: renamed notebook
-  (found 'x.ipynb')``, ``ungraded: missing notebook``, ``ungraded: autograde failed``),
+  (found 'x.ipynb')``, ``ungraded: missing notebook``, ``ungraded: too many files (more
+  than 1000 files and folders)``, ``ungraded: autograde failed``),
 * a written answer still waiting for the instructor says ``needs manual grade`` (and the
   total, the sum of what is graded so far, says ``+ pending``),
 * the hidden tests a submission failed are listed by name (each is named for the mistake
@@ -624,6 +625,14 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
     return GradeTable(assignment, questions, max_scores, rows)
 
 
+def _too_many_files(submitted: Path) -> str | None:
+    """Why autograde refused a submission folder for its size (the limit autograde uses by
+    default, course_grading.submission_shape), or None."""
+    from .submission_shape import SubmissionShape, too_many_files
+
+    return too_many_files(submitted, SubmissionShape().max_entries)
+
+
 def _student_row(gb, course, assignment, notebooks, answers, student) -> StudentRow:
     from nbgrader.api import MissingEntry
 
@@ -638,7 +647,8 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
         sub = gb.find_submission(assignment, student)
     except MissingEntry:
         if submitted.is_dir():
-            return StudentRow(student, f"{UNGRADED}: not autograded yet")
+            return StudentRow(student, f"{UNGRADED}: "
+                              f"{_too_many_files(submitted) or 'not autograded yet'}")
         return StudentRow(student, "no submission")
     late = {"seconds_late": float(sub.total_seconds_late or 0.0),
             "penalty": float(sub.late_submission_penalty or 0.0),
@@ -648,8 +658,9 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
                                   if sub.extension else None)}
     for nb in notebooks:
         if not (autograded / f"{nb}.ipynb").exists():
-            return StudentRow(student, f"{UNGRADED}: autograde failed (no autograded notebook)",
-                              **late)
+            why = _too_many_files(submitted) if submitted.is_dir() else None
+            return StudentRow(student, f"{UNGRADED}: "
+                              f"{why or 'autograde failed (no autograded notebook)'}", **late)
 
     scores: dict[str, float | None] = {}
     pending: list[str] = []

@@ -201,6 +201,9 @@ def _reason(log: str, error: str | None) -> str:
     text = f"{log}\n{error or ''}"
     if any(u in text for u in _UNREACHABLE):
         return "the gradebook cannot be reached"
+    too_many = re.search(r"Not graded: (too many files \([^()\n]{0,80}\))", text)
+    if too_many:  # refused by course_grading.submission_shape before nbgrader listed it
+        return too_many.group(1)
     known = [
         ("SandboxSurvivorError", "processes of its sandbox still ran after it was killed "
          "(their pids are in the log): kill them by hand"),

@@ -977,12 +977,17 @@ def enable(c: Any, **limits: Any) -> None:
     """
     from nbgrader.converters.autograde import Autograde
 
+    from .submission_shape import refuse_large_submissions
+
     default = Autograde.class_traits()["autograde_preprocessors"].default()
     current = c.Autograde.get("autograde_preprocessors") or default
     c.Autograde.autograde_preprocessors = [
         SandboxedExecute if pp in (Execute, "nbgrader.preprocessors.Execute") else pp
         for pp in current
     ]
+    # a submission folder with more entries than c.SubmissionShape.max_entries is refused
+    # before nbgrader lists it (a listing quadratic in its folders)
+    refuse_large_submissions()
     known = set(SandboxKernelManager.class_trait_names(config=True))
     for name, value in limits.items():
         if name not in known:
