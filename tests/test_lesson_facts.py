@@ -6,6 +6,7 @@ that brings a fixed mistake back fails here.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -325,8 +326,8 @@ def test_03_reports_the_query_gradient_beside_the_jacobian_from_its_own_measurem
     assert sorted(rows) == [2, 8, 32, 128, 512, 4096]
     more = [d for d, r in rows.items() if r[3] > r[7]]  # unscaled |dw/dq| > scaled
     assert more == [2, 8, 32, 128]
-    assert "at the sizes of real attention heads (32 to 128) the unscaled query gets *more*" in (
-        text)
+    assert ("at the sizes of real attention heads (32 to 128) the unscaled query gets a *larger*"
+            in text)
     assert "only at 512 and 4096" in text
     assert "attention_backward" in text
 
@@ -929,3 +930,97 @@ def test_14_beside_the_output_the_tiled_peak_is_a_constant() -> None:
     assert max(rest) - min(rest) < 4096 and 8 * 32 * 32 < min(rest) < 8 * 128 * 32
     assert "the rest of `tiled_attention`'s peak is the same at every $n$" in text
     assert "its peak is $8nd$ bytes plus a constant" in text
+
+
+# ------------------------------------------------------- a teacher's corrections (issue 40)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_a_colon_introduces_the_cell_below_it(path: Path) -> None:
+    """A markdown line ending in ':' introduces what follows; a heading after it in the same
+    cell means the next section has been glued on (lesson 09: "Counted on this example...:"
+    then "## 5. Shapes" in one cell, the count in the code cell after both)."""
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = [line for line in cell.source.splitlines() if line.strip()]
+        for before, after in itertools.pairwise(lines):
+            assert not (before.rstrip().endswith(":") and after.startswith("#")), (
+                f"{path.name}: {before!r} is followed by the heading {after!r} in one cell")
+
+
+def test_09_the_count_follows_its_sentence_and_section_5_starts_a_cell() -> None:
+    cells = nbformat.read(lesson("09_"), as_version=4).cells
+    [i] = [i for i, c in enumerate(cells) if "multiply_adds = " in c.source]
+    assert cells[i - 1].source.rstrip().endswith(
+        "Counted on this example, $n = 3$ tokens and $d_\\text{model} = 4$:")
+    assert cells[i + 1].cell_type == "markdown"
+    assert cells[i + 1].source.startswith("## 5. Shapes: `(batch, heads, n, d_k)`")
+    assert "X_batch = " in cells[i + 2].source
+
+
+def test_03_calls_what_it_measured_dw_dq_not_gradient() -> None:
+    """Lesson 03 measured the median Jacobian |dw/dq|, not a loss's gradient."""
+    text = " ".join(text_of(lesson("03_")).split())
+    assert "more gradient" not in text and "has the gradient collapsed" not in text
+    assert ("the unscaled query gets a *larger* median |dw/dq| than the scaled one") in text
+    assert "It is not the gradient of a loss" in text
+    assert "unscaled at $d_k = 256$, about half of the rows get next to none" in text
+
+
+def test_10_bert_has_a_padding_mask() -> None:
+    text = " ".join(text_of(lesson("10_")).split())
+    assert "BERT use no mask at all" not in text
+    assert "BERT use no causal mask (only a padding mask" in text
+
+
+def test_12_derives_dp_and_dv_as_it_derives_dq_and_dk() -> None:
+    """dP = dO V^T and dV = P^T dO, entry by entry from O = PV, checked on numbers."""
+    import course_lib as cl
+
+    text = text_of(lesson("12_"))
+    assert "$\\partial O_{il}/\\partial P_{ij} = V_{jl}$" in text
+    assert "$dP_{ij} = \\sum_l dO_{il}\\, V_{jl}$, which is\n$dP = dO\\,V^T$" in text
+    assert "$dV_{jl} = \\sum_i P_{ij}\\, dO_{il}$, which is $dV = P^T dO$" in text
+    rng = np.random.default_rng(0)
+    Q, K, V, dO = (rng.normal(size=s) for s in ((3, 2), (4, 2), (4, 3), (3, 3)))
+    P = cl.attention_weights(Q, K)
+    dV_entries = np.array([[sum(P[i, j] * dO[i, col] for i in range(3)) for col in range(3)]
+                           for j in range(4)])
+    np.testing.assert_allclose(dV_entries, cl.attention_backward(Q, K, V, dO)[2])
+
+
+def test_14_says_the_causal_tiles_skip_arithmetic() -> None:
+    """'Neither saves time' was wrong for the causal case: hidden tiles are never computed."""
+    from course_lib import tiled
+
+    text = " ".join(text_of(lesson("14_")).split())
+    assert "neither saves time" not in text
+    grid = tiled.computed_tiles(4096, 4096, block_q=64, block_k=64, causal=True)
+    skipped = grid.size - int(grid.sum())
+    assert f"skips every tile the mask hides ({skipped} of the {grid.size} tiles at $n = 4096$" \
+        in text
+    assert f"n = 4096, tiles of 64 × 64: {int(grid.sum())} of {grid.size} computed" in text
+
+
+def test_checkpoint_q1_does_not_say_masked_models_hide_a_token_from_itself() -> None:
+    nb = nbformat.read(NOTEBOOKS.parent / "quiz" / "source" / "checkpoint" / "checkpoint.ipynb",
+                       as_version=4)
+    text = " ".join("\n".join(c.source for c in nb.cells).split())
+    assert "a model must not let a token read its own value" not in text
+    assert "BERT does not need it, because it replaces a token it predicts by [MASK]" in text
+
+
+def test_checkpoint_q5_credits_measurements_and_the_explanations_measured() -> None:
+    """Issue 40: the rubric withheld credit from 'the gradient vanishes' and said rows at d_k
+    32-128 are 'peaked but not one-hot' (lesson 03: median largest weight 0.970 at 128)."""
+    from course_lib.experiments.scaling import scaling_stats
+    from course_quiz.checkpoint_spec import CHECKPOINT
+
+    [(_, point3)] = CHECKPOINT.question("written_shift_or_scale").rubric[2:]
+    point3 = " ".join(point3.split())
+    assert "peaked but not one-hot" not in point3 and "gets no credit" not in point3
+    assert "Any concrete measurement counts" in point3
+    assert "'the gradient vanishes', said of the saturated rows, is that explanation" in point3
+    assert "lesson 03: median largest weight 0.97 at d_k = 128" in point3
+    assert f"{scaling_stats(128, scale=False).median_max_weight:.2f}" == "0.97"  # lesson 03
