@@ -1024,3 +1024,55 @@ def test_checkpoint_q5_credits_measurements_and_the_explanations_measured() -> N
     assert "'the gradient vanishes', said of the saturated rows, is that explanation" in point3
     assert "lesson 03: median largest weight 0.97 at d_k = 128" in point3
     assert f"{scaling_stats(128, scale=False).median_max_weight:.2f}" == "0.97"  # lesson 03
+
+
+# -------------------------------- stored timings that agree with their text (issue 40)
+
+_UNITS = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _seconds(text: str) -> float:
+    number, unit = text.split()
+    return float(number) * _UNITS[unit]
+
+
+def _measurement_output(prefix: str, call: str) -> str:
+    [cell] = [c for c in nbformat.read(lesson(prefix), as_version=4).cells
+              if c.cell_type == "code" and call in c.source
+              and "measurement" in c.metadata.get("tags", [])]
+    return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def test_10_stored_timing_has_the_shape_its_text_states() -> None:
+    """Lesson 10 once stored 584 µs at n = 64, 93 ms at 128, 70 ms at 256 and a fitted
+    slope of 0.65 beside 'slope close to 2'. Its fastest times grow with n, and the slope
+    lies in the range the text states."""
+    from course_lib.experiments.cost import QUADRATIC_SLOPES
+
+    text = " ".join(text_of(lesson("10_")).split())
+    low, high = QUADRATIC_SLOPES
+    assert f"the fastest times' slope lies between {low} and {high:g}" in text
+    assert f"a slope between {low} and {high:g} for $n \\ge 256$" in text
+    rows = [line.split() for line in _measurement_output("10_", "measure_attention").splitlines()
+            if line.split() and line.split()[0].isdigit()]
+    times = [_seconds(" ".join(r[1:3])) for r in rows]
+    assert len(times) == 6 and all(a < b for a, b in itertools.pairwise(times)), times
+    slope = float(re.search(r"fitted slope (\d\.\d\d) for n >= 256", text).group(1))
+    assert low <= slope <= high
+    assert "slope of the count: 2.00" in text
+
+
+def test_14_and_15_stored_timings_grow_with_n_and_the_cache_is_faster() -> None:
+    """Lesson 15 once stored 36 ms at n = 256 and 26.7 ms at 1024 for the recomputation."""
+    for prefix, call in (("14_", "measure_tiled_cost"), ("15_", "measure_kv_cache_cost")):
+        rows = [line.split() for line in _measurement_output(prefix, call).splitlines()
+                if line.split() and line.split()[0].isdigit()]
+        assert len(rows) == 4
+        # n, peak (2 words), time (2 words), peak (2 words), time (2 words)
+        first = [_seconds(" ".join(r[3:5])) for r in rows]
+        second = [_seconds(" ".join(r[7:9])) for r in rows]
+        assert all(a < b for a, b in itertools.pairwise(first)), (prefix, first)
+        if prefix == "14_":
+            assert all(a < b for a, b in itertools.pairwise(second)), (prefix, second)
+        else:
+            assert all(c < r for r, c in zip(first, second, strict=True))
