@@ -539,42 +539,145 @@ def test_12_hand_numbers_are_the_librarys() -> None:
     assert f"dK of 'sat' = {np.array2string(dK_m[2].round(3))}" in text
 
 
-def test_13_claims_hold_for_runs_computed_here() -> None:
-    """Lesson 13's printed table is course_lib's, and each sentence's claim holds on it."""
+def _step0(d_k: int, scale: bool, loss: str = "output_error"):
+    """Lesson 13's step-0 rows: 512 examples, the start of seed 0."""
     from course_lib.experiments import training
 
-    text = text_of(NOTEBOOKS / "13_training.ipynb")
-    runs = {(d, s): training.train(d, scale=s, steps=150, seed=0)
-            for d in (16, 256) for s in (True, False)}
-    for (d, s), run in runs.items():
-        assert (f"d_k = {d:3d}, {'scaled  ' if s else 'unscaled'}: held-out loss "
-                f"{run.final_loss:.3f}, accuracy {run.final_accuracy:.2f}") in text
-    gap = {d: runs[d, False].final_loss - runs[d, True].final_loss for d in (16, 256)}
-    assert "At $d_k = 16$ the two runs end close; at $d_k = 256$ the unscaled one ends far" in text
-    assert abs(gap[16]) < 0.05 and gap[256] > 0.2
-    assert "the unscaled gradient is *larger* at both sizes" in text
-    assert "in every\ngradient panel the dashed (unscaled) line lies above the solid one" in text
-    for d in (16, 256):  # the panels plot means over windows of 15 steps
-        means = [runs[d, s].grad_norm_wq.reshape(-1, 15).mean(axis=1) for s in (True, False)]
-        assert np.all(means[1] > means[0])
-    assert all(runs[d, False].grad_norm_wq.mean() > runs[d, True].grad_norm_wq.mean()
-               for d in (16, 256))
-    # "almost all on one key ... stay collapsed": entropy near 0 from step 0 to the end
-    collapsed = runs[256, False].entropy
-    assert collapsed[0] < 0.3 < 1.0 < runs[256, True].entropy[0] and collapsed[-15:].mean() < 0.1
-    assert runs[16, False].entropy[0] > 0.3  # "a few tenths of a nat" at d_k = 16
-    batch = training.sample_batch(seed=0)
-    for d, about in ((16, "of about 4"), (256, "is about 17")):
-        W_Q, W_K = training.initial_weights(d, seed=0)
-        raw = (batch.queries @ W_Q) @ np.swapaxes(batch.keys @ W_K, -1, -2)
-        assert f"spread {about}" in text and round(float(raw.std())) == int(about.split()[-1])
-        steps = {}
+    return training.row_gradients(*training.initial_weights(d_k), training.sample_batch(n=512),
+                                  scale=scale, loss=loss)
+
+
+def test_13_step_0_claims_hold_for_rows_computed_here() -> None:
+    """Issue 40: lesson 13 read the gradient's batch mean only. Each sentence about the
+    rows at the start holds on the rows the library computes."""
+    text = " ".join(text_of(lesson("13_")).split())
+    rows = {(d, s): _step0(d, s) for d in (16, 64, 256) for s in (True, False)}
+    # "Scaled, every d_k looks alike: scores spread about 1, no row near 0"
+    assert all(0.9 < rows[d, True].scores.std() < 1.1 and rows[d, True].near_zero == 0
+               for d in (16, 64, 256))
+    # "Unscaled, the scores spread like sqrt(d_k) (4, 8, 16)"
+    assert [round(float(rows[d, False].scores.std())) for d in (16, 64, 256)] == [4, 8, 16]
+    assert "the scores spread like $\\sqrt{d_k}$ (4, 8, 16)" in text
+    big = rows[256, False]
+    # "about half of them get a gradient below 0.001, most of those with their weight on a
+    # wrong key; the median ... several times *smaller* ... the *mean* several times *larger*"
+    assert "about half of them get a gradient below 0.001, most of those" in text
+    assert 0.4 < big.near_zero < 0.6 and big.stuck > big.near_zero / 2
+    assert np.median(big.wq_grad) * 3 < np.median(rows[256, True].wq_grad)
+    assert big.wq_grad.mean() > 3 * rows[256, True].wq_grad.mean()
+    # "At d_k = 64, a real head size, about a quarter of the rows are near 0; at 16, a few."
+    assert "about a quarter of the rows are near 0; at 16, a few" in text
+    assert 0.2 < rows[64, False].near_zero < 0.3 and 0 < rows[16, False].near_zero < 0.1
+    # section 4: cross-entropy leaves no row stuck; a stuck row gets sqrt 2 from it
+    ce = _step0(256, False, "cross_entropy")
+    assert ce.stuck == 0 and ce.near_zero < 0.1
+    assert "the *right* key are near 0, and they have nothing left to learn" in text
+    # the answer to "more to think about" 1(c) quotes these
+    assert (f"{big.stuck:.0%}".replace("%", " %") + " of the rows were stuck with the output "
+            "error and none with cross-entropy") in text
+
+
+def test_13_training_claims_hold_for_runs_computed_here() -> None:
+    """Sections 5 and 6: the live runs, the first step and the fold, recomputed."""
+    from course_lib.experiments import training
+
+    text = " ".join(text_of(lesson("13_")).split())
+    scaled, unscaled = (training.train(64, scale=s, steps=120) for s in (True, False))
+    windows = [r.stuck.reshape(-1, 30).mean(axis=1) for r in (scaled, unscaled)]
+    accuracy = [r.accuracy.reshape(-1, 30).mean(axis=1) for r in (scaled, unscaled)]
+    moves = [r.score_move.reshape(-1, 30).mean(axis=1) for r in (scaled, unscaled)]
+    # "Scaled, no row is ever stuck and the accuracy climbs."
+    assert scaled.stuck.max() == 0 and accuracy[0][-1] > accuracy[0][0] + 0.1
+    # "Unscaled, the stuck fraction ... *grows*, and the accuracy stays near chance (1/8)"
+    assert np.all(np.diff(windows[1]) > 0) and unscaled.final_accuracy < 0.2
+    assert abs(accuracy[1][-1] - 1 / 8) < 0.05
+    # "every step moves the unscaled scores further than the scaled ones (the last panel)"
+    assert np.all(moves[1] > moves[0])
+    assert "it *grows*, and the accuracy stays near chance (1/8)" in text
+    # section 6: Adam's step on W_Q is the same size; the scores move "several times as far"
+    # but less than sqrt(d_k); SGD's step is larger
+    first = training.sample_batch()
+    for d_k in (64, 256):
+        W_Q, W_K = training.initial_weights(d_k)
+        moved, size = {}, {}
         for s in (True, False):
-            _, dW_Q, _ = training.loss_and_gradients(W_Q, W_K, batch, scale=s)
-            steps[s] = np.linalg.norm(dW_Q), np.linalg.norm(dW_Q / (np.abs(dW_Q) + 1e-8))
-        assert steps[False][0] / steps[True][0] > 3
-        assert abs(steps[False][1] / steps[True][1] - 1) < 0.005
-        assert f"SGD {steps[False][0] / steps[True][0]:.1f}x, Adam 1.00x" in text
+            before = training.row_gradients(W_Q, W_K, first, scale=s).scores
+            _, dW_Q, dW_K = training.loss_and_gradients(W_Q, W_K, first, scale=s)
+            dq, dk = (0.003 * g / (np.abs(g) + 1e-8) for g in (dW_Q, dW_K))
+            after = training.row_gradients(W_Q - dq, W_K - dk, first, scale=s).scores
+            moved[s], size[s] = np.abs(after - before).mean(), np.linalg.norm(dW_Q)
+        assert 3 < moved[False] / moved[True] < np.sqrt(d_k)
+        assert size[False] > 2 * size[True]
+    assert "yet it moves the unscaled scores several times as far" in text
+    # the fold: unscaled with start and rate times d_k^(-1/4) is the scaled run
+    f = 64 ** -0.25
+    folded = training.train(64, scale=False, start_scale=f, learning_rate=0.003 * f, steps=20)
+    assert np.abs(folded.loss - training.train(64, steps=20).loss).max() < 1e-4
+
+
+def test_13_table_claims_hold_on_the_stored_table() -> None:
+    """Sections 7 and the exercise: each number the prose reads off the stored table."""
+    from course_lib.experiments import training
+
+    text = " ".join(text_of(lesson("13_")).split())
+    _, table = training.load_table()
+    row = {(r.task, r.loss, r.d_k, r.scale): r for r in table}
+
+    def acc(task, loss, d_k, scale):
+        return f"{row[task, loss, d_k, scale].accuracy()[0]:.2f}"
+
+    sweep = {(d, s): row["match", "output_error", d, s].sweep for d in (256,) for s in (1, 0)}
+    # "Scaled, the best rate of the grid is 0.003 at every d_k, for both losses."
+    assert {r.learning_rate for r in table if r.task == "match" and r.scale} == {0.003}
+    # "Unscaled ... it moves down at d_k = 256 (to 0.001)"
+    assert row["match", "output_error", 256, False].learning_rate == 0.001
+    # "at d_k = 256 its accuracy is 0.13 to 0.19 at every rate, against 0.76 scaled"
+    unscaled = [a for _, _, a in sweep[256, 0]]
+    assert f"{min(unscaled):.2f} to {max(unscaled):.2f} at every rate" in text
+    assert f"against {max(a for _, _, a in sweep[256, 1]):.2f} scaled at 0.003" in text
+    assert max(unscaled) < max(a for _, _, a in sweep[256, 1]) - 0.3
+    ce = [max(a for _, _, a in row["match", "cross_entropy", 256, s].sweep) for s in (0, 1)]
+    assert f"({ce[0]:.2f} against {ce[1]:.2f} at the best)" in text
+    # the tuned table's readings
+    assert (f"On `match` {acc('match', 'output_error', 16, 0)}, "
+            f"{acc('match', 'output_error', 64, 0)} and {acc('match', 'output_error', 256, 0)}"
+            f" against {acc('match', 'output_error', 16, 1)}, "
+            f"{acc('match', 'output_error', 64, 1)} and "
+            f"{acc('match', 'output_error', 256, 1)}") in text
+    argmax_unscaled = [row["argmax", "output_error", d, False].accuracy()[0] for d in
+                       (16, 64, 256)]
+    assert f"near chance ({min(argmax_unscaled):.2f} to {max(argmax_unscaled):.2f})" in text
+    assert max(argmax_unscaled) < 0.1  # chance is 1/16
+    for task in ("match", "argmax"):
+        for d in (16, 64, 256):
+            s, u = row[task, "output_error", d, True], row[task, "output_error", d, False]
+            assert u.accuracy()[2] < s.accuracy()[1] - 0.1, (task, d)  # beyond the spread
+    stuck = {d: [x[3] for x in row["match", "output_error", d, False].runs] for d in (64, 256)}
+    assert (f"{min(stuck[256]):.1%} to {max(stuck[256]):.1%} of the held-out rows of "
+            f"`match` are stuck at $d_k = 256$ and {min(stuck[64]):.1%} to {max(stuck[64]):.1%}"
+            " at 64").replace("%", " %") in text
+    assert min(stuck[256]) > _step0(256, False).stuck and min(stuck[64]) > _step0(64, False).stuck
+    most = max(x[3] for r in table if r.scale for x in r.runs)
+    assert f"Scaled, at most {most:.1%}".replace("%", " %") in text
+    assert most * 1024 == 2 and "(2 rows of 1024)" in text
+    # "on argmax at d_k = 16 almost no row ends stuck (at most 0.1 %) and the unscaled head is
+    # still near chance"
+    few = max(x[3] for x in row["argmax", "output_error", 16, False].runs)
+    assert f"almost no row ends stuck (at most {few:.1%})".replace("%", " %") in text
+    assert row["argmax", "output_error", 16, False].accuracy()[0] < 0.1
+    # cross-entropy: no row stuck; match's gap small, argmax's at 256 large
+    assert all(x[3] == 0 for r in table if r.loss == "cross_entropy" for x in r.runs)
+    assert (f"({acc('match', 'cross_entropy', 16, 1)} against "
+            f"{acc('match', 'cross_entropy', 16, 0)} at $d_k = 16$, "
+            f"{acc('match', 'cross_entropy', 256, 1)} against "
+            f"{acc('match', 'cross_entropy', 256, 0)} at 256)") in text
+    assert (f"{acc('argmax', 'cross_entropy', 256, 1)} against "
+            f"{acc('argmax', 'cross_entropy', 256, 0)}. Cross-entropy hides") in text
+    gap = {loss: row["match", loss, 256, True].accuracy()[0]
+           - row["match", loss, 256, False].accuracy()[0] for loss in training.LOSSES}
+    assert gap["cross_entropy"] < gap["output_error"] / 4
+    assert (row["argmax", "cross_entropy", 256, True].accuracy()[0]
+            - row["argmax", "cross_entropy", 256, False].accuracy()[0]) > 0.3
 
 
 # ------------------------------------------- the self-study on lessons 12 and 13 (issue 31)
@@ -591,14 +694,15 @@ def test_the_self_study_asks_about_the_backward_pass_and_the_training_run() -> N
     p = np.array([0.0, 1.0, 0.0])
     assert np.all(np.diag(p) - np.outer(p, p) == 0)  # J = diag(p) - p p^T, as lesson 12
     assert "diag(p) - p p^T" in by_lesson["12"].prompt
-    # lesson 13's question quotes the first-step ratios lesson 13 prints from its runs
+    # lesson 13's question quotes the first step lesson 13 prints: Adam's step on W_Q, and
+    # how far it moved the scores
     printed = text_of(NOTEBOOKS / "13_training.ipynb")
-    found = re.search(r"d_k = 256: first step on W_Q, unscaled / scaled: SGD (\d+\.\d)x, "
-                      r"Adam (\d\.\d\d)x", printed)
+    found = re.search(r"d_k = 256, unscaled / scaled: step on W_Q: SGD \d+\.\dx, Adam "
+                      r"(\d\.\d\d)x; scores moved: SGD \d+x, Adam (\d+\.\d)x", printed)
     assert found, "lesson 13 no longer prints its first-step ratios"
     prompt = by_lesson["13"].prompt
-    assert f"{found.group(1)} times as large with SGD" in prompt
-    assert f"({found.group(2)} times) with Adam" in prompt
+    assert f"exactly as large ({found.group(1)} times)" in prompt
+    assert f"moved the scores {found.group(2)} times as far" in prompt
 
 
 # ------------------------------------------------------------------------ lesson 14 (issue 35)
@@ -966,6 +1070,7 @@ def test_03_calls_what_it_measured_dw_dq_not_gradient() -> None:
     assert ("the unscaled query gets a *larger* median |dw/dq| than the scaled one") in text
     assert "It is not the gradient of a loss" in text
     assert "unscaled at $d_k = 256$, about half of the rows get next to none" in text
+    assert 0.4 < _step0(256, False).near_zero < 0.6  # lesson 13's measurement
 
 
 def test_10_bert_has_a_padding_mask() -> None:
