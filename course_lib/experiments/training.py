@@ -137,6 +137,9 @@ LEARNING_RATES: dict[str, tuple[float, ...]] = {
 }
 #: the learning rate of a run that names none (the best of the grid, scaled, both tasks)
 DEFAULT_LEARNING_RATE: dict[str, float] = {"sgd": 1.0, "adam": 0.003}
+#: the epsilon of Adam's step, lr * m / (sqrt(v) + ADAM_EPS); its running averages decay
+#: by 0.9 and 0.999
+ADAM_EPS = 1e-8
 #: the tuning seed is the table's seed plus this
 TUNING_OFFSET = 1000
 #: a row's gradient |dL/dS| below this counts as "near 0"
@@ -509,7 +512,7 @@ def _train(d_k: int, scale: bool, loss: str, task: str, optimiser: str, learning
                 v += 0.001 * g * g
                 m_hat = m / (1 - 0.9 ** (step + 1))
                 v_hat = v / (1 - 0.999 ** (step + 1))
-                W -= learning_rate * m_hat / (np.sqrt(v_hat) + 1e-8)
+                W -= learning_rate * m_hat / (np.sqrt(v_hat) + ADAM_EPS)
         if record_moves:
             record["score_move"][step] = np.abs(_scores(W_Q, W_K, batch, c)[1]
                                                 - rows.scores).mean()
@@ -546,7 +549,8 @@ def train(
         cross-entropy on the scores (see the module's docstring).
     task : {"match", "argmax"}, default "match"
     optimiser : {"adam", "sgd"}, default "adam"
-        Adam with the usual constants (0.9, 0.999, 1e-8), or plain gradient descent.
+        Adam with the usual constants (0.9, 0.999 and :data:`ADAM_EPS` = 1e-8), or plain
+        gradient descent.
     learning_rate : float, optional
         Default: :data:`DEFAULT_LEARNING_RATE` (0.003 for Adam, 1.0 for SGD). The table
         tunes it per condition instead.

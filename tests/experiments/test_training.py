@@ -189,6 +189,16 @@ def test_with_adam_the_scale_is_a_start_and_a_learning_rate():
         assert np.abs(plain.loss - scaled.loss).max() > 0.01  # without the fold: another run
 
 
+
+def test_the_folds_difference_is_adams_epsilon(monkeypatch):
+    """Lesson 13: "The difference is Adam's 1e-8 in its denominator, not the scale"."""
+    f = 64 ** -0.25
+    monkeypatch.setattr(T, "ADAM_EPS", 0.0)
+    scaled = train(64, learning_rate=0.003, steps=20)
+    folded = train(64, scale=False, learning_rate=0.003 * f, start_scale=f, steps=20)
+    assert np.abs(folded.loss - scaled.loss).max() < 1e-13
+
+
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                     reason="OpenBLAS core types are x86 names")
 def test_runs_are_the_same_bits_whichever_blas_kernel():
