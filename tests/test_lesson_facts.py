@@ -642,6 +642,12 @@ def test_13_table_claims_hold_on_the_stored_table() -> None:
     assert max(unscaled) < max(a for _, _, a in sweep[256, 1]) - 0.3
     ce = [max(a for _, _, a in row["match", "cross_entropy", 256, s].sweep) for s in (0, 1)]
     assert f"({ce[0]:.2f} against {ce[1]:.2f} at the best)" in text
+    # "... much closer to the scaled one, at every rate at most 0.17 behind"
+    ce_gaps = [s - u for (_, _, s), (_, _, u) in
+               zip(*(row["match", "cross_entropy", 256, sc].sweep for sc in (1, 0)), strict=True)]
+    assert f"at every rate at most {max(ce_gaps):.2f} behind" in text
+    oe_gaps = [s - u for (_, _, s), (_, _, u) in zip(sweep[256, 1], sweep[256, 0], strict=True)]
+    assert max(ce_gaps) < max(oe_gaps) / 3
     # the tuned table's readings
     assert (f"On `match` {acc('match', 'output_error', 16, 0)}, "
             f"{acc('match', 'output_error', 64, 0)} and {acc('match', 'output_error', 256, 0)}"
@@ -708,6 +714,32 @@ def test_the_self_study_asks_about_the_backward_pass_and_the_training_run() -> N
     assert f"exactly as large ({found.group(1)} times)" in prompt
     assert f"moved the scores {found.group(2)} times as far" in prompt
 
+
+
+def test_self_study_q9_feedback_says_what_lesson_13_measured() -> None:
+    """Issue 40: the feedback of the question on lesson 13 said the unscaled gradient is 'not
+    vanishing' (the batch mean) and that the run 'started one-hot'. Each feedback now states
+    what the lesson's rows show, and each of those statements is recomputed here."""
+    from course_quiz import self_study as quiz
+
+    [q] = [q for q in quiz.SelfStudyQuiz().questions if q.lesson == "13"]
+    said = {letter: " ".join(str(q.check(letter)).split()) for letter in q.letters}
+    found = re.search(r"d_k = 256, unscaled / scaled: .*?scores moved: SGD \d+x, "
+                      r"Adam (\d+\.\d)x",
+                      text_of(NOTEBOOKS / "13_training.ipynb"))
+    assert found, "lesson 13 no longer prints its first-step ratios"
+    unscaled, scaled = _step0(256, False), _step0(256, True)
+    # A: "the unscaled scores moved 8.0 times as far (lesson 13)", as the lesson prints
+    assert f"the unscaled scores moved {found.group(1)} times as far" in said["A"]
+    # B: "about half the rows saturated at d_k = 256"
+    assert "about half the rows saturated at d_k = 256" in said["B"]
+    assert 0.4 < unscaled.near_zero < 0.6
+    # D: the mean is larger unscaled, the gradient is near 0 row by row for saturated rows
+    assert ("The mean gradient on W_Q is larger unscaled, not vanishing; it is near 0 row by "
+            "row, for the saturated rows") in said["D"]
+    assert unscaled.wq_grad.mean() > scaled.wq_grad.mean()
+    assert np.median(unscaled.wq_grad) < np.median(scaled.wq_grad)
+    assert not any("one-hot from step 0" in s or "started one-hot" in s for s in said.values())
 
 # ------------------------------------------------------------------------ lesson 14 (issue 35)
 
