@@ -295,11 +295,18 @@ _RUBRIC = (
     (1, "Dividing by sqrt(d_k) is a scale, which does change the weights: unscaled scores "
         "spread like sqrt(d_k), so rows get more peaked as d_k grows; the answer reads this "
         "off the measured table of question 3 (a number from it, in its own words)."),
-    (1, "Says how to see the effect on learning: train the same model with and without the "
-        "division at a realistic head size and compare (loss curves, how fast the weights "
-        "move). An answer that only asserts 'the gradient vanishes' gets no credit for "
-        "this point: at head sizes 32 to 128 the unscaled rows are peaked but not one-hot, "
-        "and what the scale does to training is measured, not assumed."),
+    (1, "Says what to measure to find out whether the division matters for training at "
+        "d_k = 64, or explains the effect with what the course measured; either gets the "
+        "point. Any concrete measurement counts: train the same heads with and without "
+        "the division (tuned learning rates, several seeds) and compare held-out loss or "
+        "accuracy; or measure, example by example, the gradient that reaches the scores "
+        "or W_Q (the fraction of rows near 0) or how far the scores move per step. So "
+        "does an explanation the course's measurements support, for example that "
+        "undivided rows saturate (lesson 03: median largest weight 0.97 at d_k = 128) and "
+        "that a saturated row sends almost no gradient back through softmax, so its "
+        "example is hardly learnt from (lesson 13); 'the gradient vanishes', said of the "
+        "saturated rows, is that explanation. No credit for a bare assertion with neither "
+        "a measurement nor a mechanism."),
 )
 
 #: The checkpoint quiz of the course (nbgrader assignment ``checkpoint``).

@@ -262,8 +262,7 @@ def test_every_wrong_answer_is_a_misconception_named_in_the_spec():
 
 
 def test_the_written_answer_is_graded_with_the_specs_rubric():
-    """The source's model answer carries the spec's rubric, word for word, and neither
-    rests on 'the gradient vanishes' (issue 30: at d_k = 64 it does not)."""
+    """The source's model answer carries the spec's rubric, word for word."""
     written = CHECKPOINT.question("written_shift_or_scale")
     assert written.manual and sum(p for p, _ in written.rubric) == written.points == 3
     [cell] = [c for c in PUBLIC.cells
@@ -272,6 +271,7 @@ def test_the_written_answer_is_graded_with_the_specs_rubric():
     for points, criterion in written.rubric:
         assert f"{points} point{'s' if points > 1 else ''}: {' '.join(criterion.split())}" \
             in text
-    model_answer = text.split("*Rubric", 1)[0]
-    assert "gradient" not in model_answer
-    assert "training" in written.rubric[-1][1] and "no credit" in written.rubric[-1][1]
+    # issue 40: the last point credits any concrete measurement and the explanations the
+    # course measured (a saturated row sends almost no gradient back, lesson 13)
+    last = written.rubric[-1][1]
+    assert "training" in last and "Any concrete measurement" in last
