@@ -29,8 +29,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import lesson_index  # noqa: E402  (the scripts' modules, on the path above)
 import run_lessons  # noqa: E402
 
-from tests.test_lessons import AWAITING_ISSUE_40  # noqa: E402
-
 #: Where lessons are selected: a selection of a set of lessons by number here would exempt a
 #: new lesson, or hold a renumbered one to another's rules.
 SELECTING = ["tests", "scripts", "course_site", "benchmarks", "conftest.py"]
@@ -95,15 +93,12 @@ def add_throwaway_lesson(course: Path) -> lesson_index.Notebook:
     self-study checkpoint, which moves one number on; then the generated files."""
     folder = course / "notebooks"
     last = lesson_index.lessons(folder)[-1]
-    # its cells: an executed lesson that meets the rules (a lesson still waiting for issue
-    # 40's branch does not meet issue 44's yet: tests/test_lessons.py names them)
-    meets = [n for n in lesson_index.lessons(folder) if n.path.stem not in AWAITING_ISSUE_40]
     checkpoint = lesson_index.the_one(folder, kind=lesson_index.CHECKPOINT)
     assert int(checkpoint.number) == int(last.number) + 1, "the checkpoint follows the lessons"
     moved = folder / f"{int(checkpoint.number) + 1:02d}_{checkpoint.name}.ipynb"
     checkpoint.path.rename(moved)  # git mv, in a repository
     new = folder / f"{checkpoint.number}_{THROWAWAY}.ipynb"
-    nb = nbformat.read(meets[-1].path, as_version=4)
+    nb = nbformat.read(last.path, as_version=4)  # its cells: an executed lesson of the rules
     first = nb.cells[0].source.split("\n", 1)
     nb.cells[0].source = f"# {checkpoint.number} · A throw-away lesson\n" + first[1]
     nb.metadata["lesson"] = {"kind": "lesson", "part": last.part,

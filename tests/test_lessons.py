@@ -251,23 +251,6 @@ THINKING_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")]
 
 GUESS = re.compile(r"^(my_\w+) = \.\.\.", flags=re.M)
 
-#: Lessons whose predictions close only once issue 40's branch, which rewrites them, has
-#: landed (issue 44's engineer may not edit them before): a strict xfail, so that each one
-#: must leave this set the moment it passes. Empty once they are done.
-AWAITING_ISSUE_40 = {"10_order_and_cost", "13_training", "14_without_the_table",
-                     "15_kv_cache_and_block"}
-
-
-#: Of those, the ones with a "say why" prompt.
-AWAITING_ISSUE_40_SAY_WHY = {"10_order_and_cost"}
-
-
-def _closing(paths: list[Path], awaiting: set[str] = AWAITING_ISSUE_40) -> list:
-    return [pytest.param(p, id=p.stem, marks=pytest.mark.xfail(
-        strict=True, reason="issue 40's branch rewrites this lesson; it closes after")) if
-            p.stem in awaiting else pytest.param(p, id=p.stem) for p in paths]
-
-
 def predictions(path: Path):
     """Each predict cell of a lesson: (its index, the variables it asks for, the index of
     the cell that reads them back, tagged `compare`)."""
@@ -279,7 +262,7 @@ def predictions(path: Path):
             yield i, GUESS.findall(cell.source), compare
 
 
-@pytest.mark.parametrize("path", _closing(THINKING_LESSONS))
+@pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
 def test_a_prediction_first_and_an_exercise_that_is_not_a_fill_in(path):
     """Issue 30: the student writes a guess in code before a run, then the lesson says what
     happened; and at least one exercise derives, chooses or finds a bug. Issue 44: the guess
@@ -335,7 +318,7 @@ def _parts_of(source: str, ns: dict) -> tuple:
     return tuple(seen)
 
 
-@pytest.mark.parametrize("path", _closing(THINKING_LESSONS))
+@pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
 def test_every_guess_is_read_back_beside_the_measurement(path):
     """Fill each predict cell's guess and run its comparison: the guess is shown beside
     what the run measured, each part said in words to hold or not (no grade); over the
@@ -369,7 +352,7 @@ def test_every_guess_is_read_back_beside_the_measurement(path):
             assert "held" in seen and seen - {"held"}, (path.name, part.about, seen)
 
 
-@pytest.mark.parametrize("path", _closing(THINKING_LESSONS, AWAITING_ISSUE_40_SAY_WHY))
+@pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
 def test_every_say_why_prompt_keeps_a_place_and_a_self_check(path):
     """A prompt to say why in a sentence has a cell the student writes in (`my_reason`,
     tagged `say-why`), stored with its nudge; once written, the self-check names what a
@@ -793,8 +776,7 @@ OPTIONAL_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")
                     if n.part in lesson_index.OPTIONAL_PARTS]
 
 
-@pytest.mark.parametrize("path", _closing(OPTIONAL_LESSONS, {"14_without_the_table",
-                                                             "15_kv_cache_and_block"}))
+@pytest.mark.parametrize("path", OPTIONAL_LESSONS, ids=[p.stem for p in OPTIONAL_LESSONS])
 def test_parts_two_and_three_build_on_part_one_only(path):
     """A lesson of an optional part names, on its Before: line, lessons of part 1 or of its
     own part only, so that a class can take either optional part after part 1."""

@@ -508,6 +508,14 @@ REASONS: dict[str, tuple[Point, ...]] = {
               "not depend on d_k", ("d_k", "dk", "depend", "not on", "n × n", "n x n", "n^2",
                                      "n²")),
     ),
+    "table_bytes_doubled": (
+        Point("each head's table holds n × n weights, so twice the tokens make it four times "
+              "as large (72 MB to 288 MB)", ("four", "4", "quadr", "n²", "n^2", "n × n",
+                                             "n x n", "square", "288")),
+        Point("the 12 heads' tables grow by the same factor of four (864 MB to about 3.5 GB): "
+              "the number of heads does not change", ("same", "both", "heads", "3.5", "3456",
+                                                      "12")),
+    ),
     "buggy_line": (
         Point("line 2 divides by the square root of Q.shape[0], the number of heads (12), "
               "not of d_k (32)", ("head", "12", "shape[0]", "first axis", "axis 0")),
