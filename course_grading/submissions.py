@@ -20,7 +20,7 @@ Examples
 >>> sorted(KINDS)[:3]
 ['blank', 'copies_lessons', 'correct']
 >>> len(KINDS)
-18
+19
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ import numpy as np
 from .mistakes import CORRECT_ANSWER, MISTAKES
 from .variants import QuizFacts
 
-__all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "lifted_answers",
-           "made_up_submission", "make_submission", "place_made_up"]
+__all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "UNIFORM_WEIGHTS", "answers_for", "fill_answers",
+           "know_nothing_answers", "lifted_answers", "made_up_submission", "make_submission",
+           "place_made_up"]
 
 #: The notebook's file name in the assignment.
 NOTEBOOK = "checkpoint.ipynb"
@@ -95,6 +96,8 @@ KINDS = {
     "monkeypatches_checks": "the missing-scale mistake, and the answer cell replaces "
     "np.allclose, np.isclose, abs and course_lib's check functions to make every check agree",
     "uses_course_lib": "the function imported from course_lib, which the quiz forbids",
+    "knows_nothing": "answers that never read the inputs (issue 42): uniform weights over "
+    "the other tokens, a uniform row for the derivation, no letter, no written answer",
     "copies_lessons": "every answer lifted from a lesson or the self-study quiz: lesson 16's "
     "attention weights, the unshifted row (lesson 04: a shift changes nothing), the "
     "self-study's right letters, its feedback on why_scale as the written answer",
@@ -133,6 +136,22 @@ def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[
         "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key").lower()}"',
         "written_shift_or_scale": WRITTEN_ANSWER,
     }
+
+
+#: What a student who knows nothing of attention hands in for the function: the right
+#: shape, zero on the diagonal, rows summing to 1, and Q and K never read.
+UNIFORM_WEIGHTS = '''\
+def weights_without_self(Q, K):
+    n = len(Q)
+    return (1 - np.eye(n)) / (n - 1)
+'''
+
+
+def know_nothing_answers() -> dict[str, str]:
+    """The answer cells of a student who knows nothing: :data:`UNIFORM_WEIGHTS`, a uniform
+    row for the derivation, and the multiple-choice and written cells as released."""
+    return {"weights_without_self": UNIFORM_WEIGHTS,
+            "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))"}
 
 
 def lifted_answers() -> dict[str, str]:
@@ -236,6 +255,8 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
             "from course_lib.checkpoint_checks import weights_without_self\n")
     elif kind == "copies_lessons":
         answers = lifted_answers()
+    elif kind == "knows_nothing":
+        answers = know_nothing_answers()
     nb = fill_answers(released, answers)
     if kind == "edited_tests":
         for cell in nb.cells:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -83,9 +84,11 @@ __all__ = [
     "SOURCE_PATH",
     "QuizFacts",
     "Variant",
+    "baseline_table",
     "encode_expected",
     "fill",
     "isolation_table",
+    "know_nothing_answers",
     "main",
     "make_variant",
     "measure_table",
@@ -185,8 +188,12 @@ def _shift_inputs(v: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
-def _rng(seed: str) -> np.random.Generator:
-    digest = hashlib.sha256(f"attention-course/checkpoint/v2/{seed}".encode()).digest()
+def _rng(seed: str, stream: str = "") -> np.random.Generator:
+    """The generator of one stream of a seed's numbers. The hidden checks' inputs have a
+    stream of their own, so that nothing a student sees (the example, the table) is drawn
+    from the generator state that drew them."""
+    tag = f"/{stream}" if stream else ""
+    digest = hashlib.sha256(f"attention-course/checkpoint/v2{tag}/{seed}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "big"))
 
 
@@ -204,17 +211,35 @@ def _unsaturated(w: NDArray[np.float64]) -> bool:
     return bool(off.max() <= _SATURATED and off.min() >= _TINY)
 
 
+def _informative(w: NDArray[np.float64]) -> bool:
+    """Whether no row of ``w`` is one-hot and the table is not uniform over the other
+    tokens: each row has at least two weights in [0.01, 0.9], and some weight is at least
+    :data:`_MARGIN` from 1 / (n - 1)."""
+    n = w.shape[0]
+    mask = ~np.eye(n, dtype=bool)
+    inside = (w >= _TINY) & (w <= _SATURATED) & mask
+    return bool(inside.sum(axis=1).min() >= 2
+                and np.abs(w[mask] - 1.0 / (n - 1)).max() >= _MARGIN)
+
+
+@functools.cache
+def _mistaken_functions() -> dict[str, Any]:
+    return {m.id: answer_function(MISTAKE_SOURCES[m.id]) for m in CHECKPOINT.mistakes}
+
+
 def _answers() -> dict[str, Any]:
-    return {"correct": weights_without_self,
-            **{m.id: answer_function(MISTAKE_SOURCES[m.id]) for m in CHECKPOINT.mistakes}}
+    return {"correct": weights_without_self, **_mistaken_functions()}
 
 
-def _moved(func: Any, Q: NDArray[np.float64], K: NDArray[np.float64]) -> float:
-    """How far ``func``'s weights are from the right ones (NaN counts as far)."""
+def _moved(func: Any, Q: NDArray[np.float64], K: NDArray[np.float64],
+           want: NDArray[np.float64] | None = None) -> float:
+    """How far ``func``'s weights are from the right ones ``want`` (computed when None;
+    NaN counts as far)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         got = np.asarray(func(Q.copy(), K.copy()), dtype=float)
-    want = weights_without_self(Q, K)
+    if want is None:
+        want = weights_without_self(Q, K)
     if got.shape != want.shape:
         return np.inf
     return float(np.abs(np.nan_to_num(got, nan=10.0, posinf=10.0, neginf=10.0) - want).max())
@@ -274,12 +299,45 @@ def _symmetric_circulant(first_row: Sequence[float]) -> NDArray[np.float64]:
     return np.array([[first_row[(j - i) % n] for j in range(n)] for i in range(n)])
 
 
+def _derangement(rng: np.random.Generator, n: int) -> NDArray[np.int64]:
+    """A random permutation of ``range(n)`` that moves every index."""
+    while True:
+        perm = rng.permutation(n)
+        if not np.any(perm == np.arange(n)):
+            return perm
+
+
+def _far_key_inputs(rng: np.random.Generator, near: NDArray[np.float64],
+                    diagonal: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Four tokens, d_k = 4, whose scores are ``near[i]`` on two keys of row i, far below on
+    the third (a different key in each row and each column), ``diagonal[i]`` on itself.
+
+    The right weights of each row are then 1/2, 1/2 and 0 (to float precision) whatever the
+    scale: far keys get a weight below 1e-13 with or without the division, and the two
+    near keys share the row. Integer entries keep equal scores exactly equal. The keys are
+    a signed permutation matrix and the queries the scores carried over, so that
+    ``Q @ K.T`` is exactly the table of scores.
+    """
+    n = len(near)
+    far = _derangement(rng, n)
+    drop = rng.integers(61, 81, size=n).astype(float)
+    scores = np.tile(near[:, None], (1, n))
+    scores[np.arange(n), far] = near - drop
+    scores[np.arange(n), np.arange(n)] = diagonal
+    keys = np.eye(n)[rng.permutation(n)] * rng.choice([-1.0, 1.0], size=n)[:, None]
+    queries = scores @ keys  # keys is orthogonal: queries @ keys.T == scores
+    return queries + 0.0, keys + 0.0
+
+
 def _hidden_inputs(
     rng: np.random.Generator,
 ) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
     """Draw inputs on which each hidden check sees its own mistake and no other of the four.
 
-    All are four tokens, so that hiding the diagonal matters in every check.
+    All are four tokens, so that hiding the diagonal matters in every check, and on none is
+    the right answer uniform over the other tokens (issue 42): an answer that never reads
+    Q and K fails every one.
     """
     # missing scale: Q = K symmetric circulant and n = d_k. The scores are symmetric with
     # every row a permutation of the first, so every row (diagonal hidden) has the same
@@ -287,14 +345,16 @@ def _hidden_inputs(
     # wrong axis is the same number. Only the scale changes the answer.
     a, b, c = _r1(rng.uniform(-1.5, 1.5, size=3))
     q_scale = _symmetric_circulant([a, b, c, b])
-    # wrong axis: every key is the same, so each row's visible scores are equal and the
-    # right weights are 1/3 whatever the scale; a softmax over the queries is not.
-    q_axis = _r1(rng.uniform(-2.0, 2.0, size=(4, 2)))
-    k_axis = np.tile(_r1(rng.uniform(-2.0, 2.0, size=(1, 2))), (4, 1))
-    # naive exp: every score is the same large number (above 709 after scaling, where exp
-    # overflows in float64). The right weights are 1/3, whatever the scale or axis.
-    q_big = rng.integers(15, 31, size=(1, 2)).astype(float)
-    k_big = rng.integers(15, 31, size=(1, 2)).astype(float)
+    # wrong axis: in each row two equal scores and one far below (weights 1/2, 1/2, 0, so
+    # neither the scale nor d_k can matter: n = d_k = 4), the equal scores differing from
+    # row to row, so that a softmax down a column, over the queries, gives other weights.
+    near = rng.choice(np.arange(-3.0, 4.0), size=4, replace=False)
+    q_axis, k_axis = _far_key_inputs(rng, near, near.copy())
+    # naive exp: the same pattern with every near score the same large number (above 709
+    # after scaling, where exp overflows in float64; the far ones too): each column then
+    # has two near scores and one far, like each row, so the axis does not matter either.
+    big = np.full(4, float(rng.integers(1500, 2501)))
+    q_big, k_big = _far_key_inputs(rng, big, big.copy())
     # d_k from the wrong axis: d_k = 1, so the scale is 1 (a missing scale changes
     # nothing) while n = 4; two signs of each kind, so every row's visible scores are one
     # of each sign and one like it: every row and column has the same total.
@@ -303,9 +363,50 @@ def _hidden_inputs(
     return {
         "test_missing_scale": (q_scale, q_scale.copy()),
         "test_wrong_axis": (q_axis, k_axis),
-        "test_naive_exp_overflow": (np.tile(q_big, (4, 1)), np.tile(k_big, (4, 1))),
+        "test_naive_exp_overflow": (q_big, k_big),
         "test_dk_from_wrong_axis": (q_dk, q_dk.copy()),
     }
+
+
+def know_nothing_answers(variant: Variant) -> dict[str, Any]:
+    """Answers to ``weights_without_self`` that never read Q and K (name -> function).
+
+    Uniform weights over the other tokens (0 on the diagonal), uniform over every token,
+    the right table of the setup cell's example replayed on any input, and constant
+    tables. A student who knows nothing of attention can hand in any of these; each must
+    fail every hidden check of the function (issue 42).
+    """
+    replay = weights_without_self(variant.Q, variant.K)
+
+    def const(value: float, hide: bool) -> Any:
+        def answer(Q: Any, K: Any) -> NDArray[np.float64]:
+            n = np.shape(Q)[0]
+            out = np.full((n, n), value)
+            if hide:
+                np.fill_diagonal(out, 0.0)
+            return out
+        return answer
+
+    answers: dict[str, Any] = {
+        "uniform_over_others": lambda Q, K: (1.0 - np.eye(np.shape(Q)[0]))
+        / (np.shape(Q)[0] - 1),
+        "uniform_over_all": lambda Q, K: np.full((np.shape(Q)[0],) * 2, 1.0 / np.shape(Q)[0]),
+        "visible_example_replayed": lambda Q, K: replay.copy(),
+    }
+    for value in (0.0, 0.25, 1 / 3, 0.5, 1.0):
+        answers[f"constant_{value:.3g}"] = const(value, hide=False)
+        answers[f"constant_{value:.3g}_zero_diagonal"] = const(value, hide=True)
+    return answers
+
+
+def baseline_table(variant: Variant) -> dict[str, dict[str, float]]:
+    """How far each :func:`know_nothing_answers` answer is from the right weights, on each
+    hidden check of the function (``table[answer][grade_id]``: largest difference)."""
+    right = {test_id: weights_without_self(Q, K)
+             for test_id, (Q, K) in variant.hidden_inputs.items()}
+    return {name: {test_id: _moved(func, Q, K, right[test_id])
+                   for test_id, (Q, K) in variant.hidden_inputs.items()}
+            for name, func in know_nothing_answers(variant).items()}
 
 
 def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
@@ -321,9 +422,11 @@ def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
         ``answer`` is ``"correct"`` or a mistake id.
     """
     inputs = {VISIBLE_WEIGHT_CHECK: (variant.Q, variant.K), **variant.hidden_inputs}
+    right = {test_id: weights_without_self(Q, K) for test_id, (Q, K) in inputs.items()}
     table: dict[str, dict[str, bool]] = {}
     for name, func in _answers().items():
-        table[name] = {test_id: _moved(func, Q, K) > CHECKPOINT.check(test_id).tolerance
+        table[name] = {test_id: _moved(func, Q, K, right[test_id])
+                       > CHECKPOINT.check(test_id).tolerance
                        for test_id, (Q, K) in inputs.items()}
     return table
 
@@ -331,8 +434,12 @@ def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
 def _check_variant(variant: Variant) -> str | None:
     """Return why the variant is unusable, or None if every check catches what it must."""
     for test_id, (Q, K) in variant.hidden_inputs.items():
-        if not _unsaturated(weights_without_self(Q, K)):
-            return f"{test_id}: the right weights are saturated"
+        if not _informative(weights_without_self(Q, K)):
+            return f"{test_id}: the right weights are one-hot or uniform in some row"
+    for name, row in baseline_table(variant).items():
+        passed = sorted(t for t, moved in row.items() if moved < _MARGIN)
+        if passed:
+            return f"{name}, which never reads Q and K, passes {passed}"
     table = isolation_table(variant)
     own = {c.grade_id: c.mistake for c in CHECKPOINT.checks if c.mistake}
     every = {m.id for m in CHECKPOINT.mistakes if m.everywhere}
@@ -385,9 +492,10 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
                 tuple(int(i) for i in rng.permutation(len(CHECKPOINT.letters)))
                 for q in MC_QUESTIONS}
     seed_id = "public" if public else hashlib.sha256(seed.encode()).hexdigest()[:12]
+    hidden = _rng(seed, "hidden")
     for _attempt in range(1000):
         variant = Variant(seed_id, Q, K, row, shift_key, c, table, unscaled_first, mc_order,
-                          _hidden_inputs(rng))
+                          _hidden_inputs(hidden))
         if _check_variant(variant) is None:
             return variant
     raise RuntimeError(f"could not draw isolating hidden-check inputs for seed {seed!r}")

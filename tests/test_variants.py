@@ -145,10 +145,11 @@ def test_each_hidden_check_fails_for_exactly_its_own_mistake(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_isolation_table_and_unsaturated_inputs(seed):
+def test_isolation_table_and_informative_inputs(seed):
     """Each of the four mistakes fails its own hidden check only; what a copy of the
     lessons' code gives (no mask, lesson 07's mask, a mask after the softmax) fails every
-    check; the setup example shows every mistake but the overflow."""
+    check; the setup example shows every mistake but the overflow; no hidden input has a
+    one-hot row or a right answer uniform over the other tokens."""
     v = make_variant(seed)
     table = isolation_table(v)
     assert not any(table["correct"].values())
@@ -161,8 +162,53 @@ def test_isolation_table_and_unsaturated_inputs(seed):
         if mistake.id != "naive_exp_overflow":
             assert table[mistake.id]["test_weights_visible"], mistake.id
     for test_id, (Q, K) in v.hidden_inputs.items():
-        off = weights_without_self(Q, K)[~np.eye(len(Q), dtype=bool)]
-        assert off.max() <= 0.9 and off.min() >= 0.01, test_id
+        w = weights_without_self(Q, K)
+        inside = (w >= 0.01) & (w <= 0.9) & ~np.eye(len(Q), dtype=bool)
+        assert inside.sum(axis=1).min() >= 2, (test_id, w)  # no row is one-hot
+        uniform = (1 - np.eye(len(Q))) / (len(Q) - 1)
+        assert np.abs(w - uniform).max() >= 0.02, (test_id, w)  # and none uniform
+
+
+KNOW_NOTHING = {
+    "uniform over the others": "def weights_without_self(Q, K):\n"
+    "    n = len(Q)\n    return (1 - np.eye(n)) / (n - 1)\n",
+    "uniform over all": "def weights_without_self(Q, K):\n"
+    "    return np.full((len(Q), len(Q)), 1 / len(Q))\n",
+    "zeros": "def weights_without_self(Q, K):\n    return np.zeros((len(Q), len(Q)))\n",
+    "a constant": "def weights_without_self(Q, K):\n    return np.full((len(Q), len(K)), 0.5)\n",
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_an_answer_that_never_reads_Q_and_K_fails_every_hidden_check(seed):
+    """Issue 42: uniform weights over the other tokens passed test_wrong_axis and
+    test_naive_exp_overflow (four identical keys, identical rows: the right answer was
+    uniform). Judged as the grader judges, on the notebook's own inputs: no answer that
+    ignores Q and K passes a hidden check, nor does the example's right table replayed."""
+    nb = fill(PUBLIC, make_variant(seed))
+    facts = quiz_facts(nb)
+    replay = weights_without_self(facts.Q, facts.K).tolist()
+    answers = {name: answer_function(source) for name, source in KNOW_NOTHING.items()}
+    answers["the example's right table replayed"] = lambda Q, K: np.array(replay)
+    for name, func in answers.items():
+        for test_id in HIDDEN_WEIGHT_CHECKS:
+            inputs = _inputs(nb, test_id)
+            verdict = judge(test_id, json.loads(json.dumps(answer_as_data(
+                "weights", func, (inputs["Q"], inputs["K"])))), inputs,
+                expected=expected(test_id, inputs))
+            assert not verdict.passed, (seed, name, test_id)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_variant_proof_covers_answers_that_never_read_Q_and_K(seed):
+    """make_variant refuses inputs on which such an answer comes within 0.02 of the right
+    weights; measured here on what it returned."""
+    v = make_variant(seed)
+    table = variants.baseline_table(v)
+    assert {"uniform_over_others", "visible_example_replayed"} <= set(table)
+    for name, row in table.items():
+        assert set(row) == set(HIDDEN_WEIGHT_CHECKS)
+        assert min(row.values()) >= 0.02, (name, row)
 
 
 def test_the_overflow_check_really_overflows_a_naive_exp():
