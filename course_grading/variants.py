@@ -94,7 +94,6 @@ __all__ = [
     "measure_table",
     "quiz_facts",
     "tracked_by_git",
-    "visible_expected",
 ]
 
 #: The seed of the public, committed quiz source.
@@ -121,7 +120,7 @@ HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
 
 #: The visible check of the function (on the setup cell's example).
 VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
-                            if c.kind == "weights" and not c.hidden)
+                            if c.kind == "weights" and not c.mistake)
 
 #: The head sizes of the measured table, and its keys per row.
 TABLE_DK = (4, 16, 64, 256)
@@ -563,36 +562,6 @@ class _Encoded(str):
     """An :func:`encode_expected` text, written as one string literal per line."""
 
 
-#: The grade id of the locked cell that holds what the visible check compares with.
-CHECK_DATA = "check_data"
-
-_CHECK_DATA_HEAD = (
-    "# What the check of question 1 compares with on the setup cell's example, encoded (the\n"
-    "# check reads it; the grader computes its own). Nothing to read here: run this cell.\n")
-
-
-def check_data_source(value: dict[str, Any], width: int = 88) -> str:
-    """The source of the :data:`CHECK_DATA` cell: ``visible_expected`` = the encoding."""
-    text = encode_expected(value)
-    lines = "".join(f'    "{text[i:i + width]}"\n' for i in range(0, len(text), width))
-    return f"{_CHECK_DATA_HEAD}visible_expected = (\n{lines})"
-
-
-def visible_expected(Q: NDArray[np.float64], K: NDArray[np.float64]) -> dict[str, Any]:
-    """What the visible check compares with, for the setup cell's example.
-
-    The right weights and what each mistake gives, except a mistake that gives the right
-    weights or non-finite ones here (it cannot be named on this example).
-    """
-    full = expected(VISIBLE_WEIGHT_CHECK, {"Q": Q, "K": K})
-    assert full is not None
-    want = np.asarray(full["want"])
-    tol = CHECKPOINT.check(VISIBLE_WEIGHT_CHECK).tolerance
-    mistaken = {k: v for k, v in full["mistaken"].items()
-                if np.isfinite(v).all() and np.abs(np.asarray(v) - want).max() > tol}
-    return {"want": full["want"], "mistaken": mistaken}
-
-
 def _replace(source: str, edits: list[tuple[Literal, Any]]) -> str:
     """Replace literals (by their positions) with new values, keeping their layout."""
     lines = source.split("\n")
@@ -748,10 +717,10 @@ def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNo
         (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
         (values["row"], variant.row), (values["shift_key"], variant.shift_key),
         (values["c"], variant.c)])
-    if CHECK_DATA not in cells:
-        raise QuizSourceError(f"the quiz needs a locked cell {CHECK_DATA!r} (after the setup "
-                              "cell) for what the visible check compares with")
-    cells[CHECK_DATA].source = check_data_source(visible_expected(variant.Q, variant.K))
+    visible_call = _hidden_call(cells[VISIBLE_WEIGHT_CHECK], VISIBLE_WEIGHT_CHECK)
+    cells[VISIBLE_WEIGHT_CHECK].source = _replace(cells[VISIBLE_WEIGHT_CHECK].source, [
+        (_expected_literal(visible_call, VISIBLE_WEIGHT_CHECK), _Encoded(encode_expected(
+            expected(VISIBLE_WEIGHT_CHECK, {"Q": variant.Q, "K": variant.K}))))])
     for test_id, (Q, K) in variant.hidden_inputs.items():
         call = _hidden_call(cells[test_id], test_id)
         cells[test_id].source = _replace(cells[test_id].source, [

@@ -16,15 +16,17 @@ derivation, is a named :class:`Misconception`; every wrong function a named
 :class:`Mistake`.
 
 **What one mistake costs (decided, issue 33).** The function question's 5 points are one
-for the visible check (the setup cell's example, which students run before handing in) and
-one for each hidden check, built to catch one :class:`Mistake` alone. A mistake that the
-example shows (a missing division by sqrt(d_k), the wrong axis, d_k from the wrong axis)
-so costs 2 of the function's 5 points: the visible check, because it failed in front of
-the student, and the hidden check, which names the mistake. That is intended: handing in a
-function whose own visible check fails costs a point, whatever the mistake. A naive exp
-costs 1 (the example's scores are too small to overflow); a mistake every check catches
-(the lessons' plain weights, a causal mask) costs all 5. The feedback and the class report
-name the mistake for every lost point, and call the second one "same mistake as" the first
+for the check on the setup cell's example and one for each hidden check, built to catch
+one :class:`Mistake` alone. Students run the example's check before handing in, but it
+shows them only the form of their weights (shape, zero diagonal, rows summing to 1) and
+the mistakes that show in the form; its point is for the weights themselves, judged when
+the quiz is graded (issue 41: a check that confirmed the values could be passed by trial
+and error). A mistake that the example shows (a missing division by sqrt(d_k), the wrong
+axis, d_k from the wrong axis) so costs 2 of the function's 5 points: the example's check
+and the hidden check, which names the mistake. A naive exp costs 1 (the example's scores
+are too small to overflow); a mistake every check catches (the lessons' plain weights, a
+causal mask) costs all 5. The feedback and the class report name the mistake for every
+lost point, and call the second one "same mistake as" the first
 (:func:`course_grading.gradetable.lost_points`).
 
 It holds no answer, no number of a quiz and no right letter (STYLE.md habit 9): the
@@ -385,9 +387,10 @@ CHECKPOINT = QuizSpec(
     ),
     checks=(
         Check("test_weights_visible", question="weights_without_self", points=1,
-              answer="weights_without_self", kind="weights",
+              answer="weights_without_self", kind="weights", hidden=True,
               looks_at="weights_without_self on the setup cell's example: the shape, rows "
-                       "summing to 1, the diagonal, the weights",
+                       "summing to 1, the diagonal (shown in your notebook), and the weights "
+                       "(checked when graded)",
               hint="the weights are not softmax(Q K^T / sqrt(d_k)) over each row with the "
                    "diagonal hidden"),
         Check("test_missing_scale", **_WEIGHTS_CHECK, mistake="missing_scale",

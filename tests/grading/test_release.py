@@ -94,8 +94,10 @@ def _validator(course):
     [
         ("correct", set()),
         ("mistake_naive_exp_overflow", set()),  # only a hidden test catches it
-        # question 2's visible check looks at the form only: a wrong function passes it
-        ("mistake_missing_scale", {"test_weights_visible"}),
+        # the visible checks look at the form only (issue 41): a missing scale keeps it,
+        # a softmax down the columns does not (its rows do not sum to 1)
+        ("mistake_missing_scale", set()),
+        ("mistake_wrong_axis", {"test_weights_visible"}),
         (
             "blank",
             {
