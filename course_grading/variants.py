@@ -63,17 +63,27 @@ from typing import Any
 
 import nbformat
 import numpy as np
+from nbgrader.utils import compute_checksum
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, softmax
 from course_lib.checkpoint_spec import CHECKPOINT
 
-from .check_calls import Literal, QuizSourceError, check_calls, setup_values
+from .check_calls import (
+    BEGIN_HIDDEN,
+    Literal,
+    QuizSourceError,
+    check_calls,
+    setup_values,
+)
 from .checkpoint_answers import (
     MISCONCEIVED,
     MISTAKE_SOURCES,
+    OPTIONS,
     answer_function,
+    duplicated_key_weight,
     expected,
+    option_numbers,
     shifted_key_row,
     weights_without_self,
 )
@@ -86,11 +96,14 @@ __all__ = [
     "Variant",
     "baseline_table",
     "encode_expected",
+    "facts_of",
     "fill",
     "isolation_table",
     "know_nothing_answers",
     "main",
     "make_variant",
+    "mc_letters",
+    "mc_options",
     "measure_table",
     "quiz_facts",
     "tracked_by_git",
@@ -122,15 +135,24 @@ HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
 VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
                             if c.kind == "weights" and not c.mistake)
 
+#: The tokens' names in the setup cell.
+TOKENS = ("we", "saw", "the", "dog")
+
 #: The head sizes of the measured table, and its keys per row.
-TABLE_DK = (4, 16, 64, 256)
-TABLE_KEYS = 16
+#: The measurements a variant's table of question 3 comes from: head sizes, keys per row,
+#: the size of the queries' and keys' entries; each variant draws one of each.
+TABLE_DKS = ((4, 16, 64, 256), (2, 8, 32, 128), (8, 32, 128, 512))
+TABLE_KEYS = (8, 10, 12, 16, 20, 24)
+TABLE_SCALES = (0.8, 0.9, 1.0, 1.1, 1.2)
 _TABLE_ROWS = 400
 
 _SATURATED = 0.9  # a correct weight above this (or below _TINY) counts as saturated
 _TINY = 0.01
 _MARGIN = 0.02  # a mistake must move some weight by at least this much to count as caught
 _OPTION = re.compile(r"^- \*\*([A-Z])\.\*\* (.+)$")
+BEGIN_SOLUTION = "### BEGIN SOLUTION"
+_TABLE_KEYS = re.compile(r"over\s+\d+\s+rows\s+of\s+\d+\s+keys")
+_TABLE_SCALE = re.compile(r"entries\s+of\s+size\s+about\s+\d+(?:\.\d+)?")
 _TABLE_ROW = re.compile(r"^\| (\d+) \| ")
 
 
@@ -148,16 +170,23 @@ class Variant:
         The derivation's row, and the key whose scores it raises.
     c : float
         How much that key's scaled scores are raised.
-    table : ndarray, shape (len(TABLE_DK), 2)
+    table : ndarray, shape (4, 2)
         Measured mean largest weight per row: column 0 with the division by sqrt(d_k),
-        column 1 without.
+        column 1 without; one row per head size of ``table_setup``.
     unscaled_first : bool
         Whether the table shows the unscaled column first (as X).
     mc_order : dict of str to tuple of int
-        For each multiple-choice question, the order in which the public notebook's
-        options appear in this variant (indices into that order).
+        For each multiple-choice question, the order in which its options
+        (:data:`course_grading.checkpoint_answers.OPTIONS`, the public notebook's order)
+        appear in this variant: ``mc_order[q][p]`` is the option shown at letter ``p``.
     hidden_inputs : dict of str to (ndarray, ndarray)
         For each hidden check of the function, the ``(Q, K)`` it uses.
+    dup_query, dup_key : int
+        Question 4: the query it asks about, and the token appended a second time.
+    tokens : tuple of str
+        The tokens' names.
+    table_setup : (tuple of int, int, float)
+        How the table was measured: the head sizes, the keys per row, the entries' size.
     """
 
     seed_id: str
@@ -171,6 +200,10 @@ class Variant:
     mc_order: dict[str, tuple[int, ...]]
     hidden_inputs: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(
         repr=False)
+    dup_query: int = 0
+    dup_key: int = 3
+    tokens: tuple[str, ...] = TOKENS
+    table_setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
 
     @property
     def shifted_row(self) -> NDArray[np.float64]:
@@ -185,6 +218,10 @@ def _shift_inputs(v: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 # the numbers
 # --------------------------------------------------------------------------------------
+
+
+class _Redraw(Exception):
+    """The example drawn so far cannot make a usable variant: draw another."""
 
 
 def _rng(seed: str, stream: str = "") -> np.random.Generator:
@@ -261,22 +298,45 @@ def _example(rng: np.random.Generator) -> tuple[NDArray[np.float64], NDArray[np.
 
 def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64]
            ) -> tuple[int, int, float]:
-    """The derivation's row, key and c: every misconception must give other numbers."""
+    """The derivation's row, key and c: every misconception, and a uniform row (what an
+    answer that never reads the inputs can give), must give other numbers."""
     tolerance = CHECKPOINT.check("test_shifted_key").tolerance
     while True:
         row, key = (int(i) for i in rng.choice(4, size=2, replace=False))
         c = float(np.round(rng.uniform(0.8, 2.0), 1))
         inputs = {"Q": Q, "K": K, "row": row, "key": key, "c": c}
         want = shifted_key_row(inputs)
-        if all(np.abs(f(inputs) - want).max() > 4 * tolerance for f in MISCONCEIVED.values()):
+        wrong = [f(inputs) for f in MISCONCEIVED.values()] + [np.full(len(want), 1 / len(want))]
+        if all(np.abs(w - want).max() > 4 * tolerance for w in wrong):
             return row, key, c
 
 
-def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DK,
-                  n_keys: int = TABLE_KEYS, rows: int = _TABLE_ROWS) -> NDArray[np.float64]:
+def _duplicate(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64],
+               avoid: set[str] | frozenset[str] = frozenset()) -> tuple[int, int]:
+    """Question 4's query and duplicated key: two tokens, the key's weight between 0.1 and
+    0.6, so that every option's numbers differ at two decimals, and no option reading as
+    one of ``avoid`` (the public notebook's)."""
+    pairs = [(q, k) for q in range(4) for k in range(4) if q != k]
+    for i in rng.permutation(len(pairs)):
+        query, key = pairs[int(i)]
+        inputs = {"Q": Q, "K": K, "dup_query": query, "dup_key": key, "tokens": TOKENS}
+        w = duplicated_key_weight(inputs)
+        if not 0.1 <= w <= 0.6:
+            continue
+        numbers = option_numbers("mc_duplicate_key", inputs)
+        shown = [numbers[k] for k in ("w", "half", "one_plus_w", "pair", "shrink")]
+        texts = {text.format(**numbers) for _, text in OPTIONS["mc_duplicate_key"]}
+        if len(set(shown)) == len(shown) and not texts & avoid:
+            return query, key
+    raise _Redraw("no query and key of this example give question 4 distinct options")
+
+
+def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DKS[0],
+                  n_keys: int = 16, rows: int = _TABLE_ROWS, scale: float = 1.0
+                  ) -> NDArray[np.float64]:
     """Measure the mean largest weight of a row, with and without the division by sqrt(d_k).
 
-    Queries and keys have independent standard normal entries.
+    Queries and keys have independent normal entries of standard deviation ``scale``.
 
     Returns
     -------
@@ -285,8 +345,8 @@ def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DK,
     """
     out = []
     for d in dks:
-        q = rng.standard_normal((rows, d))
-        k = rng.standard_normal((n_keys, d))
+        q = scale * rng.standard_normal((rows, d))
+        k = scale * rng.standard_normal((n_keys, d))
         scaled = attention_weights(q, k).max(axis=-1).mean()
         unscaled = softmax(q @ k.T).max(axis=-1).mean()
         out.append([scaled, unscaled])
@@ -481,23 +541,66 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
     """
     if not isinstance(seed, str) or not seed:
         raise ValueError(f"seed must be a non-empty string (got {seed!r})")
-    rng = _rng(seed)
-    Q, K = _example(rng)
-    row, shift_key, c = _shift(rng, Q, K)
-    table = measure_table(rng)
     public = seed == DEFAULT_SEED
-    unscaled_first = False if public else bool(rng.integers(2))
+    avoid = {} if public else _public_option_texts()
+    rng = _rng(seed)
+    while True:
+        Q, K = _example(rng)
+        row, shift_key, c = _shift(rng, Q, K)
+        try:
+            dup_query, dup_key = _duplicate(rng, Q, K, avoid.get("mc_duplicate_key", set()))
+        except _Redraw:
+            continue
+        break
+    order = _rng(seed, "order")
     mc_order = {q: tuple(range(len(CHECKPOINT.letters))) if public else
-                tuple(int(i) for i in rng.permutation(len(CHECKPOINT.letters)))
+                tuple(int(i) for i in order.permutation(len(CHECKPOINT.letters)))
                 for q in MC_QUESTIONS}
+    table_setup, table, unscaled_first = _table(
+        _rng(seed, "table"), public, avoid.get("mc_read_table", set()), mc_order)
     seed_id = "public" if public else hashlib.sha256(seed.encode()).hexdigest()[:12]
     hidden = _rng(seed, "hidden")
     for _attempt in range(1000):
         variant = Variant(seed_id, Q, K, row, shift_key, c, table, unscaled_first, mc_order,
-                          _hidden_inputs(hidden))
+                          _hidden_inputs(hidden), dup_query, dup_key, TOKENS, table_setup)
         if _check_variant(variant) is None:
             return variant
     raise RuntimeError(f"could not draw isolating hidden-check inputs for seed {seed!r}")
+
+
+@functools.cache
+def _public_option_texts() -> dict[str, frozenset[str]]:
+    """The option texts of the public notebook, which no other variant may show."""
+    public = make_variant(DEFAULT_SEED)
+    return {q: frozenset(mc_options(public, q)) for q in MC_QUESTIONS}
+
+
+def _table(rng: np.random.Generator, public: bool, avoid: set[str] | frozenset[str],
+           mc_order: dict[str, tuple[int, ...]]
+           ) -> tuple[tuple[tuple[int, ...], int, float], NDArray[np.float64], bool]:
+    """Question 3's measurement: how it was made, the table, and which column is X.
+
+    The undivided column must climb (by at least 0.3) and the divided one stay flat (within
+    0.05), as the question says they do; and no option may read as one of ``avoid`` (the
+    public notebook's).
+    """
+    while True:
+        if public:
+            setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
+        else:
+            setup = (TABLE_DKS[int(rng.integers(len(TABLE_DKS)))],
+                     int(rng.choice(TABLE_KEYS)), float(rng.choice(TABLE_SCALES)))
+        table = measure_table(rng, setup[0], setup[1], scale=setup[2])
+        unscaled_first = False if public else bool(rng.integers(2))
+        scaled, unscaled = table[:, 0], table[:, 1]
+        if not (np.all(np.diff(unscaled) > 0) and unscaled[-1] - unscaled[0] >= 0.3
+                and scaled.max() - scaled.min() <= 0.05):
+            continue
+        numbers = option_numbers("mc_read_table", {
+            "table": table, "unscaled_first": unscaled_first, "table_setup": setup})
+        texts = {text.format(**numbers) for _, text in OPTIONS["mc_read_table"]}
+        if not texts & avoid:
+            return setup, table, unscaled_first
 
 
 # --------------------------------------------------------------------------------------
@@ -517,6 +620,8 @@ def _format(value: Any, indent: int, multiline: bool) -> str:
             return "[" + ", ".join(rows) + "]"
         pad = " " * (indent + 4)
         return "[\n" + "".join(f"{pad}{r},\n" for r in rows) + " " * indent + "]"
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return "[" + ", ".join(json.dumps(x) for x in value) + "]"
     if isinstance(value, list):
         return "[" + ", ".join(_number(x) for x in value) + "]"
     if isinstance(value, _Encoded):
@@ -583,12 +688,8 @@ def _cells(nb: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
             if "grade_id" in c.metadata.get("nbgrader", {})}
 
 
-def _hidden_call(cell: nbformat.NotebookNode, grade_id: str):
-    calls = [c for c in check_calls(cell.source) if c.grade_id == grade_id and c.hidden]
-    if len(calls) != 1:
-        raise QuizSourceError(f"test cell {grade_id} must hold exactly one hidden "
-                              f"check(\"{grade_id}\", ...) call (found {len(calls)})")
-    return calls[0]
+def _hidden_call(cell: nbformat.NotebookNode, grade_id: str) -> Any:
+    return _hidden_calls(cell, grade_id, required=True)[0]
 
 
 #: The derivation's check.
@@ -628,6 +729,8 @@ class QuizFacts:
         Multiple-choice question (answer cell's grade id) -> its right letter.
     wrong : dict of str to dict of str to str
         Multiple-choice question -> wrong letter -> the misconception it stands for.
+    dup_query, dup_key : int
+        Question 4's query and the token appended twice.
     """
 
     Q: NDArray[np.float64]
@@ -637,6 +740,8 @@ class QuizFacts:
     c: float
     right: dict[str, str]
     wrong: dict[str, dict[str, str]]
+    dup_query: int = 0
+    dup_key: int = 3
 
     def mc_answer(self, question: str) -> str:
         """The right letter of a question (``"mc_read_table"`` or just ``"read_table"``)."""
@@ -676,90 +781,162 @@ def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
         wrong[question] = dict(named.value)
     Q, K = (np.asarray(setup[n].value, dtype=float) for n in ("Q", "K"))
     return QuizFacts(Q, K, int(setup["row"].value), int(setup["shift_key"].value),
-                     float(setup["c"].value), right, wrong)
+                     float(setup["c"].value), right, wrong, int(setup["dup_query"].value),
+                     int(setup["dup_key"].value))
+
+
+def facts_of(variant: Variant) -> QuizFacts:
+    """What :func:`quiz_facts` reads from a notebook filled with ``variant``, without one."""
+    right, wrong = {}, {}
+    for question in MC_QUESTIONS:
+        right[question], wrong[question] = mc_letters(variant, question)
+    return QuizFacts(variant.Q, variant.K, variant.row, variant.shift_key, variant.c, right,
+                     wrong, variant.dup_query, variant.dup_key)
+
+
+def _option_inputs(v: Any) -> dict[str, Any]:
+    return {"table": v.table, "unscaled_first": v.unscaled_first, "Q": v.Q, "K": v.K,
+            "tokens": v.tokens, "dup_query": v.dup_query, "dup_key": v.dup_key,
+            "table_setup": v.table_setup}
+
+
+def mc_options(variant: Variant, question: str) -> list[str]:
+    """A multiple-choice question's option texts in ``variant``, in letter order (A, B...),
+    each filled with the variant's numbers."""
+    options = OPTIONS[question]
+    numbers = option_numbers(question, _option_inputs(variant))
+    return [options[i][1].format(**numbers) for i in variant.mc_order[question]]
+
+
+def mc_letters(variant: Variant, question: str) -> tuple[str, dict[str, str]]:
+    """The right letter of a question in ``variant``, and the misconception of each wrong
+    letter (letter -> misconception id, in letter order)."""
+    keys = [OPTIONS[question][i][0] for i in variant.mc_order[question]]
+    letters = CHECKPOINT.letters
+    right = letters[keys.index("right")]
+    return right, {letters[p]: k for p, k in enumerate(keys) if k != "right"}
 
 
 def _fill_table(markdown: nbformat.NotebookNode, variant: Variant) -> None:
-    """Write the measured table into question 3's markdown, and name its columns."""
-    lines = markdown.source.split("\n")
+    """Write the measured table into question 3's markdown (column X first), and how it
+    was measured into its stem."""
+    dks, n_keys, scale = variant.table_setup
+    text = markdown.source
+    for pattern, said in ((_TABLE_KEYS, f"over {_TABLE_ROWS} rows of {n_keys} keys"),
+                          (_TABLE_SCALE, f"entries of size about {scale:g}")):
+        text, found = pattern.subn(said, text)
+        if found != 1:
+            raise QuizSourceError(f"the question before mc_read_table must say once how the "
+                                  f"table was measured ('{said}'; found {found})")
+    lines = text.split("\n")
     where = [i for i, line in enumerate(lines) if _TABLE_ROW.match(line)]
-    if len(where) != len(TABLE_DK):
-        raise QuizSourceError(f"the table of mc_read_table must have {len(TABLE_DK)} rows "
+    if len(where) != len(dks):
+        raise QuizSourceError(f"the table of mc_read_table must have {len(dks)} rows "
                               f"'| d_k | X | Y |' (found {len(where)})")
-    for i, d, (scaled, unscaled) in zip(where, TABLE_DK, variant.table, strict=True):
+    for i, d, (scaled, unscaled) in zip(where, dks, variant.table, strict=True):
         x, y = (unscaled, scaled) if variant.unscaled_first else (scaled, unscaled)
         lines[i] = f"| {d} | {x:.2f} | {y:.2f} |"
     markdown.source = "\n".join(lines)
 
 
-def _swap_xy(text: str) -> str:
-    return re.sub(r"\b([XY])\b", lambda m: "Y" if m.group(1) == "X" else "X", text)
+def _fill_options(markdown: nbformat.NotebookNode, variant: Variant, question: str) -> None:
+    lines = markdown.source.split("\n")
+    where = [i for i, line in enumerate(lines) if _OPTION.match(line)]
+    letters = CHECKPOINT.letters
+    if len(where) != len(letters):
+        raise QuizSourceError(f"the question before {question} must list {len(letters)} "
+                              f"options as '- **A.** ...' lines (found {len(where)})")
+    for letter, i, text in zip(letters, where, mc_options(variant, question), strict=True):
+        lines[i] = f"- **{letter}.** {text}"
+    markdown.source = "\n".join(lines)
 
 
-def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNode:
-    """The public source notebook with the numbers of ``variant``.
+def _hidden_calls(cell: nbformat.NotebookNode, grade_id: str, required: bool) -> list[Any]:
+    """The hidden check call of a test cell: exactly one where the cell has hidden tests
+    (the source, or a submission as the grader restores it), none in a release."""
+    calls = [c for c in check_calls(cell.source) if c.grade_id == grade_id and c.hidden]
+    if len(calls) > 1 or (required and not calls):
+        raise QuizSourceError(f"test cell {grade_id} must hold exactly one hidden "
+                              f"check(\"{grade_id}\", ...) call (found {len(calls)})")
+    return calls
+
+
+def _edit_call(cells: dict[str, nbformat.NotebookNode], grade_id: str, required: bool,
+               values: dict[str, Any]) -> None:
+    """Set the given inputs of a test cell's hidden call (``expected`` as its encoding)."""
+    cell = cells[grade_id]
+    for call in _hidden_calls(cell, grade_id, required):
+        edits = []
+        for name, value in values.items():
+            lit = _expected_literal(call, grade_id) if name == "expected" else \
+                call.inputs.get(name)
+            if not isinstance(lit, Literal):
+                raise QuizSourceError(f"the hidden check of {grade_id} must pass {name}= as "
+                                      "a literal")
+            edits.append((lit, _Encoded(encode_expected(value)) if name == "expected"
+                          else value))
+        cell.source = _replace(cell.source, edits)
+
+
+def fill(template: nbformat.NotebookNode, variant: Variant, *,
+         questions: bool = True) -> nbformat.NotebookNode:
+    """A quiz notebook with the numbers of ``variant``.
+
+    ``template`` may be the source (hidden tests and solutions included: they get the
+    variant's inputs, expected values and right letters), a release (no hidden tests: its
+    setup cell, table and options get the variant's numbers, and each read-only cell whose
+    source changed its nbgrader checksum anew), or a submission as the grader restores it.
+    Whatever numbers ``template`` held, the result is the same.
+
+    Parameters
+    ----------
+    template : NotebookNode
+    variant : Variant
+    questions : bool
+        Also write the question cells (the measured table, the options). False for a
+        student's submission, whose markdown cells are the student's own.
 
     Raises
     ------
     QuizSourceError
-        If ``public`` is not the public variant, or a cell is not in the form expected.
+        If a cell is not in the form expected.
     """
-    made_from = public.metadata.get("course_variant")
-    if made_from != "public":
-        raise QuizSourceError(
-            f"this notebook is variant {made_from!r}, not the public one: make variants from "
-            f"the public notebook (git checkout {SOURCE_PATH}) or pass --template")
-    nb = copy.deepcopy(public)
+    nb = copy.deepcopy(template)
     cells = _cells(nb)
+    source_form = any(BEGIN_HIDDEN in c.source for c in nb.cells if c.cell_type == "code")
+    before = {gid: cell.source for gid, cell in cells.items()}
     setup = cells["setup"]
     values = setup_values(setup.source)
+    missing = [n for n in CHECKPOINT.setup_names if n not in values]
+    if missing:
+        raise QuizSourceError(f"the setup cell must assign {', '.join(missing)}")
     setup.source = _replace(setup.source, [
         (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
         (values["row"], variant.row), (values["shift_key"], variant.shift_key),
-        (values["c"], variant.c)])
-    visible_call = _hidden_call(cells[VISIBLE_WEIGHT_CHECK], VISIBLE_WEIGHT_CHECK)
-    cells[VISIBLE_WEIGHT_CHECK].source = _replace(cells[VISIBLE_WEIGHT_CHECK].source, [
-        (_expected_literal(visible_call, VISIBLE_WEIGHT_CHECK), _Encoded(encode_expected(
-            expected(VISIBLE_WEIGHT_CHECK, {"Q": variant.Q, "K": variant.K}))))])
+        (values["c"], variant.c), (values["dup_query"], variant.dup_query),
+        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens))])
+    _edit_call(cells, VISIBLE_WEIGHT_CHECK, source_form, {
+        "expected": expected(VISIBLE_WEIGHT_CHECK, {"Q": variant.Q, "K": variant.K})})
     for test_id, (Q, K) in variant.hidden_inputs.items():
-        call = _hidden_call(cells[test_id], test_id)
-        cells[test_id].source = _replace(cells[test_id].source, [
-            (call.inputs["Q"], Q.tolist()), (call.inputs["K"], K.tolist()),
-            (_expected_literal(call, test_id), _Encoded(encode_expected(
-                expected(test_id, {"Q": Q, "K": K}))))])
-    shift_call = _hidden_call(cells[SHIFT_CHECK], SHIFT_CHECK)
-    cells[SHIFT_CHECK].source = _replace(cells[SHIFT_CHECK].source, [
-        (_expected_literal(shift_call, SHIFT_CHECK),
-         _Encoded(encode_expected(expected(SHIFT_CHECK, _shift_inputs(variant)))))])
-    table_md = _question_markdown(nb, "mc_read_table")
-    _fill_table(table_md, variant)
-    facts = quiz_facts(public)
-    letters = CHECKPOINT.letters
+        _edit_call(cells, test_id, source_form, {
+            "Q": Q.tolist(), "K": K.tolist(), "expected": expected(test_id, {"Q": Q, "K": K})})
+    _edit_call(cells, SHIFT_CHECK, source_form, {
+        "expected": expected(SHIFT_CHECK, _shift_inputs(variant))})
     for question in MC_QUESTIONS:
-        order = variant.mc_order[question]
-        markdown = _question_markdown(nb, question)
-        lines = markdown.source.split("\n")
-        where = [i for i, line in enumerate(lines) if _OPTION.match(line)]
-        if len(where) != len(letters):
-            raise QuizSourceError(f"the question before {question} must list {len(letters)} "
-                                  f"options as '- **A.** ...' lines (found {len(where)})")
-        texts = [_OPTION.match(lines[i]).group(2) for i in where]  # type: ignore[union-attr]
-        if question == "mc_read_table" and variant.unscaled_first:
-            texts = [_swap_xy(t) for t in texts]
-        for pos, i in enumerate(where):
-            lines[i] = f"- **{letters[pos]}.** {texts[order[pos]]}"
-        markdown.source = "\n".join(lines)
-        new_letter = {letters[order.index(old)]: letters[old] for old in range(len(letters))}
-        new_letter = {old: new for new, old in new_letter.items()}
-        new_right = new_letter[facts.right[question]]
-        new_wrong = {new_letter[old]: m for old, m in facts.wrong[question].items()}
-        new_wrong = dict(sorted(new_wrong.items()))
+        right, wrong = mc_letters(variant, question)
         (test_id,) = CHECKPOINT.question(question).checks
-        call = _hidden_call(cells[test_id], test_id)
-        cells[test_id].source = _replace(cells[test_id].source, [
-            (call.inputs["right"], new_right), (call.inputs["wrong"], new_wrong)])
+        _edit_call(cells, test_id, source_form, {"right": right, "wrong": wrong})
         answer = cells[question]
-        answer.source = re.sub(r'= "[A-Z]"', f'= "{new_right}"', answer.source, count=1)
+        if BEGIN_SOLUTION in answer.source:
+            answer.source = re.sub(r'= "[A-Z]"', f'= "{right}"', answer.source, count=1)
+        if questions:
+            _fill_options(_question_markdown(nb, question), variant, question)
+    if questions:
+        _fill_table(_question_markdown(nb, "mc_read_table"), variant)
+    for gid, cell in cells.items():
+        meta = cell.metadata["nbgrader"]
+        if cell.source != before[gid] and "checksum" in meta:
+            meta["checksum"] = compute_checksum(cell)
     nb.metadata["course_variant"] = variant.seed_id
     nbformat.validate(nb)
     return nb

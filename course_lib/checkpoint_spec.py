@@ -307,7 +307,7 @@ _RUBRIC = (
 CHECKPOINT = QuizSpec(
     assignment="checkpoint",
     notebook="checkpoint",
-    setup_names=("tokens", "Q", "K", "row", "shift_key", "c"),
+    setup_names=("tokens", "Q", "K", "row", "shift_key", "c", "dup_query", "dup_key"),
     course_lib_allowed=False,
     questions=(
         Question("weights_without_self", "attention weights with each token hidden from "

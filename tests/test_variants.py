@@ -97,9 +97,21 @@ def test_a_bad_seed_is_refused_with_a_clear_message(seed):
         make_variant(seed)
 
 
-def test_a_variant_is_never_made_from_another_variant():
-    with pytest.raises(QuizSourceError, match="not the public one"):
-        fill(fill(PUBLIC, make_variant("x")), make_variant("y"))
+def test_filling_another_variant_gives_the_same_notebook():
+    """fill writes every number, letter and option of the variant, whatever the notebook
+    held before: a variant made from another is the one made from the public notebook."""
+    twice = fill(fill(PUBLIC, make_variant("x")), make_variant("y"))
+    assert nbformat.writes(twice) == nbformat.writes(fill(PUBLIC, make_variant("y")))
+
+
+def test_a_source_cell_in_the_wrong_form_is_refused_by_name():
+    broken = fill(PUBLIC, make_variant("x"))
+    cell = _cells(broken)["test_wrong_axis"]
+    cell.source = cell.source.replace("### BEGIN HIDDEN TESTS", "").replace(
+        "### END HIDDEN TESTS", "")
+    with pytest.raises(QuizSourceError, match="test cell test_wrong_axis must hold exactly "
+                       "one hidden"):
+        fill(broken, make_variant("y"))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -219,38 +231,57 @@ def test_the_overflow_check_really_overflows_a_naive_exp():
     assert np.isnan(got[~np.eye(len(Q), dtype=bool)]).all()  # every weight but the hidden
 
 
+def _options(nb, cell_id: str) -> dict[str, str]:
+    text = next(c.source for c in nb.cells if c.id == cell_id)
+    return {line[4]: line.split("** ", 1)[1] for line in text.splitlines()
+            if line.startswith("- **")}
+
+
 @pytest.mark.parametrize("seed", SEEDS)
-def test_mc_options_move_with_their_right_letter_and_misconceptions(seed):
+def test_each_option_carries_the_variants_numbers_and_its_letter_the_grade(seed):
+    """Issue 41: the option texts were the same in every variant, so a reader of the public
+    source knew the right text whatever its letter. Each option is now written with the
+    variant's own numbers (its table's columns and values, its query and duplicated key);
+    the grader's right letter and misconceptions are those of the text at each letter."""
+    from course_grading.checkpoint_answers import OPTIONS, option_numbers
+
     variant = make_variant(seed)
     nb = fill(PUBLIC, variant)
-    public_md = {c.id: c.source for c in PUBLIC.cells}
-    md = {c.id: c.source for c in nb.cells}
-    facts, public = quiz_facts(nb), quiz_facts(PUBLIC)
-    swap = variants._swap_xy if variant.unscaled_first else (lambda text: text)
+    facts = quiz_facts(nb)
     for question, cell_id in (("mc_read_table", "q3"), ("mc_duplicate_key", "q4")):
-        fix = swap if question == "mc_read_table" else (lambda text: text)
-
-        def option(text, letter):
-            return next(line.split("** ", 1)[1] for line in text.splitlines()
-                        if line.startswith(f"- **{letter}.**"))
-
-        new, old = md[cell_id], public_md[cell_id]
-        assert option(new, facts.right[question]) == fix(option(old, public.right[question]))
-        for letter, named in public.wrong[question].items():
-            assert option(new, facts.mc_letter_for(question, named)) == fix(option(old, letter))
+        numbers = option_numbers(question, variants._option_inputs(variant))
+        templates = dict(OPTIONS[question])
+        shown = _options(nb, cell_id)
+        assert shown[facts.right[question]] == templates["right"].format(**numbers)
+        for letter, named in facts.wrong[question].items():
+            assert shown[letter] == templates[named].format(**numbers)
         assert f'= "{facts.right[question]}"' in _cells(nb)[question].source  # the solution
+    assert facts.dup_query != facts.dup_key
+
+
+def test_no_variant_shows_an_option_text_of_the_public_notebook():
+    public = {text for cell_id in ("q3", "q4") for text in _options(PUBLIC, cell_id).values()}
+    for seed in [s for s in SEEDS if s != DEFAULT_SEED] + [f"id{i}" for i in range(20)]:
+        nb = fill(PUBLIC, make_variant(seed))
+        for cell_id in ("q3", "q4"):
+            assert not public & set(_options(nb, cell_id).values()), (seed, cell_id)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_table_is_the_variants_measurement(seed):
-    """The unscaled column climbs towards one-hot; the scaled one stays near 1/4."""
+    """The unscaled column climbs towards one-hot; the scaled one stays flat. The stem says
+    how this variant's table was measured (head sizes, keys, entries' size)."""
     v = make_variant(seed)
     md = next(c.source for c in fill(PUBLIC, v).cells if c.id == "q3")
     rows = [line.split("|")[1:4] for line in md.splitlines() if variants._TABLE_ROW.match(line)]
+    dks, n_keys, scale = v.table_setup
+    assert [int(r[0]) for r in rows] == list(dks)
+    assert f"over 400 rows of {n_keys} keys" in md
+    assert f"entries of size about {scale:g}.\n" in md
     x, y = (np.array([float(r[i]) for r in rows]) for i in (1, 2))
     unscaled, scaled = (x, y) if v.unscaled_first else (y, x)
-    assert np.all(np.diff(unscaled) > 0) and unscaled[-1] > 0.85
-    assert np.all(np.abs(scaled - 0.24) < 0.05)
+    assert np.all(np.diff(unscaled) > 0) and unscaled[-1] - unscaled[0] >= 0.3
+    assert scaled.max() - scaled.min() <= 0.05
     assert np.array_equal(np.stack([scaled, unscaled], axis=1), v.table)
 
 
@@ -262,8 +293,9 @@ def test_command_line_writes_a_variant_and_keeps_the_seed_private(tmp_path, caps
     assert "my secret" not in text
     assert "wrote" in capsys.readouterr().out
     assert variants.main(["--seed", "other", "--template", str(out), "--out",
-                          str(tmp_path / "again.ipynb")]) == 2
-    assert "not the public one" in capsys.readouterr().err
+                          str(tmp_path / "again.ipynb")]) == 0
+    assert (tmp_path / "again.ipynb").read_text() == nbformat.writes(
+        fill(PUBLIC, make_variant("other"))) + "\n"
     with pytest.raises(SystemExit):
         variants.main(["--seed", ""])
 
