@@ -106,7 +106,9 @@ __all__ = [
     "mc_options",
     "measure_table",
     "quiz_facts",
+    "read_rubric",
     "tracked_by_git",
+    "with_written",
 ]
 
 #: The seed of the public, committed quiz source.
@@ -942,6 +944,54 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
     return nb
 
 
+#: The grade id of the written answer (graded by hand).
+WRITTEN = next(q.id for q in CHECKPOINT.questions if q.manual)
+
+_RUBRIC_LINE = re.compile(r"^\s*[-*]\s+(\d+)\s+points?:\s*(\S.*)$")
+
+
+def read_rubric(text: str, question: str = WRITTEN) -> list[tuple[int, str]]:
+    """The rubric of a written answer's model answer: its ``- N point(s): criterion`` lines.
+
+    Parameters
+    ----------
+    text : str
+        The instructor's model answer and rubric (markdown), as the written answer's cell
+        of their private source holds it.
+    question : str
+        The written question (its points are the spec's).
+
+    Raises
+    ------
+    QuizSourceError
+        If there are no rubric lines, or their points do not add up to the question's.
+
+    Examples
+    --------
+    >>> read_rubric("She is not right...\\n\\n- 2 points: shift\\n- 1 point: training\\n")
+    [(2, 'shift'), (1, 'training')]
+    """
+    points = CHECKPOINT.question(question).points
+    rubric = [(int(m.group(1)), m.group(2).strip()) for m in map(_RUBRIC_LINE.match,
+                                                                  text.splitlines()) if m]
+    if sum(p for p, _ in rubric) != points:
+        raise QuizSourceError(
+            f"the rubric of {question} must give its {points} points as lines "
+            f"'- N point(s): what earns them' (got {len(rubric)} lines, "
+            f"{sum(p for p, _ in rubric)} points)")
+    return rubric
+
+
+def with_written(nb: nbformat.NotebookNode, text: str,
+                 question: str = WRITTEN) -> nbformat.NotebookNode:
+    """A copy of a source notebook whose written answer holds ``text``: the instructor's
+    model answer and rubric (checked with :func:`read_rubric`)."""
+    read_rubric(text, question)
+    nb = copy.deepcopy(nb)
+    _cells(nb)[question].source = text.strip()
+    return nb
+
+
 def tracked_by_git(path: Path) -> bool:
     """Whether git tracks ``path`` (False outside a repository, or without git).
 
@@ -983,6 +1033,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--overwrite-tracked", action="store_true",
                         help="allow --out to name a file tracked by git (its answers are "
                              "then one 'git commit -a' away from being published)")
+    parser.add_argument("--written", type=Path, default=None, metavar="FILE",
+                        help="your model answer and rubric of the written question "
+                             "(markdown, with '- N point(s): ...' lines adding up to its "
+                             "points); the public notebook has neither")
     args = parser.parse_args(argv)
     if not args.seed:
         parser.error("--seed must not be empty")
@@ -996,12 +1050,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         public = nbformat.read(args.template, as_version=4)
         nb = fill(public, make_variant(args.seed))
-    except (OSError, QuizSourceError, nbformat.ValidationError) as exc:
+        if args.written is not None:
+            nb = with_written(nb, args.written.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, QuizSourceError, nbformat.ValidationError) as exc:
         print(f"variants: {exc}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     print(f"wrote {out} (variant {nb.metadata['course_variant']})")
+    if args.written is None:
+        print(f"variants: the written question ({WRITTEN}) has no model answer or rubric "
+              f"yet: write yours into its cell in {out}, or run again with --written FILE",
+              file=sys.stderr)
     print("next: cd quiz && nbgrader generate_assignment checkpoint --force")
     return 0
 

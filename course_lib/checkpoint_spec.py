@@ -10,7 +10,8 @@ the submission kinds made for tests.
 The checkpoint asks what no lesson and no self-study question answers (issue 30): a
 function the lessons do not write (attention weights with each token hidden from itself),
 a short derivation on the numbers of the instructor's seeded variant, a measured table to
-read, a prediction to explain, and a written answer graded by hand with the rubric below.
+read, a prediction to explain, and a written answer graded by hand with the instructor's
+rubric (kept in the instructor's private source, never here: issue 41).
 Every wrong option of a multiple-choice question, and every wrong number of the
 derivation, is a named :class:`Misconception`; every wrong function a named
 :class:`Mistake`.
@@ -46,8 +47,8 @@ Examples
  'written_shift_or_scale']
 >>> CHECKPOINT.question("weights_without_self").points, CHECKPOINT.total_points
 (5, 13)
->>> sum(p for p, _ in CHECKPOINT.question("written_shift_or_scale").rubric)
-3
+>>> CHECKPOINT.question("written_shift_or_scale").manual
+True
 """
 
 from __future__ import annotations
@@ -160,15 +161,16 @@ class Check:
 class Question:
     """A question of the quiz: its answer cell, title and points.
 
-    A question with no checks is graded by hand (the written answer), with its ``rubric``:
-    ``(points, what earns them)`` pairs that add up to its points.
+    A question with no checks is graded by hand (the written answer). Its model answer and
+    rubric are the instructor's, in their private source notebook
+    (:func:`course_grading.variants.read_rubric`): anything written here would be public,
+    in the repository and in every student's library.
     """
 
     id: str
     title: str
     points: int
     checks: tuple[str, ...] = ()
-    rubric: tuple[tuple[int, str], ...] = ()
 
     @property
     def manual(self) -> bool:
@@ -214,9 +216,6 @@ class QuizSpec:
 
     def __post_init__(self) -> None:
         for q in self.questions:
-            if q.manual and sum(p for p, _ in q.rubric) != q.points:
-                raise ValueError(f"the rubric of {q.id!r} must add up to its {q.points} "
-                                 f"points (got {sum(p for p, _ in q.rubric)})")
             if not q.manual and sum(self.check(c).points for c in q.checks) != q.points:
                 raise ValueError(f"the checks of {q.id!r} must add up to its {q.points} points")
         for m in self.misconceptions:
@@ -290,19 +289,6 @@ class QuizSpec:
 _WEIGHTS_CHECK = dict(question="weights_without_self", points=1,
                       answer="weights_without_self", kind="weights", hidden=True)
 
-_RUBRIC = (
-    (1, "Subtracting each row's maximum is a shift of the row: it leaves the weights exactly "
-        "as they were and only keeps exp finite; so it cannot do the job of the division."),
-    (1, "Dividing by sqrt(d_k) is a scale, which does change the weights: unscaled scores "
-        "spread like sqrt(d_k), so rows get more peaked as d_k grows; the answer reads this "
-        "off the measured table of question 3 (a number from it, in its own words)."),
-    (1, "Says how to see the effect on learning: train the same model with and without the "
-        "division at a realistic head size and compare (loss curves, how fast the weights "
-        "move). An answer that only asserts 'the gradient vanishes' gets no credit for "
-        "this point: at head sizes 32 to 128 the unscaled rows are peaked but not one-hot, "
-        "and what the scale does to training is measured, not assumed."),
-)
-
 #: The checkpoint quiz of the course (nbgrader assignment ``checkpoint``).
 CHECKPOINT = QuizSpec(
     assignment="checkpoint",
@@ -319,8 +305,7 @@ CHECKPOINT = QuizSpec(
         Question("mc_read_table", "read a measured table", 2, ("test_mc_read_table",)),
         Question("mc_duplicate_key", "predict, then explain: a token twice", 1,
                  ("test_mc_duplicate_key",)),
-        Question("written_shift_or_scale", "in your own words: shift or scale?", 3,
-                 rubric=_RUBRIC),
+        Question("written_shift_or_scale", "in your own words: shift or scale?", 3),
     ),
     mistakes=(
         Mistake("missing_scale", "forgot to divide the scores by sqrt(d_k)",

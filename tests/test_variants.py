@@ -313,17 +313,50 @@ def test_every_wrong_answer_is_a_misconception_named_in_the_spec():
         assert m.words and m.hint, m.id
 
 
-def test_the_written_answer_is_graded_with_the_specs_rubric():
-    """The source's model answer carries the spec's rubric, word for word, and neither
-    rests on 'the gradient vanishes' (issue 30: at d_k = 64 it does not)."""
-    written = CHECKPOINT.question("written_shift_or_scale")
-    assert written.manual and sum(p for p, _ in written.rubric) == written.points == 3
-    [cell] = [c for c in PUBLIC.cells
-              if c.metadata.get("nbgrader", {}).get("grade_id") == written.id]
-    text = " ".join(cell.source.split())
-    for points, criterion in written.rubric:
-        assert f"{points} point{'s' if points > 1 else ''}: {' '.join(criterion.split())}" \
-            in text
-    model_answer = text.split("*Rubric", 1)[0]
-    assert "gradient" not in model_answer
-    assert "training" in written.rubric[-1][1] and "no credit" in written.rubric[-1][1]
+MY_WRITTEN = """She is not right: a shift leaves softmax as it was, a scale does not.
+
+*Rubric:*
+
+- 1 point: a shift leaves the weights unchanged
+- 1 point: a scale changes them, read off the table
+- 1 point: train with and without it and compare
+"""
+
+
+def test_the_model_answer_and_rubric_are_in_no_public_file():
+    """Issue 41: the written question's model answer was in the public source and its
+    rubric in the spec (course_lib: the repository and every student's library). The public
+    notebook's written cell says where they are instead, and the spec holds no words of a
+    rubric; the instructor's go into their private variant with --written."""
+    import course_lib.checkpoint_spec as spec_module
+
+    written = CHECKPOINT.question(variants.WRITTEN)
+    assert written.manual and written.points == 3 and not hasattr(written, "rubric")
+    cell = _cells(PUBLIC)[variants.WRITTEN]
+    assert "No model answer or rubric here" in cell.source
+    with pytest.raises(QuizSourceError, match="must give its 3 points"):
+        variants.read_rubric(cell.source)
+    text = " ".join(Path(spec_module.__file__).read_text().split()).lower()
+    for words in ("loss curves", "gradient vanishes", "keeps exp finite", "spread like"):
+        assert words not in text, words
+
+
+def test_the_instructors_written_answer_goes_into_the_private_variant(tmp_path, capsys):
+    mine = tmp_path / "written.md"
+    mine.write_text(MY_WRITTEN)
+    out = tmp_path / "v.ipynb"
+    assert variants.main(["--seed", "s", "--out", str(out), "--written", str(mine)]) == 0
+    cell = _cells(nbformat.read(out, as_version=4))[variants.WRITTEN]
+    assert cell.source == MY_WRITTEN.strip()
+    assert variants.read_rubric(cell.source) == [
+        (1, "a shift leaves the weights unchanged"),
+        (1, "a scale changes them, read off the table"),
+        (1, "train with and without it and compare")]
+    assert "no model answer" not in capsys.readouterr().err
+    assert variants.main(["--seed", "s", "--out", str(out)]) == 0  # without: said so
+    assert "has no model answer or rubric yet" in capsys.readouterr().err
+    mine.write_text(MY_WRITTEN.replace("- 1 point: train", "- 2 points: train"))
+    assert variants.main(["--seed", "s", "--out", str(tmp_path / "w.ipynb"), "--written",
+                          str(mine)]) == 2
+    assert "must give its 3 points" in capsys.readouterr().err
+    assert not (tmp_path / "w.ipynb").exists()
