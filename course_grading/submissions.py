@@ -307,23 +307,37 @@ def _course_paths(course: Path) -> tuple[Any, Path, Path]:
     return coursedir, released / NOTEBOOK, source / NOTEBOOK
 
 
-def made_up_submission(course: str | Path, kind: str) -> dict[str, bytes]:
+def made_up_submission(course: str | Path, kind: str,
+                       student: str | None = None) -> dict[str, bytes]:
     """The files of a made-up submission of ``kind`` for a course's released checkpoint.
 
     Built on the released notebook and the facts of the source nbgrader uses for the course
-    (its ``nbgrader_config.py``), so a secret variant's numbers are answered.
+    (its ``nbgrader_config.py``), so a secret variant's numbers are answered; in a course
+    with per-student variants (:mod:`course_grading.personal`), on ``student``'s own
+    notebook and numbers.
 
     Raises
     ------
     ValueError
-        If ``kind`` is unknown, ``course`` is not an nbgrader course directory or the
-        checkpoint has not been released.
+        If ``kind`` is unknown, ``course`` is not an nbgrader course directory, the
+        checkpoint has not been released, or the course has per-student variants and no
+        ``student`` is given.
     """
-    from .variants import quiz_facts
+    from .personal import personal_notebook, personal_variant, read_secret, secret_path
+    from .variants import facts_of, quiz_facts
 
     if kind not in KINDS:
         raise ValueError(f"unknown submission kind {kind!r}: expected one of {', '.join(KINDS)}")
-    _, released, source = _course_paths(Path(course).resolve())
+    course = Path(course).resolve()
+    _, released, source = _course_paths(course)
+    if secret_path(course).exists():
+        if not student:
+            raise ValueError("this course gives each student numbers of their own: name the "
+                             "student whose submission to make")
+        secret = read_secret(secret_path(course))
+        own = personal_notebook(nbformat.read(released, as_version=4), secret, student)
+        return make_submission(kind, nbformat.writes(own),
+                               facts_of(personal_variant(secret, student)))
     return make_submission(kind, released.read_text(encoding="utf-8"),
                            quiz_facts(nbformat.read(source, as_version=4)))
 
@@ -370,14 +384,21 @@ def place_made_up(course: str | Path, students: Mapping[str, str], *,
     taken = [s for s, folder in folders.items() if folder.exists()]
     if taken and not force:
         raise ValueError(f"already submitted: {', '.join(taken)} (--force replaces them)")
-    made = {kind: made_up_submission(course, kind) for kind in set(students.values())}
+    from .personal import secret_path
+
+    if secret_path(course).exists():  # each student's own numbers: one submission each
+        made = {student: made_up_submission(course, kind, student)
+                for student, kind in students.items()}
+    else:
+        by_kind = {kind: made_up_submission(course, kind) for kind in set(students.values())}
+        made = {student: by_kind[kind] for student, kind in students.items()}
     written = []
-    for student, kind in students.items():
+    for student in students:
         folder = folders[student]
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        for name, data in made[kind].items():
+        for name, data in made[student].items():
             (folder / name).write_bytes(data)
             written.append(folder / name)
     return written

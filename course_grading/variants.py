@@ -51,6 +51,7 @@ import copy
 import functools
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -895,8 +896,9 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
     template : NotebookNode
     variant : Variant
     questions : bool
-        Also write the question cells (the measured table, the options). False for a
-        student's submission, whose markdown cells are the student's own.
+        Also write the question cells (the measured table, the options) and the solutions
+        of the answer cells. False for a student's submission, whose markdown and answer
+        cells are the student's own (whatever they hold, solution markers included).
 
     Raises
     ------
@@ -929,7 +931,7 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
         (test_id,) = CHECKPOINT.question(question).checks
         _edit_call(cells, test_id, source_form, {"right": right, "wrong": wrong})
         answer = cells[question]
-        if BEGIN_SOLUTION in answer.source:
+        if questions and BEGIN_SOLUTION in answer.source:  # a submission's are the student's
             answer.source = re.sub(r'= "[A-Z]"', f'= "{right}"', answer.source, count=1)
         if questions:
             _fill_options(_question_markdown(nb, question), variant, question)
@@ -1011,6 +1013,19 @@ def tracked_by_git(path: Path) -> bool:
     return run.returncode == 0
 
 
+#: The file of the per-student secret in the secret source directory
+#: (:mod:`course_grading.personal`).
+SECRET_FILE = "variant_secret"
+
+
+def _secret_file(out: Path) -> Path | None:
+    """Where the per-student secret goes for a variant written to ``out``: beside the
+    assignment folders of a ``secret_source/`` directory; None elsewhere (a variant written
+    to some other place is one for the class)."""
+    source_dir = out.resolve().parent.parent
+    return source_dir / SECRET_FILE if source_dir.name == SECRET_SOURCE else None
+
+
 def _default_out(template: Path) -> Path:
     """``<course>/source/<assignment>/<nb>`` -> ``<course>/secret_source/<assignment>/<nb>``."""
     return template.parent.parent.parent / SECRET_SOURCE / template.parent.name / template.name
@@ -1033,6 +1048,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--overwrite-tracked", action="store_true",
                         help="allow --out to name a file tracked by git (its answers are "
                              "then one 'git commit -a' away from being published)")
+    parser.add_argument("--per-class", action="store_true",
+                        help="one variant for the whole class (a small class); by default "
+                             "each student gets numbers of their own, derived from the seed "
+                             "and their id (course_grading.personal)")
     parser.add_argument("--written", type=Path, default=None, metavar="FILE",
                         help="your model answer and rubric of the written question "
                              "(markdown, with '- N point(s): ...' lines adding up to its "
@@ -1057,7 +1076,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-    print(f"wrote {out} (variant {nb.metadata['course_variant']})")
+    secret = _secret_file(out)
+    if args.per_class or secret is None:
+        print(f"wrote {out} (variant {nb.metadata['course_variant']}, one for the class)")
+        if secret is not None and secret.exists():
+            secret.unlink()  # a per-student secret left from before would still be used
+    else:
+        fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(args.seed + "\n")
+        os.chmod(secret, 0o600)
+        print(f"wrote {out} (the class's template) and {secret} (mode 0600): each student "
+              "gets numbers of their own, derived from the seed and their id")
     if args.written is None:
         print(f"variants: the written question ({WRITTEN}) has no model answer or rubric "
               f"yet: write yours into its cell in {out}, or run again with --written FILE",
