@@ -206,8 +206,11 @@ MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
 #: B, C, D): ``(key, text)`` with ``key`` "right" or the misconception the option stands
 #: for, and ``text`` a template that :func:`course_grading.variants.mc_options` fills with
 #: one variant's numbers (:func:`option_numbers`). Every option carries the student's own
-#: numbers (issue 41: the same texts in every variant let a reader of the public source
-#: pick the right one whatever its letter), and a variant shuffles their order.
+#: numbers, and the right one has a twin worded the same way that only the student's
+#: numbers tell apart from it (question 3: the other column; question 4: what doubling the
+#: weight would give), so that the public notebook's wording narrows the choice to two at
+#: best (issue 41: the same texts in every variant let a reader of the public source pick
+#: the right one whatever its letter). A variant shuffles their order.
 OPTIONS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "mc_read_table": (
         ("division_sharpens",
@@ -216,17 +219,16 @@ OPTIONS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
          "as d_k grows, while {D}, without it, stays near {d_mean}."),
         ("right",
          "{U} is the one without the division: undivided scores spread like sqrt(d_k), so "
-         "its rows head for one-hot (its largest weight climbs from {u_first} to {u_last}), "
-         "while dividing keeps the spread of {D}'s scores, and so its largest weight, near "
-         "{d_mean} at every d_k."),
+         "its rows head for one-hot as d_k grows ({U}'s largest weight goes from {u_first} "
+         "to {u_last}), while dividing keeps {D}'s largest weight near {d_mean}."),
         ("scale_like_shift",
          "Neither column needs the division to explain it: dividing every score of a row by "
          "the same number leaves softmax unchanged, so {u_last} against {d_last} at "
          "d_k = {dk_last} is only the randomness of the queries and keys."),
-        ("overflow_not_saturation",
-         "{U} is the one without the division, and its largest weight reaches {u_last} at "
-         "d_k = {dk_last} because exp overflows to inf once d_k is large; a softmax that "
-         "subtracts each row's maximum would have kept {U} near {d_mean}, like {D}."),
+        ("misreads_table",
+         "{D} is the one without the division: undivided scores spread like sqrt(d_k), so "
+         "its rows head for one-hot as d_k grows ({D}'s largest weight goes from {d_first} "
+         "to {d_last}), while dividing keeps {U}'s largest weight near {u_mean}."),
     ),
     "mc_duplicate_key": (
         ("copies_share_weight",
@@ -239,10 +241,10 @@ OPTIONS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
          "'{dup}' takes more of the budget: its two copies together get {pair} (one copy "
          "had {w}), every other weight shrinks by the factor {shrink}, and the output moves "
          "towards the value of '{dup}'."),
-        ("permutation_invariance",
-         "Nothing changes: attention does not depend on how the keys are arranged, so "
-         "adding a key that is already there leaves '{dup}' at {w} and the output as it "
-         "was."),
+        ("doubles_weight",
+         "'{dup}' takes more of the budget: its two copies together get {double} (one copy "
+         "had {w}), every other weight shrinks by the factor {rest}, and the output moves "
+         "towards the value of '{dup}'."),
     ),
 })
 
@@ -265,13 +267,15 @@ def option_numbers(question: str, inputs: Mapping[str, Any]) -> dict[str, str]:
         undivided, divided = ("X", "Y") if inputs["unscaled_first"] else ("Y", "X")
         dks = inputs["table_setup"][0]
         return {"U": undivided, "D": divided, "u_first": f"{table[0, 1]:.2f}",
-                "u_last": f"{table[-1, 1]:.2f}", "d_mean": f"{table[:, 0].mean():.2f}",
-                "d_last": f"{table[-1, 0]:.2f}", "dk_last": str(dks[-1])}
+                "u_last": f"{table[-1, 1]:.2f}", "u_mean": f"{table[:, 1].mean():.2f}",
+                "d_first": f"{table[0, 0]:.2f}", "d_last": f"{table[-1, 0]:.2f}",
+                "d_mean": f"{table[:, 0].mean():.2f}", "dk_last": str(dks[-1])}
     if question == "mc_duplicate_key":
         w = float(duplicated_key_weight(inputs))
         return {"dup": str(inputs["tokens"][int(inputs["dup_key"])]), "w": f"{w:.2f}",
                 "half": f"{w / 2:.2f}", "one_plus_w": f"{1 + w:.2f}",
-                "pair": f"{2 * w / (1 + w):.2f}", "shrink": f"{1 / (1 + w):.2f}"}
+                "pair": f"{2 * w / (1 + w):.2f}", "shrink": f"{1 / (1 + w):.2f}",
+                "double": f"{2 * w:.2f}", "rest": f"{(1 - 2 * w) / (1 - w):.2f}"}
     raise KeyError(f"no options for {question!r}: expected one of {', '.join(OPTIONS)}")
 
 

@@ -317,17 +317,19 @@ def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float
 def _duplicate(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64],
                avoid: set[str] | frozenset[str] = frozenset()) -> tuple[int, int]:
     """Question 4's query and duplicated key: two tokens, the key's weight between 0.1 and
-    0.6, so that every option's numbers differ at two decimals, and no option reading as
-    one of ``avoid`` (the public notebook's)."""
+    0.4 (so that doubling it leaves some weight for the others), every option's numbers
+    different at two decimals, and no option reading as one of ``avoid`` (the public
+    notebook's)."""
     pairs = [(q, k) for q in range(4) for k in range(4) if q != k]
     for i in rng.permutation(len(pairs)):
         query, key = pairs[int(i)]
         inputs = {"Q": Q, "K": K, "dup_query": query, "dup_key": key, "tokens": TOKENS}
         w = duplicated_key_weight(inputs)
-        if not 0.1 <= w <= 0.6:
+        if not 0.1 <= w <= 0.4:
             continue
         numbers = option_numbers("mc_duplicate_key", inputs)
-        shown = [numbers[k] for k in ("w", "half", "one_plus_w", "pair", "shrink")]
+        shown = [numbers[k] for k in ("w", "half", "one_plus_w", "pair", "shrink",
+                                      "double", "rest")]
         texts = {text.format(**numbers) for _, text in OPTIONS["mc_duplicate_key"]}
         if len(set(shown)) == len(shown) and not texts & avoid:
             return query, key

@@ -354,10 +354,10 @@ CHECKPOINT = QuizSpec(
         Misconception("scale_like_shift", "mc_read_table",
                       "thinks softmax ignores a division of the scores, like a shift",
                       "a shift of a row leaves softmax unchanged; a division does not"),
-        Misconception("overflow_not_saturation", "mc_read_table",
-                      "blames overflow for the one-hot rows, not saturation",
-                      "a stable softmax never overflows; peaked rows come from large score "
-                      "differences"),
+        Misconception("misreads_table", "mc_read_table",
+                      "read the columns the wrong way round: the flat one as undivided",
+                      "the column you chose as undivided is the one whose largest weight "
+                      "stays flat: read how each column moves as d_k grows"),
         Misconception("copies_share_weight", "mc_duplicate_key",
                       "thinks two copies of a key share the weight one copy had",
                       "softmax gives each copy the weight of a key with that score: two "
@@ -365,10 +365,10 @@ CHECKPOINT = QuizSpec(
         Misconception("no_renormalising", "mc_duplicate_key",
                       "forgets that each row still sums to 1 after adding a key",
                       "a row of weights always sums to 1, whatever keys are added"),
-        Misconception("permutation_invariance", "mc_duplicate_key",
-                      "confuses duplicating a token with reordering the tokens",
-                      "reordering the keys leaves each output unchanged; adding a copy "
-                      "of one is not a reordering"),
+        Misconception("doubles_weight", "mc_duplicate_key",
+                      "doubles the key's weight and shares what is left among the others",
+                      "the two copies do not get twice the old weight: each gets e^s over "
+                      "the new total, Z + e^s, which is larger than before"),
     ),
     checks=(
         Check("test_weights_visible", question="weights_without_self", points=1,

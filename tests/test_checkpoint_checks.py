@@ -150,7 +150,7 @@ def test_the_derivation_stem_states_the_tolerance_the_check_uses():
 
 def test_letters_name_the_misconception_of_a_wrong_option():
     inputs = {"right": "B", "wrong": {"A": "division_sharpens", "C": "scale_like_shift",
-                                      "D": "overflow_not_saturation"}}
+                                      "D": "misreads_table"}}
     assert judge("test_mc_read_table", answer_as_data("letter", " b\n"), inputs).passed
     v = judge("test_mc_read_table", answer_as_data("letter", "C"), inputs)
     assert not v.passed and v.mistake == "scale_like_shift"

@@ -167,6 +167,33 @@ def test_a_classmates_letter_is_right_as_often_as_a_guess():
         assert 30 <= sum(r == public for r in right) <= 70
 
 
+def _closest(options: list[str], text: str) -> int:
+    import difflib
+
+    return max(range(len(options)),
+               key=lambda i: difflib.SequenceMatcher(None, options[i], text).ratio())
+
+
+def test_the_public_notebooks_right_wording_picks_the_right_option_half_the_time():
+    """Issue 41: 'a student who read the public source knows which text is right, whatever
+    its letter'. No student's option is a public one word for word; and an attacker who
+    picks, in each question, the option closest to the public notebook's right one (its
+    wording, with other numbers) lands on the right option's twin as often as on it: the
+    student's own numbers decide between the two. Over 200 students: about half."""
+    public = variants.make_variant("public")
+    for question in variants.MC_QUESTIONS:
+        right_text = variants.mc_options(public, question)[
+            CHECKPOINT.letters.index(variants.mc_letters(public, question)[0])]
+        hits = 0
+        for student in IDS:
+            v = personal.personal_variant(SECRET, student)
+            options = variants.mc_options(v, question)
+            assert right_text not in options
+            right = CHECKPOINT.letters.index(variants.mc_letters(v, question)[0])
+            hits += _closest(options, right_text) == right
+        assert 0.3 <= hits / len(IDS) <= 0.7, (question, hits)
+
+
 def test_the_grader_puts_the_students_numbers_back_whatever_the_notebook_says():
     """PersonalVariant, on a submission as nbgrader restores it: the setup cell and every
     hidden check get the numbers of the student whose folder it came from, whatever the
