@@ -1,38 +1,48 @@
-"""Fill the checkpoint quiz's source notebook with the numbers of a variant.
+"""Fill the checkpoint quiz's notebook with the numbers of a variant.
 
 The source notebook, ``quiz/source/checkpoint/checkpoint.ipynb``, is written and edited by
 hand: its questions, its wording, its test cells. A variant changes numbers only: the
 example of the setup cell (four tokens' queries and keys, which row and which key the
-derivation asks about, and the shift ``c``), the inputs of the four hidden checks of
-``weights_without_self``, the measured table of question 3 (measured afresh from the seed,
-its two columns in an order drawn from it), and the order of the multiple-choice options
-(with the right letter, and the misconception of each wrong letter, that go with it). The
-committed notebook is the public variant, whose answers are public with the repository;
-an instructor who grades a class makes a variant from a seed only they know::
+derivation asks about, the shift ``c``, question 4's query and duplicated token), the
+inputs of the four hidden checks of ``weights_without_self``, the measured table of
+question 3 (measured afresh: its head sizes, keys and entries' size, and the order of its
+two columns, drawn), and the multiple-choice options: each written with the variant's
+numbers from the instructor's templates (:data:`course_grading.checkpoint_answers.OPTIONS`)
+in an order drawn for the variant, with the right letter and the misconception of each
+wrong letter that go with it. The committed notebook is the public variant, whose
+answers are public with the repository. An instructor who grades a class gives a seed only
+they know::
 
     python -m course_grading.variants --seed "a secret of your own"   # writes quiz/secret_source
     rm -r quiz/secret_source                                          # back to the public one
+
+By default every student then gets numbers of their own, derived from the seed and their
+id (:mod:`course_grading.personal`: the seed is kept in ``secret_source/variant_secret``,
+and the notebook written is the class's template); ``--per-class`` makes one variant for
+the whole class, as a small class may prefer. The written question's model answer and
+rubric are the instructor's (``--written FILE``): the public notebook has neither.
 
 The variant goes to ``quiz/secret_source/`` (:data:`SECRET_PATH`), which git ignores, so
 that no ``git commit -a`` publishes its answers; ``quiz/nbgrader_config.py`` makes it the
 course's source directory while it exists. Writing into a file git tracks (``--out
 quiz/source/...``) is refused unless ``--overwrite-tracked`` is given.
 
-A variant is always made from the public notebook (its metadata says
-``"course_variant": "public"``); making one from another variant is refused, so that the
-option order and the right letters stay traceable. Even the public variant's numbers are
-drawn, not the lessons' worked example: no number a lesson prints answers a graded item.
+:func:`fill` writes every number, letter and option of a variant into any form of the
+notebook (the source, a release, a submission as the grader restores it), whatever it held
+before. Even the public variant's numbers are drawn, not the lessons' worked example: no
+number a lesson prints answers a graded item, and no other variant shows an option text of
+the public notebook.
 
-Every variant is checked before it is written: each hidden check must fail for exactly its
+Every variant is checked before it is used: each hidden check must fail for exactly its
 own mistake among the four it isolates (:data:`course_lib.checkpoint_spec.CHECKPOINT`
 ``.mistakes``), for every mistake marked ``everywhere`` (what a copy of the lessons' code
-gives), and pass for the correct answer, on inputs whose correct weights are not
-saturated; the setup cell's example must show every mistake. Nothing is computed into
-the notebook but the measured table and, in the locked ``check_data`` cell, what the
-visible check compares with (the right weights of the setup cell's example and what each
-mistake gives on it, encoded on a few lines: numbers the visible check reveals in effect
-anyway). :mod:`course_lib` knows no answer; the grader computes every expected value from
-the inputs when it grades (:mod:`course_grading.checkpoint_answers`).
+gives), pass for the correct answer, and fail for every answer that never reads Q and K
+(:func:`know_nothing_answers`; issue 42), on inputs whose right weights are neither one-hot
+nor uniform in any row; the setup cell's example must show every mistake. Nothing is
+computed into what students receive but the measured table and the options' numbers:
+:mod:`course_lib` knows no answer, the visible checks confirm only the form of an answer,
+and the grader computes every expected value from the inputs when it grades
+(:mod:`course_grading.checkpoint_answers`).
 
 Examples
 --------
