@@ -67,7 +67,7 @@ def _variants(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_path):
     repo = _repository_copy(tmp_path / "repo")
     course = repo / "quiz"
-    run = _variants(repo, "--seed", SEED)  # as the README says, from the repository's root
+    run = _variants(repo, "--seed", SEED, "--per-class")  # from the repository's root
     assert run.returncode == 0, run.stderr
     assert _git(repo, "status", "--porcelain") == ""  # nothing tracked changed, nothing new
     written = run.stdout.split()[1]
