@@ -57,26 +57,26 @@ def curve(t=1.0):
     ("Dropdown -> matplotlib figure (interact)", "dropdown", SETUP + "\n\n" + DROPDOWN),
 ]
 
-# The course's own explorers (course_lib.widgets), when that module exists.
+# The course's own explorers (course_lib.explore.widgets), when that module exists.
 COURSE_CASES: list[tuple[str, str, str]] = [
     ("scores_explorer slider -> HTML heatmap", "slider",
-     "from course_lib import widgets as cw\n\ncw.scores_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.scores_explorer()"),
     ("scores_explorer dropdown (token) -> HTML heatmap", "dropdown",
-     "from course_lib import widgets as cw\n\ncw.scores_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.scores_explorer()"),
     ("scores_explorer toggle (query/key) -> HTML heatmap", "toggle",
-     "from course_lib import widgets as cw\n\ncw.scores_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.scores_explorer()"),
     ("temperature_explorer slider -> HTML bars", "slider",
-     "from course_lib import widgets as cw\n\ncw.temperature_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.temperature_explorer()"),
     ("softmax_budget slider -> HTML bars", "slider",
-     "from course_lib import widgets as cw\n\ncw.softmax_budget()"),
+     "from course_lib.explore import widgets as cw\n\ncw.softmax_budget()"),
     ("blend_explorer slider -> SVG triangle", "slider",
-     "from course_lib import widgets as cw\n\ncw.blend_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.blend_explorer()"),
     ("scaling_explorer d_k slider (cached after 1st) -> SVG", "slider",
-     "from course_lib import widgets as cw\n\ncw.scaling_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.scaling_explorer()"),
     ("scaling_explorer checkbox (cached after 1st) -> SVG", "checkbox",
-     "from course_lib import widgets as cw\n\ncw.scaling_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.scaling_explorer()"),
     ("causal_mask_explorer checkbox -> HTML heatmaps", "checkbox",
-     "from course_lib import widgets as cw\n\ncw.causal_mask_explorer()"),
+     "from course_lib.explore import widgets as cw\n\ncw.causal_mask_explorer()"),
 ]
 
 SELECTORS = {
@@ -170,11 +170,11 @@ def main() -> int:
 
     cases = list(CASES)
     try:
-        import course_lib.widgets  # noqa: F401
+        import course_lib.explore.widgets  # noqa: F401
 
         cases += COURSE_CASES
     except ImportError:
-        print("(course_lib.widgets not found: timing the generic widgets only)")
+        print("(course_lib.explore.widgets not found: timing the generic widgets only)")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="browser-latency-") as tmp:
         root, scratch = Path(tmp) / "root", Path(tmp) / "scratch"

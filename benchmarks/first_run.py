@@ -49,7 +49,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "scripts"))
 
+import lesson_index  # noqa: E402  (on the path just above)
 from labdriver import CourseLab, free_port, launch_chromium  # noqa: E402  (on the path just above)
 
 TARGETS = {"open": 45.0, "size_mb": 350.0, "second open": 5.0}
@@ -69,9 +71,10 @@ def sizes_mb(folder: Path) -> tuple[float, float]:
 
 def run_lessons(venv: Path) -> None:
     """Run every lesson top to bottom in the environment's own kernel (nothing is written)."""
-    code = ("import glob, nbformat\n"
+    paths = [n.path.relative_to(ROOT).as_posix() for n in lesson_index.read_index()]
+    code = ("import nbformat\n"
             "from nbclient import NotebookClient\n"
-            "for p in sorted(glob.glob('notebooks/[0-9]*.ipynb')):\n"
+            f"for p in {paths!r}:\n"
             "    nb = nbformat.read(p, as_version=4)\n"
             "    NotebookClient(nb, timeout=300, kernel_name='python3',\n"
             "                   resources={'metadata': {'path': 'notebooks'}}).execute()\n")

@@ -26,6 +26,10 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (on the path just above)
+
 TARGET_S = 10.0
 
 
@@ -46,10 +50,10 @@ def run_once(path: Path) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
-                        help="lessons to time (default: notebooks/NN_*.ipynb)")
+                        help="lessons to time (default: every notebook of the course)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per lesson (default 3)")
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    paths = args.notebooks or [n.path for n in lesson_index.read_index()]
     print(f"{'lesson':<32} {'cells (s)':>10} {'total (s)':>10} {'total/target':>13}")
     worst = 0.0
     for path in paths:

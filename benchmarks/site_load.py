@@ -2,6 +2,7 @@
 
 Run:  .venv/bin/python benchmarks/site_load.py [--site _site] [--repeat 3] [--lesson NAME]
       .venv/bin/python benchmarks/site_load.py --site NEW --compare OLD [--repeat 5]
+      .venv/bin/python benchmarks/site_load.py --smoke [--site _site]
 
 Builds the site (course_site, into a temporary folder) unless ``--site`` names a built one,
 serves it on 127.0.0.1 and opens lessons in Debian's Chromium (headless, a profile folder of
@@ -10,6 +11,9 @@ browser's own services ask Google's servers too, so the hosts are printed). No r
 intercepted: Playwright's interception (a route) turns the browser's cache off, and with it
 V8's cache of compiled WebAssembly and scripts, which a student's browser keeps. Per visit:
 
+* ``kernel ready``: from opening the lesson's address to the first time the status bar reads
+  Idle or Busy (the kernel has started; a notebook of Markdown only has none and reads No
+  Kernel);
 * ``first output``: from opening the lesson's address to the first code cell's result (its
   new execution number), with Run > Run All Cells pressed as soon as the notebook shows, as
   a student would (the kernel starts meanwhile; the first cell imports course_lib, numpy
@@ -28,6 +32,11 @@ machine's load average (1 minute) is printed with each visit: on 2 shared cores 
 machine doubles these times, so compare two builds in one run: ``--compare`` another built
 site alternates the two (cold and warm visit of one, then of the other, the order flipped
 each round) and gives both medians, without the per-lesson table.
+
+``--smoke`` (seconds, run by the test suite: tests/site/test_site_load_smoke.py) checks that
+the benchmark still works and prints the same kinds of figures from as little as it can: the
+site's size, then one cold visit of the contents page (no kernel) and one cold visit of a
+lesson until its kernel is ready, each once, without Run All.
 """
 
 from __future__ import annotations
@@ -47,15 +56,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "site"))
 sys.path.insert(0, str(HERE.parent / "tests" / "browser"))
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "scripts"))
 
+import lesson_index  # noqa: E402  (scripts/, on the path above)
 from labdriver import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     missing_requirements,
     wait_kernel_idle,
+    wait_kernel_settled,
 )
 from netguard import SITE_BROWSER_ARGS, OutsideGuard  # noqa: E402
-from sitedriver import lesson_url, site_lessons  # noqa: E402
+from sitedriver import kernel_free, lesson_url, site_lessons  # noqa: E402
 
 from course_site.build import build  # noqa: E402
 from course_site.serve import SiteServer  # noqa: E402
@@ -91,6 +103,19 @@ WATCH_FIRST_JS = """() => {
   }, 20);
   return true;
 }"""
+# Installed in every page before its own scripts: the first moment the status bar reads Idle
+# or Busy (the kernel has started and answers; Busy when Run All was pressed before it was
+# ready), in the page's clock (ms since the epoch).
+WATCH_READY_JS = """(() => {
+  window.__kernelReady = null;
+  const timer = setInterval(() => {
+    const bar = document.querySelector('#jp-main-statusbar');
+    if (bar && /\\|\\s*(Idle|Busy)\\b/.test(bar.innerText)) {
+      window.__kernelReady = Date.now();
+      clearInterval(timer);
+    }
+  }, 20);
+})();"""
 NONE_QUEUED_JS = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
   return [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
@@ -127,12 +152,15 @@ def _run_all_until_queued(page: Any, tries: int = 3) -> None:
     raise RuntimeError(f"Run All queued nothing after {tries} presses")
 
 
-def visit(playwright: Any, profile: Path, url: str, wait_ready: bool) -> dict[str, float]:
+def visit(playwright: Any, profile: Path, url: str, wait_ready: bool,
+          run: bool = True) -> dict[str, Any]:
     """Open ``url`` in Chromium on ``profile`` and run all its cells.
 
     With ``wait_ready`` Run All is pressed once the kernel is idle (``run_all`` is then the
     cells' own time); without, as soon as the notebook shows (``first`` is then what a
-    student waits for). Times in seconds from opening the address.
+    student waits for). Without ``run`` nothing is run: the visit ends once the kernel is
+    ready (``first`` is then that time too). Times in seconds from opening the address;
+    ``ready`` is None for a notebook of Markdown only, which opens without a kernel.
     """
     with OutsideGuard() as guard:
         # Chromium sends everything not for 127.0.0.1 (loopback never goes to a proxy) to
@@ -143,27 +171,43 @@ def visit(playwright: Any, profile: Path, url: str, wait_ready: bool) -> dict[st
             args=[*CHROMIUM_ARGS, *SITE_BROWSER_ARGS, f"--proxy-server={proxy}"],
             viewport={"width": 1400, "height": 1000})
         try:
+            context.add_init_script(WATCH_READY_JS)
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(300_000)
             start = time.time()
             page.goto(url)
             page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
-            if wait_ready:
-                wait_kernel_idle(page, 300_000)
-            ready = time.time()
-            first = done = ready
-            if _watch_first(page):
+            shown = time.time()
+            if wait_ready or not run:
+                wait_kernel_settled(page, 300_000)
+            begun = time.time()
+            first = begun
+            if run and _watch_first(page):
                 _run_all_until_queued(page)
                 page.wait_for_function("() => window.__first.done !== null", polling=50)
                 first = page.evaluate("() => window.__first.done") / 1000
                 page.wait_for_function(NONE_QUEUED_JS, polling=50)
-            wait_kernel_idle(page, 300_000)
+                wait_kernel_idle(page, 300_000)
+            else:
+                wait_kernel_settled(page, 300_000)  # a notebook of Markdown only: No Kernel
             done = time.time()
+            ready_ms = page.evaluate("() => window.__kernelReady")
         finally:
             context.close()
         blocked = guard.take()
-    return {"ready": ready - start, "first": first - start, "run_all": done - ready,
+    return {"shown": shown - start,
+            "ready": None if ready_ms is None else ready_ms / 1000 - start,
+            "first": first - start, "run_all": done - begun, "done": done - start,
             "blocked": blocked}
+
+
+def _seconds(value: float | None) -> str:
+    return "no kernel" if value is None else f"{value:.1f} s"
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def _blocked_summary(blocked: list[str]) -> str:
@@ -179,7 +223,28 @@ def _size_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
 
 
-def main() -> None:
+def smoke(playwright: Any, server: SiteServer, tmp: Path, lessons: list[str],
+          lesson: str) -> list[str]:
+    """One cold visit of the contents page (no kernel) and one of ``lesson`` until its
+    kernel is ready; prints their figures and returns the requests refused."""
+    blocked: list[str] = []
+    contents = next((name for name in lessons if kernel_free(name)), None)
+    for name in ([contents] if contents else []) + [lesson]:
+        r = visit(playwright, tmp / f"profile-smoke-{len(blocked)}-{name}",
+                  lesson_url(server.url, name), wait_ready=False, run=False)
+        blocked += r["blocked"]
+        print(f"smoke, cold visit of {name}: notebook shown {r['shown']:.1f} s, kernel ready "
+              f"{_seconds(r['ready'])} (load average {os.getloadavg()[0]:.1f})", flush=True)
+    return blocked
+
+
+def default_lesson() -> str:
+    """The lesson the figures are taken on: the second lesson of part 1 (QK^T, the scores)."""
+    part_1 = lesson_index.lessons(part=1)
+    return part_1[min(1, len(part_1) - 1)].path.name
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--site", type=Path, help="a built site (default: build one now)")
     parser.add_argument("--repeat", type=int, default=3, help="cold and warm visits each")
@@ -187,7 +252,12 @@ def main() -> None:
                         "first one whose code makes widgets and figures: the second lesson)")
     parser.add_argument("--compare", type=Path, metavar="OTHER_SITE",
                         help="another built site, visited in turn with the first")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: the size, one cold visit of the contents page and "
+                        "one of the lesson until its kernel is ready (what the suite runs)")
+    args = parser.parse_args(argv)
+    if args.smoke and args.compare is not None:
+        parser.error("--smoke measures one site: leave out --compare")
     message = missing_requirements()
     if message:
         raise SystemExit(message)
@@ -199,37 +269,51 @@ def main() -> None:
             site = Path(tmp) / "site"
             report = build(site, log=lambda line: None)
             print(f"built the site in {report.seconds:.0f} s")
+        if not (site / "index.html").is_file():
+            raise SystemExit(f"--site must be a built site with an index.html (got {site})")
         size = _size_mb(site)
         pyodide = _size_mb(site / "static" / "pyodide")
         print(f"site size: {size:.2f} MB (goal <= {GOAL_SIZE_MB:.0f} MB; "
               f"ratio {size / GOAL_SIZE_MB:.2f}); of which Pyodide and its packages "
               f"{pyodide:.2f} MB, JupyterLab and the rest {size - pyodide:.2f} MB")
         lessons = site_lessons()
-        lesson = args.lesson or lessons[min(2, len(lessons) - 1)]
+        # by default the first lesson of part 1 with a figure and a widget: the scores
+        # lesson (chosen by its metadata, never by its number or place in the list)
+        lesson = args.lesson or default_lesson()
+        if args.smoke:
+            with SiteServer(site) as server, sync_playwright() as playwright:
+                blocked = smoke(playwright, server, Path(tmp), lessons, lesson)
+            print("\n" + _blocked_summary(blocked))
+            return
         if args.compare is not None:
             print(f"compared with {args.compare}: {_size_mb(args.compare):.2f} MB")
         sites = [site] if args.compare is None else [site, args.compare]
         with contextlib.ExitStack() as stack, sync_playwright() as playwright:
             servers = [stack.enter_context(SiteServer(s)) for s in sites]
             server = servers[0]
-            cold: dict[int, list[dict[str, float]]] = {k: [] for k in range(len(sites))}
-            warm: dict[int, list[dict[str, float]]] = {k: [] for k in range(len(sites))}
+            cold: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(sites))}
+            warm: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(sites))}
             for i in range(args.repeat):
                 for k in (range(len(sites)) if i % 2 == 0 else reversed(range(len(sites)))):
                     profile = Path(tmp) / f"profile-{k}-{i}"
                     url = lesson_url(servers[k].url, lesson)
                     cold[k].append(visit(playwright, profile, url, wait_ready=False))
                     warm[k].append(visit(playwright, profile, url, wait_ready=False))
-                    print(f"  visit {i + 1}, {sites[k]}: first output cold "
+                    print(f"  visit {i + 1}, {sites[k]}: kernel ready cold "
+                          f"{_seconds(cold[k][-1]['ready'])}, warm "
+                          f"{_seconds(warm[k][-1]['ready'])}; first output cold "
                           f"{cold[k][-1]['first']:.1f} s, warm {warm[k][-1]['first']:.1f} s "
                           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
             for k, name in enumerate(sites):
                 cold_first = statistics.median(r["first"] for r in cold[k])
                 warm_first = statistics.median(r["first"] for r in warm[k])
-                cold_all = statistics.median(r["ready"] + r["run_all"] for r in cold[k])
-                warm_all = statistics.median(r["ready"] + r["run_all"] for r in warm[k])
-                print(f"\n{name}: {lesson}, first output, median of {args.repeat}: cold "
-                      f"{cold_first:.1f} s, warm {warm_first:.1f} s (warm/cold "
+                cold_all = statistics.median(r["done"] for r in cold[k])
+                warm_all = statistics.median(r["done"] for r in warm[k])
+                cold_ready = _median([r["ready"] for r in cold[k]])
+                warm_ready = _median([r["ready"] for r in warm[k]])
+                print(f"\n{name}: {lesson}, median of {args.repeat}: kernel ready cold "
+                      f"{_seconds(cold_ready)}, warm {_seconds(warm_ready)}; first output "
+                      f"cold {cold_first:.1f} s, warm {warm_first:.1f} s (warm/cold "
                       f"{warm_first / cold_first:.2f}); goal warm < {GOAL_WARM_FIRST_S:.0f} s: "
                       f"ratio {warm_first / GOAL_WARM_FIRST_S:.2f}; every cell run: cold "
                       f"{cold_all:.1f} s, warm {warm_all:.1f} s")
@@ -238,13 +322,14 @@ def main() -> None:
                 print("\n" + _blocked_summary(blocked))
                 return
             print("\nevery lesson, a warm visit each, Run All once the kernel is idle (s):")
-            print(f"{'lesson':36} {'ready':>6} {'run all':>8}")
+            print(f"{'lesson':36} {'ready':>9} {'run all':>8}")
             profile = Path(tmp) / "profile-lessons"
             visit(playwright, profile, lesson_url(server.url, lessons[0]), wait_ready=True)
             for name in lessons:
                 r = visit(playwright, profile, lesson_url(server.url, name), wait_ready=True)
                 blocked += r["blocked"]
-                print(f"{name:36} {r['ready']:6.1f} {r['run_all']:8.1f}", flush=True)
+                ready = "no kernel" if r["ready"] is None else f"{r['ready']:.1f}"
+                print(f"{name:36} {ready:>9} {r['run_all']:8.1f}", flush=True)
         print("\n" + _blocked_summary(blocked))
 
 

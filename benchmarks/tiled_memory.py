@@ -14,8 +14,8 @@ Prints, side by side in one run, for each n (Q, K, V all n x d, float64):
 2. One new token at position n: recomputing causal attention over all n tokens against
    ``KVCache.attend`` with the n tokens cached; the same columns and slopes.
 
-The measuring is ``course_lib.memory_cost`` (the lessons call the same functions). numpy's
-tiled version is slower than the whole table here: its tiles are many small numpy calls,
+The measuring is ``course_lib.experiments.memory_cost`` (the lessons call the same functions).
+numpy's tiled version is slower than the whole table here: its tiles are many small numpy calls,
 while real kernels win by keeping the tiles in fast on-chip memory, which a CPU run of
 numpy cannot show. Threads: as in benchmarks/attention_speed.py, OpenBLAS and OpenMP are
 asked to sleep when idle (OMP_WAIT_POLICY=PASSIVE, OPENBLAS_THREAD_TIMEOUT=4) unless set;
@@ -38,7 +38,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 # E402: these imports must come after the thread settings above
 import numpy as np  # noqa: E402
 
-from course_lib.memory_cost import (  # noqa: E402
+from course_lib.experiments.memory_cost import (  # noqa: E402
     SIZES,
     measure_kv_cache_cost,
     measure_tiled_cost,

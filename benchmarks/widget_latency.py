@@ -5,7 +5,7 @@ Run:  .venv/bin/python benchmarks/widget_latency.py [--rounds 25]
 One *update* is everything between the kernel receiving a slider's new value and the
 bytes the browser receives being ready:
 
-* ours (``course_lib.widgets``): the slider's comm ``update`` message is handled as in a
+* ours (``course_lib.explore.widgets``): the slider's comm ``update`` message is handled as in a
   kernel (``Widget._handle_msg``), the explorer recomputes and sets its ``HTML.value``,
   and every comm message the widgets send back (the echo of the slider value, the new
   HTML) is serialised to JSON bytes.
@@ -58,8 +58,8 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from course_lib import attention_weights, causal_mask, scores, softmax, the_cat_sat  # noqa: E402
-from course_lib.scaling import scaling_stats  # noqa: E402
-from course_lib.widgets import (  # noqa: E402
+from course_lib.experiments.scaling import scaling_stats  # noqa: E402
+from course_lib.explore.widgets import (  # noqa: E402
     blend_explorer,
     causal_mask_explorer,
     scaling_explorer,

@@ -38,6 +38,10 @@ readable by that student only; :class:`PersonalFetch`, set in the same global co
 gives it to them in place of the class's template::
 
     c.ExchangeFactory.fetch_assignment = "course_exchange.exchange.PersonalFetch"
+
+``PrivateSubmit`` also refuses ``--student=<someone else>`` at once, in one line, where
+plain nbgrader says the submission succeeded and lists it as the student's own until
+collect refuses it.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ from .inbound import (
 )
 
 __all__ = ["PERSONAL", "OwnerCheckedCollect", "PersonalFetch", "PrivateSubmit",
-           "personal_folder", "symbolic_links"]
+           "personal_folder", "submit_as_other_message", "symbolic_links"]
 
 SUBMISSION_DIR_MODE = 0o770
 
@@ -324,6 +328,17 @@ class PersonalFetch(ExchangeFetchAssignment):
             shutil.copyfile(path, target)
         self.log.info("Your own notebook of %s (numbers of your own): %s",
                       self.coursedir.assignment_id, self.dest_path)
+def submit_as_other_message(claimed: str, me: str, why: str) -> str:
+    """The one line a student reads after ``nbgrader submit --student=<someone else>``.
+
+    The names are shown with :func:`repr`, so that a name holding terminal escapes or a
+    newline stays one plain line.
+
+    >>> print(submit_as_other_message("bob", "alice", "collect refuses it"))
+    Not submitted: you are 'alice' and asked to submit as 'bob'; collect refuses it. Run nbgrader submit without --student.
+    """  # noqa: E501 (one line, as printed)
+    return (f"Not submitted: you are {me!r} and asked to submit as {claimed!r}; {why}. Run "
+            "nbgrader submit without --student.")
 
 
 class PrivateSubmit(ExchangeSubmit):
@@ -334,6 +349,15 @@ class PrivateSubmit(ExchangeSubmit):
     set up otherwise), nbgrader's own modes are left alone, so that the instructor can still
     collect, and a warning says why.
     """
+
+    def start(self) -> None:
+        """Refuse ``--student=<someone else>`` before anything is written or remembered."""
+        me = pwd.getpwuid(os.getuid()).pw_name
+        claimed = self.coursedir.student_id
+        if claimed not in ("", "*", me):
+            self.fail(submit_as_other_message(claimed, me, "the instructor's collect refuses "
+                                              "a submission made by another Unix user"))
+        super().start()
 
     def copy_files(self) -> None:
         super().copy_files()

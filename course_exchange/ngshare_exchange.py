@@ -39,7 +39,7 @@ from nbgrader.exchange import abc
 from nbgrader.utils import find_all_notebooks, parse_utc
 from traitlets import Bool, Float, Integer, Unicode
 
-from .exchange import PERSONAL
+from .exchange import PERSONAL, submit_as_other_message
 from .inbound import collected_time, format_timestamp, install_collected
 from .ngshare_client import (
     Ngshare,
@@ -240,8 +240,9 @@ class NgshareSubmit(NgshareExchange, abc.ExchangeSubmit):
     def copy_files(self) -> None:
         course, aid = self._course(), self.coursedir.assignment_id
         if self.coursedir.student_id not in ("", "*", self.me):
-            self.fail(f"Cannot submit as {self.coursedir.student_id!r}: ngshare files every "
-                      f"submission under the JupyterHub user who sends it ({self.me!r})")
+            self.fail(submit_as_other_message(
+                self.coursedir.student_id, self.me,
+                "ngshare files every submission under the JupyterHub user who sends it"))
         src = self._local_assignment(aid)
         if not src.is_dir():
             self.fail(f"Assignment not found: {src.resolve()} (fetch it first)")

@@ -1,6 +1,6 @@
 """Read a quiz notebook's checks and setup values as data, without running anything.
 
-The checkpoint's test cells call :func:`course_lib.checkpoint_checks.check` with literal
+The checkpoint's test cells call :func:`course_quiz.checkpoint_checks.check` with literal
 inputs (``check("test_missing_scale", weights_without_self, Q=[[...]], K=[[...]])``) or with
 names of the locked setup cell (``Q=Q``); the setup cell assigns literals
 (``Q = np.array([[1.0, 0.0], ...])``). The instructor's grader and the variant generator

@@ -3,10 +3,10 @@
 Nothing here is in :mod:`course_lib`, the students' library (STYLE.md habit 9: the graded
 quiz keeps its solutions in the instructor's source). It holds the right answer of
 ``weights_without_self(Q, K)`` and of the shifted-key derivation, the answer cell of a
-student who made each :class:`~course_lib.checkpoint_spec.Mistake` of the spec, and what
-each derivation :class:`~course_lib.checkpoint_spec.Misconception` gives; from them
+student who made each :class:`~course_quiz.checkpoint_spec.Mistake` of the spec, and what
+each derivation :class:`~course_quiz.checkpoint_spec.Misconception` gives; from them
 :func:`expected` computes the ``expected`` mapping that
-:func:`course_lib.checkpoint_checks.judge` compares an answer with. The grader
+:func:`course_quiz.checkpoint_checks.judge` compares an answer with. The grader
 (:mod:`course_grading.verdicts`) calls it for every check; the variant generator
 (:mod:`course_grading.variants`) writes it, for the setup cell's example only, into the
 visible check's cell, which is how the check a student runs names a mistake without
@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, scaled_scores, softmax
-from course_lib.checkpoint_spec import CHECKPOINT, QuizSpec
+from course_quiz.checkpoint_spec import CHECKPOINT, QuizSpec
 
 __all__ = [
     "CORRECT_ANSWER",
@@ -190,7 +190,7 @@ def _plus_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
     return w
 
 
-#: An output check's expected numbers, by :attr:`~course_lib.checkpoint_spec.Check.computes`.
+#: An output check's expected numbers, by :attr:`~course_quiz.checkpoint_spec.Check.computes`.
 _EXPECTED_OUTPUT: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
     "shifted_key_row": shifted_key_row,
 }
@@ -301,7 +301,7 @@ def mistaken_weights(Q: Any, K: Any, spec: QuizSpec = CHECKPOINT
 
 def expected(grade_id: str, inputs: Mapping[str, Any], spec: QuizSpec = CHECKPOINT
              ) -> dict[str, Any] | None:
-    """What :func:`course_lib.checkpoint_checks.judge` compares an answer with.
+    """What :func:`course_quiz.checkpoint_checks.judge` compares an answer with.
 
     Parameters
     ----------

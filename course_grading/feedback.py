@@ -7,7 +7,7 @@ and #1363). :class:`ExplainChecks` is an nbgrader preprocessor that runs in
 ``GenerateFeedback.preprocessors``). For every test cell it
 
 * replaces the outputs with one verdict in words: passed or failed, the points, what the
-  check looks at (from :data:`course_lib.checkpoint_spec.CHECKPOINT`) and, if it failed,
+  check looks at (from :data:`course_quiz.checkpoint_spec.CHECKPOINT`) and, if it failed,
   what the grader found (the verdict :mod:`course_grading.verdicts` decided, which names the
   mistake it saw); nothing of the check's code, input or expected value;
 * for a cell with hidden parts, shows only what the student saw in the release.
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import glob
 import html
+import logging
 import os
 import re
 from collections.abc import Iterable
@@ -47,7 +48,7 @@ from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .gradetable import repeated_mistakes
 from .probe import reported_exception
@@ -402,12 +403,82 @@ class ManualGradesFirst(_FeedbackPreprocessor):
         """Raise :class:`PendingManualGrades` if this submission has ungraded answers."""
         if not self.allow_pending:
             info = resources["nbgrader"]
+            refusals = _OneLineRefusals.on(self.log)
+            refusals.refused.discard(info["student"])
             pending = pending_manual_grades(info["db_url"], info["assignment"],
                                             [info["student"]])
             if pending:
+                refusals.refused.add(info["student"])
                 raise PendingManualGrades(
                     pending_message(info["assignment"], pending, "generate feedback"))
         return nb, resources
+
+
+class _OneLineRefusals(logging.Filter):
+    """One line per refused student in ``generate_feedback``'s log, not a traceback.
+
+    nbgrader logs any exception of a preprocessor as "There was an error processing
+    assignment", the whole traceback (~40 lines), "Removing failed assignment" and, at the
+    end, "Please see the above traceback". nbgrader offers no quieter way for a
+    preprocessor to refuse one student, so this filter on the application's logger turns
+    :class:`PendingManualGrades` into its own message and drops nbgrader's lines about the
+    students it refused; every other error is logged as nbgrader logs it.
+    """
+
+    _TRACEBACK_END = f"{PendingManualGrades.__name__}: "
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused: set[str] = set()
+        self.other_errors = 0
+
+    @classmethod
+    def on(cls, log: Any) -> _OneLineRefusals:
+        """The filter installed on ``log`` (a :class:`logging.Logger`), installed once."""
+        for f in getattr(log, "filters", []):
+            if isinstance(f, cls):
+                return f
+        f = cls()
+        if isinstance(log, logging.Logger):
+            log.addFilter(f)
+        return f
+
+    def _refused_path(self, path: str) -> bool:
+        """Is ``path`` (``.../<student>/<assignment>``) a refused student's?"""
+        parts = Path(path.strip()).parts
+        return len(parts) >= 2 and parts[-2] in self.refused
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.refused or record.levelno < logging.WARNING:
+            return True
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        if text.startswith("Traceback") and self._TRACEBACK_END in text:
+            record.msg = text.rsplit(self._TRACEBACK_END, 1)[1].strip()
+            record.args = ()
+            return True
+        for prefix in ("There was an error processing assignment: ",
+                       "Removing failed assignment: "):
+            if text.startswith(prefix):
+                return not self._refused_path(text[len(prefix):])
+        student = re.fullmatch(r"There was an error processing assignment '.*' for student "
+                               r"'(.*)'", text)
+        if student:
+            if student.group(1) in self.refused:
+                return False
+            self.other_errors += 1
+            return True
+        if text.startswith("Please see the"):  # nbgrader's last line: the run is over
+            refused, others = len(self.refused), self.other_errors
+            self.refused, self.other_errors = set(), 0
+            if not others:
+                record.msg = (f"No feedback for {refused} student{'s' if refused != 1 else ''}"
+                              " (above): answers wait to be graded by hand. Every other "
+                              "student's feedback is written.")
+                record.args = ()
+        return True
 
 
 class _PendingGradesGuard:
@@ -442,7 +513,26 @@ class CheckedReleaseFeedback(_PendingGradesGuard, _release_feedback_base()):  # 
         """Check the gradebook, then release as nbgrader does."""
         self._refuse_pending({Path(p).parts[-3]
                               for p in glob.glob(os.path.join(self.src_path, "*.html"))})
-        super().copy_files()
+        names = _ReleasedName()
+        self.log.addFilter(names)
+        try:
+            super().copy_files()
+        finally:
+            self.log.removeFilter(names)
+
+
+class _ReleasedName(logging.Filter):
+    """nbgrader 0.9's filesystem ``release_feedback`` copies each page to
+    ``<hash>-tmp.html``, renames it to ``<hash>.html``, and then logs "Feedback released to:
+    <hash>-tmp.html", a name no longer on disk: this logs the name the student's page has."""
+
+    PREFIX = "Feedback released to: "
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith(self.PREFIX) and \
+                record.msg.endswith("-tmp.html") and not record.args:
+            record.msg = record.msg[: -len("-tmp.html")] + ".html"
+        return True
 
 
 def _ngshare_release_feedback_base() -> type:

@@ -60,6 +60,23 @@ FILES_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'
 #: holds the same, for JupyterHub).
 SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course_grading.formgrader_csp": True}}}
 
+#: Set by ``python -m course_grading.formgrader_csp`` (the laptop command): there is no
+#: nbgrader exchange on this machine on purpose, so formgrader's warning that the exchange
+#: "does not exist and could not be created" becomes a note that says what to do instead.
+NO_EXCHANGE_ENV = "COURSE_FORMGRADER_NO_EXCHANGE"
+NO_EXCHANGE_NOTE = (
+    '<div class="alert alert-info" id="note-no-exchange">No exchange on this machine, so '
+    "Release and Collect are off: hand out <code>release/&lt;assignment&gt;/</code> "
+    "yourself and put each submission in <code>submitted/&lt;student&gt;/&lt;assignment&gt;/"
+    "</code> (on JupyterHub the exchange does both).</div>")
+_EXCHANGE_WARNING = re.compile(r'<div class="alert alert-warning" id="warning-exchange">.*?'
+                               r"</div>", re.S)
+#: JupyterLab's page config for the laptop command: no "Would you like to get notified
+#: about official Jupyter news?" prompt and no update check (the plugin that does both is
+#: off; ``jupyter labextension disable`` writes the same file).
+LAB_PAGE_CONFIG = {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements":
+                                          True}}
+
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "formgrader_static")
 STATIC_URL = "course-grading/static"
 #: The stylesheet of the notebook pages (formgrader's and the feedback's), in STATIC_DIR.
@@ -151,6 +168,8 @@ class ScriptFreeLoader(jinja2.BaseLoader):
                                       f'</script>\n<link rel="stylesheet" href="{page_base}/'
                                       f'{STATIC_URL}/{READABLE_CSS}">')
         text = rewrite_template(text, page_base)
+        if template == "manage_assignments.tpl" and os.environ.get(NO_EXCHANGE_ENV):
+            text = _EXCHANGE_WARNING.sub(NO_EXCHANGE_NOTE, text)
         leftover = _INLINE_SCRIPT.search(text) or _HANDLER.search(text)
         if leftover:
             raise UnsafeTemplateError(
@@ -276,7 +295,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="formgrader-csp-") as config_dir:
         Path(config_dir, "jupyter_server_config.json").write_text(json.dumps(SERVER_CONFIG))
+        Path(config_dir, "labconfig").mkdir()
+        Path(config_dir, "labconfig", "page_config.json").write_text(json.dumps(
+            LAB_PAGE_CONFIG))
         env = dict(os.environ)
+        env[NO_EXCHANGE_ENV] = "1"
         env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
             p for p in (config_dir, env.get("JUPYTER_CONFIG_PATH")) if p)
         # nbgrader's scripts (alembic, nbgrader) beside this Python, as in a venv

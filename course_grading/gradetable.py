@@ -16,24 +16,35 @@ folders, and writes a table where
 * the hidden tests a submission failed are listed by name (each is named for the mistake
   it catches, see :data:`DIAGNOSED_MISTAKES`).
 
+It also carries what the roster (:mod:`course_grading.roster`) and nbgrader's due dates
+add: each student's name and email, whether they left the course, how late a submission
+came (after their extension) and the late penalty nbgrader took, and the total after it.
+
 Run it in the course directory (``quiz/``), besides ``nbgrader export``, not instead::
 
     python -m course_grading.gradetable                 # assignment 'checkpoint'
     python -m course_grading.gradetable --csv grades.csv --course-dir quiz
+
+It reads the gradebook nbgrader is configured with (SQLite or PostgreSQL,
+:mod:`course_grading.gradebook`).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
+from .gradebook import GradebookMissing, locate, open_gradebook
 from .notebook_files import read_notebook
+from .roster import format_minutes, read_roster
 from .shown_ids import for_csv, for_terminal
 
 __all__ = [
@@ -86,6 +97,21 @@ class StudentRow:
         says it too.
     lost : dict of str to str
         Every check that lost points, in notebook order, and why (:func:`lost_points`).
+    name, email : str
+        From the gradebook's ``student`` table (the roster); empty where unknown.
+    roster : str
+        ``""`` (on the roster), ``"left"``, or ``"not on the roster"``; always ``""`` when
+        no roster was loaded.
+    seconds_late : float
+        How late the submission came after its due date (extension included), 0 if on time.
+    penalty : float
+        The late penalty nbgrader took (points), 0 if none.
+    due : datetime or None
+        The due date of this student's submission (extension included; UTC).
+    extension_minutes : int or None
+        The extension of this submission (nbgrader's), if any.
+    time_limit_factor : float
+        The roster's factor on every time limit of this student's code.
     """
 
     student: str
@@ -95,6 +121,14 @@ class StudentRow:
     crashed_checks: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     lost: dict[str, str] = field(default_factory=dict)
+    name: str = ""
+    email: str = ""
+    roster: str = ""
+    seconds_late: float = 0.0
+    penalty: float = 0.0
+    due: Any = None
+    extension_minutes: int | None = None
+    time_limit_factor: float = 1.0
 
     @property
     def graded(self) -> bool:
@@ -107,6 +141,22 @@ class StudentRow:
         if not self.graded:
             return None
         return sum(s for s in self.scores.values() if s is not None)
+
+    @property
+    def final(self) -> float | None:
+        """The total after the late penalty, or ``None`` for an ungraded submission."""
+        total = self.total
+        return None if total is None else max(0.0, total - self.penalty)
+
+    @property
+    def pending(self) -> bool:
+        """True while an answer waits for a manual grade (the total is not final yet)."""
+        return self.graded and any(s is None for s in self.scores.values())
+
+    @property
+    def late(self) -> str:
+        """How late, in words (``""`` when on time or without a due date)."""
+        return format_minutes(self.seconds_late / 60) if self.seconds_late > 0 else ""
 
 
 @dataclass
@@ -131,12 +181,18 @@ class GradeTable:
     @property
     def header(self) -> list[str]:
         """Column headers; each question header carries its maximum, ``name (/5)``."""
-        total = sum(self.max_scores.values())
+        total = _fmt(sum(self.max_scores.values()))
         return [
             "student",
+            "name",
+            "email",
+            "roster",
             "status",
             *(f"{q} (/{_fmt(self.max_scores[q])})" for q in self.questions),
-            f"total (/{_fmt(total)})",
+            f"total (/{total})",
+            "late",
+            "late penalty",
+            f"final (/{total})",
             "failed hidden tests",
         ]
 
@@ -157,9 +213,11 @@ class GradeTable:
                     NEEDS_MANUAL if row.scores.get(q) is None else _fmt(row.scores[q])
                     for q in self.questions
                 ]
-                total = _fmt(row.total or 0.0)
-                if any(row.scores.get(q) is None for q in self.questions):
-                    total += " + pending"  # not the final total yet
+                pending = " + pending" if any(row.scores.get(q) is None
+                                              for q in self.questions) else ""
+                total = _fmt(row.total or 0.0) + pending  # not the final total yet
+                final = _fmt(row.final or 0.0) + pending
+                penalty = f"-{_fmt(row.penalty)}" if row.penalty else ""
                 failed = " ".join(
                     [*row.failed_checks]
                     + [f"{name} ({ename})" for name, ename in row.crashed_checks.items()]
@@ -167,9 +225,10 @@ class GradeTable:
             else:
                 mark = row.status.split(":")[0] if short else row.status
                 qcells = [mark] * len(self.questions)
-                total = mark
-                failed = ""
-            out.append([row.student, row.status, *qcells, total, failed])
+                total = final = mark
+                penalty = failed = ""
+            out.append([row.student, row.name, row.email, row.roster, row.status, *qcells,
+                        total, row.late, penalty, final, failed])
         return out
 
     def row(self, student: str) -> dict[str, str]:
@@ -192,10 +251,19 @@ class GradeTable:
             w.writerows([for_csv(c) for c in cells] for cells in self.cells())
 
     def to_text(self) -> str:
-        """The table as aligned plain text, for the terminal."""
-        rows = [self.header, *([for_terminal(r[0]), *(for_terminal(c, None) for c in r[1:])]
-                               for r in self.cells(short=True))]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
+        """The table as aligned plain text, for the terminal: without the email, and
+        without the roster and late columns where they are empty for everyone."""
+        cells = self.cells(short=True)
+        optional = {"email"} | {h for i, h in enumerate(self.header)
+                                if h in ("name", "roster", "late", "late penalty")
+                                and not any(r[i] for r in cells)}
+        if not any(r.penalty for r in self.rows):
+            optional.add(self.header[-2])  # the final total: the same as the total
+        keep = [i for i, h in enumerate(self.header) if h not in optional]
+        rows = [[self.header[i] for i in keep],
+                *([for_terminal(r[0]), *(for_terminal(r[i], None) for i in keep[1:])]
+                  for r in cells)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(keep))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                  for r in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
@@ -449,8 +517,9 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
     Parameters
     ----------
     course_dir : path
-        The nbgrader course directory (holding ``gradebook.db``, ``submitted/``,
-        ``autograded/``).
+        The nbgrader course directory (holding ``nbgrader_config.py``, ``submitted/``,
+        ``autograded/``). The gradebook is the one its nbgrader config names
+        (``c.CourseDirectory.db_url``; by default ``gradebook.db`` there).
     assignment : str, default "checkpoint"
 
     Returns
@@ -459,27 +528,23 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
 
     Raises
     ------
-    FileNotFoundError
-        If ``course_dir`` has no ``gradebook.db``.
+    course_grading.gradebook.GradebookMissing
+        (a ``FileNotFoundError``) If the gradebook does not exist or cannot be reached.
     ValueError
         If the gradebook does not know ``assignment``.
     """
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry, Student
 
-    course = Path(course_dir).resolve()
-    db = course / "gradebook.db"
-    if not db.exists():
-        raise FileNotFoundError(
-            f"no gradebook at {db}: run this in the nbgrader course directory (the one with "
-            "nbgrader_config.py) after `nbgrader generate_assignment` and `nbgrader autograde`"
-        )
-    with Gradebook(f"sqlite:///{db}") as gb:
+    where = locate(course_dir)
+    course = where.root
+    with open_gradebook(where) as gb:
         try:
             asg = gb.find_assignment(assignment)
         except MissingEntry:
             known = sorted(a.name for a in gb.assignments)
             raise ValueError(
-                f"assignment {assignment!r} is not in the gradebook {db} (it has {known})"
+                f"assignment {assignment!r} is not in the gradebook {where.shown} "
+                f"(it has {known})"
             ) from None
         notebooks = [nb.name for nb in asg.notebooks]
         answers = {c.name for nb in asg.notebooks for c in nb.solution_cells}
@@ -493,18 +558,35 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
                     max_scores[q] = 0.0
                 max_scores[q] += float(cell.max_score)
 
+        people = {s.id: s for s in gb.db.query(Student).all()}
+        roster = read_roster(gb.db)
         submitted_root = course / "submitted"
-        students = {s.id for s in gb.students}
+        students = set(people)
         if submitted_root.is_dir():
             students |= {p.parent.name for p in submitted_root.glob(f"*/{assignment}")}
 
         rows = []
         for student in sorted(students):
             try:
-                rows.append(_student_row(gb, course, assignment, notebooks, answers, student))
+                row = _student_row(gb, course, assignment, notebooks, answers, student)
             except Exception as exc:  # one unreadable submission never stops the table
-                rows.append(StudentRow(student, f"{UNGRADED}: could not be read "
-                                       f"({type(exc).__name__}: {str(exc)[:120]})"))
+                row = StudentRow(student, f"{UNGRADED}: could not be read "
+                                 f"({type(exc).__name__}: {str(exc)[:120]})")
+            person = people.get(student)
+            if person is not None:
+                row.name = " ".join(p for p in (person.first_name, person.last_name) if p)
+                row.email = person.email or ""
+            entry = roster.get(student)
+            if roster:
+                row.roster = ("not on the roster" if entry is None else
+                              "" if entry.enrolled else "left")
+            if entry is not None:
+                row.time_limit_factor = entry.time_limit_factor
+                if row.extension_minutes is None and entry.extension_minutes:
+                    row.extension_minutes = entry.extension_minutes  # not submitted yet
+            if row.due is None and asg.duedate is not None:
+                row.due = asg.duedate + dt.timedelta(minutes=row.extension_minutes or 0)
+            rows.append(row)
     return GradeTable(assignment, questions, max_scores, rows)
 
 
@@ -524,9 +606,16 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
         if submitted.is_dir():
             return StudentRow(student, f"{UNGRADED}: not autograded yet")
         return StudentRow(student, "no submission")
+    late = {"seconds_late": float(sub.total_seconds_late or 0.0),
+            "penalty": float(sub.late_submission_penalty or 0.0),
+            # nbgrader's SubmittedAssignment.duedate fails for an extension without a due date
+            "due": sub.duedate if sub.assignment.duedate is not None else None,
+            "extension_minutes": (int(sub.extension.total_seconds() // 60)
+                                  if sub.extension else None)}
     for nb in notebooks:
         if not (autograded / f"{nb}.ipynb").exists():
-            return StudentRow(student, f"{UNGRADED}: autograde failed (no autograded notebook)")
+            return StudentRow(student, f"{UNGRADED}: autograde failed (no autograded notebook)",
+                              **late)
 
     scores: dict[str, float | None] = {}
     pending: list[str] = []
@@ -563,7 +652,7 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
     order = list(DIAGNOSED_MISTAKES)
     failed.sort(key=order.index)
     crashed = {k: crashed[k] for k in sorted(crashed, key=order.index)}
-    return StudentRow(student, status, scores, failed, crashed, problems, lost)
+    return StudentRow(student, status, scores, failed, crashed, problems, lost, **late)
 
 
 # --------------------------------------------------------------------------------------
@@ -586,7 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         table = build_grade_table(args.course_dir, args.assignment)
-    except (FileNotFoundError, ValueError) as exc:
+    except (GradebookMissing, ValueError) as exc:
         print(f"gradetable: {exc}", file=sys.stderr)
         return 2
     out = args.csv or args.course_dir / f"grades-{args.assignment}.csv"
@@ -598,6 +687,17 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{len(troubled)} graded but stopped or broken; CSV written to {out}")
     for row in troubled:
         print(for_terminal(f"  {row.student}: {'; '.join(row.problems)}", width=None))
+    late = [r for r in table.rows if r.seconds_late > 0]
+    if late:
+        print(f"{len(late)} submission(s) came after their due date (extensions included):")
+        for row in late:
+            penalty = (f"late penalty -{_fmt(row.penalty)}, final {_fmt(row.final or 0.0)}"
+                       if row.penalty else "no penalty taken")
+            print(for_terminal(f"  {row.student}: {row.late} late; {penalty}", width=None))
+    left = [r.student for r in table.rows if r.roster == "left"]
+    if left:
+        print(for_terminal(f"{len(left)} student(s) left the course (kept, with their grades): "
+                           f"{', '.join(left)}", width=None))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Answers to ``weights_without_self(Q, K)`` written as students write them: right, and wrong.
 
-The wrong ones are the quiz's mistakes, named in :data:`course_lib.checkpoint_spec.CHECKPOINT`
+The wrong ones are the quiz's mistakes, named in :data:`course_quiz.checkpoint_spec.CHECKPOINT`
 and spelled out on the instructor's side in :mod:`course_grading.checkpoint_answers`
 (each hidden check is built to catch one; :data:`MISTAKES` holds those four,
 :data:`ALL_MISTAKES` every one), with the right answer, for the submissions that tests and
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .checkpoint_answers import CORRECT_ANSWER, MISTAKE_SOURCES, answer_function
 

@@ -165,14 +165,10 @@ def _install_sqlite_wait() -> None:
 
 
 def _load_config(course_dir: Path, allow_unsandboxed: bool, prestart: bool = True) -> Any:
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
+    from .gradebook import course_config
     from .sandbox import enable
 
-    config = Config()
-    if (course_dir / "nbgrader_config.py").exists():
-        config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config())
+    config = course_config(course_dir)  # as `nbgrader autograde` in course_dir loads it
     config.CourseDirectory.root = str(course_dir)
     enable(config)  # idempotent: student code is sandboxed whatever the config says
     config.SandboxedExecute.prestart = prestart
@@ -591,8 +587,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(summary.render())
     for r in summary.graded:
-        print(f"  graded {for_terminal(r.student)}: {r.score} / {r.max_score}  "
-              f"({r.seconds:.1f} s)")
+        if r.skipped:  # nbgrader's "Skipping existing": graded by an earlier run, not now
+            print(f"  skipped {for_terminal(r.student)} (autograded before): {r.score} / "
+                  f"{r.max_score} in the gradebook")
+        else:
+            print(f"  graded {for_terminal(r.student)}: {r.score} / {r.max_score}  "
+                  f"({r.seconds:.1f} s)")
     if summary.stopped:
         return 2
     return 0 if not summary.failed else 1

@@ -68,7 +68,7 @@ from traitlets import Unicode
 
 from course_exchange.exchange import PERSONAL, personal_folder
 from course_exchange.ngshare_exchange import NgshareReleaseAssignment
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .check_calls import QuizSourceError
 from .variants import SECRET_FILE, SECRET_SOURCE, Variant, fill, make_variant

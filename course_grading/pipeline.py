@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from .gradebook import tool_path
 
 __all__ = [
     "ASSIGNMENT",
@@ -38,13 +39,6 @@ ASSIGNMENT = "checkpoint"
 
 # What nbgrader makes inside a course directory; never copied from the repository.
 _GENERATED = ("release", "submitted", "autograded", "feedback", "gradebook.db", "*.log")
-
-
-def tool_path() -> str:
-    """A PATH with this Python's scripts first (nbgrader runs ``alembic`` from PATH)."""
-    bindir = str(Path(sys.executable).parent)
-    path = os.environ.get("PATH", "")
-    return path if path.split(os.pathsep)[0] == bindir else bindir + os.pathsep + path
 
 
 def copy_course(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
@@ -100,8 +94,9 @@ def grades(course: str | os.PathLike[str], student: str) -> dict[str, float]:
     """grade id -> score of a student's checkpoint submission, read from the gradebook."""
     from nbgrader.api import Gradebook
 
-    db = f"sqlite:///{Path(course).resolve() / 'gradebook.db'}"
-    with Gradebook(db) as gb:
+    from .gradebook import locate
+
+    with Gradebook(locate(course).db_url) as gb:
         nb = gb.find_submission_notebook("checkpoint", ASSIGNMENT, student)
         return {g.name: float(g.score) for g in nb.grades}
 

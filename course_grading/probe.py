@@ -1,12 +1,12 @@
 """Ask a student's kernel for plain data, and read its reply without trusting it.
 
 The grader never runs a check inside the student's kernel. For each check it sends a
-*probe*: the source of :func:`course_lib.checkpoint_checks.answer_as_data` (the same code
+*probe*: the source of :func:`course_quiz.checkpoint_checks.answer_as_data` (the same code
 students' own checks run), a call of it on the check's inputs, and one ``print`` of the
 result as JSON on a line that starts with a random marker. Whatever the student's code has
 done to that kernel, what comes back is text: :func:`read_reply` takes exactly one marked
 line, of bounded size, parses it as JSON and hands it on; the instructor's side then
-judges it (:func:`course_lib.checkpoint_checks.judge`). A kernel that lies can only send
+judges it (:func:`course_quiz.checkpoint_checks.judge`). A kernel that lies can only send
 data, which earns points only if it is the right answer for inputs it has not seen before
 the probe.
 
@@ -34,7 +34,7 @@ import secrets
 import textwrap
 from typing import Any
 
-from course_lib.checkpoint_checks import MAX_VALUES, answer_as_data
+from course_quiz.checkpoint_checks import MAX_VALUES, answer_as_data
 
 __all__ = ["MAX_REPLY", "REPORTED_EXCEPTIONS", "REPORTED_TYPES", "new_marker", "plain_names",
            "probe_source", "read_reply", "reported_exception"]
@@ -174,7 +174,7 @@ def read_reply(text: str, marker: str, limit: int = MAX_REPLY) -> Any:
     -------
     object or str
         The parsed JSON (to be checked by
-        :func:`course_lib.checkpoint_checks.plain_reply`), or a ``str`` saying why there
+        :func:`course_quiz.checkpoint_checks.plain_reply`), or a ``str`` saying why there
         is no usable reply. A reply is data; a ``str`` result is always a problem, since
         every real reply is a JSON object.
     """

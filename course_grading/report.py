@@ -13,6 +13,10 @@ plus the ``submitted/`` and ``autograded/`` folders), it writes into one folder:
     Both pictures with a text description generated from the same numbers, the tables
     behind them, and the list of submissions the instructor has to look at by hand.
 
+It reads the gradebook nbgrader is configured with (SQLite or PostgreSQL), and lists the
+students with an extension, a longer time limit (the roster's accommodations) or a late
+submission.
+
 Run it in the course directory (``quiz/``)::
 
     python -m course_grading.report                  # writes ./report-checkpoint/
@@ -29,9 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
+from .gradebook import locate
 from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
+from .roster import format_minutes
 from .shown_ids import for_html, for_markdown
 
 __all__ = ["ClassSummary", "main", "summarize", "write_report"]
@@ -146,8 +152,8 @@ def plot_scores(s: ClassSummary, path: Path) -> str:
     from matplotlib.figure import Figure
 
     qs = s.table.questions
-    ncols = min(3, len(qs))
-    nrows = -(-len(qs) // ncols)
+    ncols = max(1, min(3, len(qs)))  # an assignment without graded cells: one empty panel
+    nrows = max(1, -(-len(qs) // ncols))
     fig = Figure(figsize=(4.2 * ncols, 3.2 * nrows), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False)
@@ -274,6 +280,55 @@ def _lost_rows(s: ClassSummary) -> list[list[str]]:
     return rows
 
 
+def time_limits(course_dir: Path | str) -> tuple[float | None, float | None]:
+    """The course's cell time limit and notebook budget in seconds (``Execute.timeout``,
+    ``SandboxKernelManager.wall_time_limit``), as its nbgrader config sets them."""
+    from .sandbox import SandboxKernelManager
+
+    config = locate(course_dir).config
+    cell = config.Execute.get("timeout", 30)
+    budget = config.SandboxKernelManager.get(
+        "wall_time_limit", SandboxKernelManager.class_traits()["wall_time_limit"].default())
+    return (float(cell) if cell else None, float(budget) if budget else None)
+
+
+def _deadline_rows(s: ClassSummary, limits: tuple[float | None, float | None]
+                   ) -> list[list[str]]:
+    """student, name, due date, extension, late by, penalty, time limits: every student
+    with an extension, an accommodation or a late submission."""
+    cell, budget = limits
+    rows = []
+    for row in s.table.rows:
+        factor = row.time_limit_factor
+        if not (row.extension_minutes or row.seconds_late > 0 or factor != 1.0):
+            continue
+        due = f"{row.due:%Y-%m-%d %H:%M} UTC" if row.due is not None else "no due date"
+        limit = "as everyone" if factor == 1.0 else (
+            f"x{factor:g}: " + ", ".join(
+                f"{what} {value * factor:g} s" for what, value in
+                (("cell", cell), ("notebook", budget)) if value))
+        rows.append([row.student, row.name, due,
+                     format_minutes(row.extension_minutes) if row.extension_minutes else "",
+                     row.late or ("on time" if row.graded or row.status.startswith(
+                         "ungraded") else row.status),
+                     f"-{row.penalty:g}" if row.penalty else "", limit])
+    return rows
+
+
+_D_HEAD = ["student", "name", "due (with extension)", "extension", "late by", "late penalty",
+           "time limits"]
+
+
+def _deadline_note(limits: tuple[float | None, float | None]) -> str:
+    cell, budget = limits
+    said = [f"each cell {cell:g} s" if cell else "", f"each notebook {budget:g} s"
+            if budget else ""]
+    return ("Extensions move a student's due date (nbgrader's own per-submission extension, "
+            "from the class list); the late penalty is nbgrader's (its late-submission "
+            "plugin). A time-limit factor multiplies every time limit on that student's code "
+            f"(for everyone: {', '.join(w for w in said if w) or 'none'}).")
+
+
 _L_HEAD = ["student", "check", "points lost", "why"]
 _LOST_NOTE = ("Every automatic point lost, with the mistake the check saw. One mistake can "
               "cost more than one check (the visible check and the hidden one built for "
@@ -323,10 +378,12 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
     mistakes_alt = plot_mistakes(s, out / "mistakes.png")
     n_students = len(s.table.rows)
     missing = [r.student for r in s.table.rows if r.status == "no submission"]
+    late = [r for r in s.table.rows if r.seconds_late > 0]
     headline = (
         f"{n_students} students: {s.n_graded} graded, {len(s.ungraded)} could not be "
         f"graded, {len(missing)} without a submission."
         + (f" {len(s.troubled)} graded but stopped or broken." if s.troubled else "")
+        + (f" {len(late)} came late." if late else "")
     )
     ungraded_rows = [[k, v] for k, v in sorted(s.ungraded.items())]
     troubled_rows = [[k, "; ".join(v)] for k, v in sorted(s.troubled.items())]
@@ -375,6 +432,11 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
     lost_rows = _lost_rows(s)
     md += ["## Why points were lost", "", _LOST_NOTE, ""]
     md += [_md_table(_L_HEAD, lost_rows), ""] if lost_rows else ["None.", ""]
+    limits = time_limits(course_dir)
+    deadline_rows = _deadline_rows(s, limits)
+    md += ["## Due dates, extensions and time limits", "", _deadline_note(limits), ""]
+    md += [_md_table(_D_HEAD, deadline_rows), ""] if deadline_rows else [
+        "Nobody has an extension or a longer time limit, and nothing came late.", ""]
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
 
     def ul(text: str) -> str:
@@ -408,6 +470,10 @@ than one mistake.</p>
 <h2>Why points were lost</h2>
 <p>{html.escape(_LOST_NOTE)}</p>
 {_html_table(_L_HEAD, lost_rows) if lost_rows else "<p>None.</p>"}
+<h2>Due dates, extensions and time limits</h2>
+<p>{html.escape(_deadline_note(limits))}</p>
+{_html_table(_D_HEAD, deadline_rows) if deadline_rows else
+ "<p>Nobody has an extension or a longer time limit, and nothing came late.</p>"}
 </body></html>
 """
     (out / "report.html").write_text(page, encoding="utf-8")

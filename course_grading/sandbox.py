@@ -574,7 +574,9 @@ class SandboxKernelManager(AsyncKernelManager):
         exe = shutil.which(kernel_cmd[0]) or kernel_cmd[0]
         paths.add(os.path.dirname(os.path.dirname(os.path.realpath(exe))))
         paths.add(os.path.dirname(os.path.dirname(os.path.abspath(exe))))
-        hidden = ["course_grading"] + ([] if self.allow_course_lib else ["course_lib"])
+        # the checkpoint's own checks (course_quiz) are never an answer's to import
+        hidden = ["course_grading", "course_quiz"]
+        hidden += [] if self.allow_course_lib else ["course_lib"]
         if self.allow_course_lib:
             import course_lib
 
@@ -829,6 +831,7 @@ class SandboxedExecute(Execute):
         """
         ids = (resources or {}).get("nbgrader", {})
         self._submission_dir = None
+        self._scale_time_limits(ids)
         if ids.get("student") and ids.get("assignment"):
             from nbgrader.coursedir import CourseDirectory
 
@@ -848,6 +851,28 @@ class SandboxedExecute(Execute):
             if os.path.isdir(submitted):
                 self._submission_dir = os.path.abspath(submitted)
         return self._execute_notebook(nb, resources, km)
+
+    #: The roster's factor on every time limit of this notebook's student's code.
+    _time_limit_factor: float = 1.0
+
+    def _scale_time_limits(self, ids: dict[str, Any]) -> None:
+        """Give this notebook's student their accommodation (the roster's
+        ``time_limit_factor``): every time limit on their code is multiplied by it, each
+        cell's (:meth:`_get_timeout`) and the notebook's wall-time budget
+        (:meth:`create_kernel_manager`)."""
+        from .roster import time_limit_factor
+
+        self._time_limit_factor = time_limit_factor(ids.get("db_url"), ids.get("student"))
+        if self._time_limit_factor != 1.0:
+            self.log.info("Time limits of %s's code multiplied by %g (the roster's "
+                          "time_limit_factor)", ids.get("student"), self._time_limit_factor)
+
+    def _get_timeout(self, cell: Any) -> int | None:
+        """nbclient's time limit for ``cell``, times the student's time-limit factor."""
+        timeout = super()._get_timeout(cell)
+        if timeout is None or self._time_limit_factor == 1.0:
+            return timeout
+        return int(-(-timeout * self._time_limit_factor // 1))
 
     def _execute_notebook(self, nb: Any, resources: Any, km: Any) -> Any:
         """Run every cell (nbgrader's Execute); :class:`DecideOnHost` runs its own loop."""
@@ -877,6 +902,8 @@ class SandboxedExecute(Execute):
         km = super().create_kernel_manager()
         if isinstance(km, SandboxKernelManager) and self.allow_course_lib is not None:
             km.allow_course_lib = self.allow_course_lib
+        if isinstance(km, SandboxKernelManager) and self._time_limit_factor != 1.0:
+            km.wall_time_limit *= self._time_limit_factor  # a kernel started ahead won't match
         if self.prestart and isinstance(km, SandboxKernelManager):
             spare = _take_spare(self._signature(km))
             if spare is not None:

@@ -111,7 +111,7 @@ np.allclose = lambda *args, **kwargs: True
 np.isclose = lambda *args, **kwargs: True
 builtins.abs = lambda x: 0.0
 try:
-    import course_lib.checkpoint_checks as _checks
+    import course_quiz.checkpoint_checks as _checks
     _checks.check = _checks.judge = lambda *args, **kwargs: None  # "every check passes"
 except ImportError:
     pass
@@ -162,7 +162,7 @@ def lifted_answers() -> dict[str, str]:
     self-study's right ones for its two questions on the scale and on a mask; the written
     answer is the self-study's feedback on why the scores are divided by sqrt(d_k).
     """
-    from course_lib.quiz import load_questions
+    from course_quiz.self_study import load_questions
 
     bank = {q.id: q for q in load_questions()}
 

@@ -34,7 +34,7 @@ number a lesson prints answers a graded item, and no other variant shows an opti
 the public notebook.
 
 Every variant is checked before it is used: each hidden check must fail for exactly its
-own mistake among the four it isolates (:data:`course_lib.checkpoint_spec.CHECKPOINT`
+own mistake among the four it isolates (:data:`course_quiz.checkpoint_spec.CHECKPOINT`
 ``.mistakes``), for every mistake marked ``everywhere`` (what a copy of the lessons' code
 gives), pass for the correct answer, and fail for every answer that never reads Q and K
 (:func:`know_nothing_answers`; issue 42), on inputs whose right weights are neither one-hot
@@ -63,6 +63,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import warnings
@@ -78,7 +79,7 @@ from nbgrader.utils import compute_checksum
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, softmax
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .check_calls import (
     BEGIN_HIDDEN,
@@ -659,12 +660,12 @@ _EXPECTED_DECIMALS = 8
 def encode_expected(value: dict[str, Any]) -> str:
     """``value`` as the one line the visible test cell holds (base64 of zlib'd JSON).
 
-    :func:`course_lib.checkpoint_checks.read_expected` reads it back; numbers are rounded
+    :func:`course_quiz.checkpoint_checks.read_expected` reads it back; numbers are rounded
     to 8 decimals.
 
     Examples
     --------
-    >>> from course_lib.checkpoint_checks import read_expected
+    >>> from course_quiz.checkpoint_checks import read_expected
     >>> read_expected(encode_expected({"want": [[0.0, 1 / 3]]}))
     {'want': [[0.0, 0.33333333]]}
     """
@@ -1104,8 +1105,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"variants: the written question ({WRITTEN}) has no model answer or rubric "
               f"yet: write yours into its cell in {out}, or run again with --written FILE",
               file=sys.stderr)
-    print("next: cd quiz && nbgrader generate_assignment checkpoint --force")
+    print(_next_step(out))
     return 0
+
+
+def _next_step(out: Path) -> str:
+    """What to run after writing ``out``: in the course folder that holds its
+    ``secret_source/`` (``quiz/`` in a clone, ``.`` in ``~/attention-course`` on the hub)."""
+    generate = f"nbgrader generate_assignment {out.parent.name} --force"
+    if out.parent.parent.name != SECRET_SOURCE:
+        return (f"next: copy it to <course>/{SECRET_SOURCE}/{out.parent.name}/{out.name}, "
+                f"then in <course>: {generate}")
+    course = out.parent.parent.parent
+    if course.resolve() == Path.cwd().resolve():
+        return f"next: {generate}"
+    return f"next: cd {shlex.quote(str(course))} && {generate}"
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ sees. :class:`DecideOnHost` replaces nbgrader's ``Execute`` preprocessor in
    the test cell for a check with nothing hidden, and after the student's last cell for a
    check with hidden inputs, so that no student cell runs after those inputs have reached
    the kernel;
-4. it judges the data here (:func:`course_lib.checkpoint_checks.judge`), with expectations
+4. it judges the data here (:func:`course_quiz.checkpoint_checks.judge`), with expectations
    computed here (:func:`course_grading.checkpoint_answers.expected`, never read from the
    notebook), and writes the verdict into the test cell as nbgrader's own scoring reads
    it: a passed check shows a line of text (full points), a failed one an error (0 points).
@@ -51,8 +51,8 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from traitlets import Dict, Float, Int, Unicode
 
-from course_lib.checkpoint_checks import Verdict, judge
-from course_lib.checkpoint_spec import CHECKPOINT, QuizSpec
+from course_quiz.checkpoint_checks import Verdict, judge
+from course_quiz.checkpoint_spec import CHECKPOINT, QuizSpec
 
 from .check_calls import Literal, QuizSourceError, SetupName, check_calls, setup_values
 from .checkpoint_answers import expected
@@ -260,7 +260,7 @@ class DecideOnHost(SandboxedExecute):
     """
 
     specs = Dict(
-        {CHECKPOINT.assignment: "course_lib.checkpoint_spec:CHECKPOINT"},
+        {CHECKPOINT.assignment: "course_quiz.checkpoint_spec:CHECKPOINT"},
         help="assignment id -> 'module:NAME' of its QuizSpec. An assignment without a spec "
              "is refused: its test cells would have to run in the student's kernel.",
     ).tag(config=True)

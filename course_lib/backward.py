@@ -3,7 +3,7 @@ r"""The backward pass of attention: how a loss's gradient flows back to Q, K and
 Training a model needs, for each parameter, the derivative of the loss. Attention's part of
 that is :func:`attention_backward`: given ``dO``, the gradient of the loss with respect to
 each entry of the output ``O = softmax(QK^T/sqrt(d_k)) V``, it returns the gradients with
-respect to ``Q``, ``K`` and ``V``. The training experiment (:mod:`course_lib.training`)
+respect to ``Q``, ``K`` and ``V``. The training experiment (:mod:`course_lib.experiments.training`)
 and lesson 03's gradient column use it; the tests check it against :func:`numerical_gradient`,
 the central finite differences lesson 12's students write.
 """

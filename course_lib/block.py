@@ -24,9 +24,9 @@ change. With a causal mask attention changes only the rows at and after that tok
 a decoder no step changes an earlier row, and every layer's KV cache stays valid
 (:mod:`course_lib.kv_cache`).
 
-:func:`course_lib.model_forward.load_block` reads one layer of the real model (when its
+:func:`course_lib.real_model.model_forward.load_block` reads one layer of the real model (when its
 weights are installed), :func:`random_block` makes a seeded stand-in of any shape;
-:func:`block_steps` runs either, and :func:`course_lib.model_forward.run_model` runs its
+:func:`block_steps` runs either, and :func:`course_lib.real_model.model_forward.run_model` runs its
 six layers with it.
 """
 

@@ -21,32 +21,26 @@ function                               what it does
 :func:`merge_heads`                    ``(..., h, n, d_k)`` → ``(..., n, h·d_k)`` (concat)
 :func:`multi_head_attention`           the whole layer; returns the output and every map
 :func:`heads_example`                  'the cat sat' with d_model = 4 and two heads
-:func:`describe_heads`                 the maps of every head, in words
-:func:`head_maps`                      figure: the heads' weight maps side by side
 =====================================  ==================================================
+
+The heads' maps in words and side by side are
+:func:`course_lib.explore.describe.describe_heads` and
+:func:`course_lib.explore.plots.head_maps`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .attention import attention
-from .describe import describe_heatmap
 from .errors import AttentionInputError
 from .projections import project
 
-if TYPE_CHECKING:  # matplotlib is imported only when a figure is drawn
-    from .plots import DescribedFigure
-
 __all__ = [
     "HeadsExample",
-    "describe_heads",
-    "head_maps",
     "heads_example",
     "merge_heads",
     "multi_head_attention",
@@ -264,108 +258,3 @@ def heads_example() -> HeadsExample:
     W_V = np.array([[1.0, 0, 1, 0], [0, 2, 0, 1], [1, 0, 0, 0], [0, 0, 0, 0]])
     W_O = np.array([[1.0, 0, 0, 0], [0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1]])
     return HeadsExample(("the", "cat", "sat"), X, W_Q, W_K, W_V, W_O)
-
-
-def _head_top(w: FloatArray, tokens: Sequence[str], decimals: int) -> str:
-    """Where each query looks most, for one head, in a few words (ties named as ties)."""
-    shown = np.round(w, decimals)
-    tops = []
-    for row in shown:
-        best = [f"'{tokens[j]}'" for j in np.flatnonzero(row == row.max())]
-        tops.append("all evenly" if len(best) == len(tokens) else " and ".join(best))
-    if len(set(tops)) == 1:
-        return ("every token spreads evenly" if tops[0] == "all evenly"
-                else f"every token looks most at {tops[0]}")
-    return ", ".join(f"'{t}' → {top}" for t, top in zip(tokens, tops, strict=True))
-
-
-def describe_heads(weights: ArrayLike, tokens: Sequence[str], decimals: int = 2) -> str:
-    """Every head's weight map in words: its rows, then where each token looks most.
-
-    Parameters
-    ----------
-    weights : array_like, shape (h, n, n)
-    tokens : sequence of str, length n
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    AttentionInputError
-        If ``weights`` is not ``(h, n, n)`` or the tokens do not name its rows.
-
-    Examples
-    --------
-    >>> ex = heads_example()
-    >>> _, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
-    >>> print(describe_heads(w, ex.tokens))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
-    2 heads, each with its own 3 by 3 map of attention weights. Head 0: ...
-    sat attends 0.25, 0.50, 0.25. ... Where each token looks most: head 0: 'the' → all
-    evenly, 'cat' → 'cat', 'sat' → 'cat'; head 1: every token looks most at 'the'.
-    """
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim != 3 or w.shape[1] != w.shape[2] or len(tokens) != w.shape[1]:
-        raise AttentionInputError(
-            f"weights must be (h, n, n), one n × n map per head, with n tokens named "
-            f"(got shape {w.shape} and {len(tokens)} tokens)"
-        )
-    h, n, _ = w.shape
-    toks = list(tokens)
-    strip = f"A {n} by {n} heatmap of attention weights. "
-    parts = [f"{h} heads, each with its own {n} by {n} map of attention weights." if h > 1
-             else f"1 head, one {n} by {n} map of attention weights."]
-    for i in range(h):
-        parts.append(f"Head {i}: " + describe_heatmap(w[i], toks, toks, decimals=decimals)
-                     .removeprefix(strip))
-    parts.append("Where each token looks most: " + "; ".join(
-        f"head {i}: {_head_top(w[i], toks, decimals)}" for i in range(h)) + ".")
-    return " ".join(parts)
-
-
-def head_maps(
-    weights: ArrayLike, tokens: Sequence[str], *, decimals: int = 2
-) -> DescribedFigure:
-    """Figure: each head's map of attention weights, side by side, on one colour scale.
-
-    Parameters
-    ----------
-    weights : array_like, shape (h, n, n)
-    tokens : sequence of str, length n
-
-    Returns
-    -------
-    course_lib.plots.DescribedFigure
-
-    Examples
-    --------
-    >>> ex = heads_example()
-    >>> _, w = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
-    >>> head_maps(w, ex.tokens).caption
-    "Two heads, two patterns: in head 0 'sat' → 'cat'; in head 1 every token looks most at 'the'."
-    """
-    from .plots import DescribedFigure, _figure, attention_heatmap
-
-    description = describe_heads(weights, tokens, decimals)
-    w = np.asarray(weights, dtype=np.float64)
-    h, n, _ = w.shape
-    side = min(0.62 * n + 1.6, 6.0)
-    fig = _figure((h * side + 0.9 * h, side))
-    axes = np.atleast_1d(fig.subplots(1, h))
-    for i, ax in enumerate(axes):
-        attention_heatmap(w[i], list(tokens), ax=ax, title=f"head {i}", decimals=decimals,
-                          value_range=(0.0, 1.0))
-    tops = [_head_top(w[i], tokens, decimals) for i in range(h)]
-    if h == 2:
-        first = tops[0]
-        if "→" in first:  # name the row that differs most from looking at itself
-            first = next((p for p in first.split(", ")
-                          if p.split(" → ")[0] != p.split(" → ")[1]
-                          and p.split(" → ")[1] != "all evenly"), first)
-        caption = f"Two heads, two patterns: in head 0 {first}; in head 1 {tops[1]}."
-    elif h == 1:
-        caption = f"One head, one map: {tops[0]}."
-    else:
-        caption = f"{h} heads, {len(set(tops))} different patterns of where tokens look most."
-    return DescribedFigure(fig, description, caption)

@@ -16,9 +16,11 @@ function                               what it does
 :func:`project`                        ``(Q, K, V) = (X W_Q, X W_K, X W_V)``, shapes checked
 :func:`rotation_scale`                 a 2 × 2 matrix: turn by an angle, stretch by a factor
 :func:`embedded_example`               'the cat sat' as embeddings and three projections
-:func:`asymmetry`                      the pairs (i, j) whose score differs from (j, i)
-:func:`tied_and_separate_keys`         figure: the scores with K = Q next to K = X W_K
 =====================================  ==================================================
+
+Which pairs (i, j) score differently from (j, i), in words, is
+:func:`course_lib.explore.describe.asymmetry`; the figure of the scores with K = Q next to
+K = X W_K is :func:`course_lib.explore.plots.tied_and_separate_keys`.
 
 The lessons' earlier example (lessons 01-07, :func:`course_lib.examples.the_cat_sat`) is
 the special case ``W_K = W_Q``: :func:`embedded_example` reproduces its Q, K and V.
@@ -27,27 +29,18 @@ the special case ``W_K = W_Q``: :func:`embedded_example` reproduces its Q, K and
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .attention import scores
-from .describe import format_number
 from .errors import AttentionInputError
-
-if TYPE_CHECKING:  # matplotlib is imported only when a figure is drawn
-    from .plots import DescribedFigure
 
 __all__ = [
     "EmbeddedExample",
-    "asymmetry",
     "embedded_example",
     "project",
     "rotation_scale",
-    "tied_and_separate_keys",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -237,95 +230,3 @@ def embedded_example() -> EmbeddedExample:
     W_K = np.array([[1.0, 0.0], [1.0, 1.0], [-1.0, -1.0]])
     W_V = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 0.0]])
     return EmbeddedExample(("the", "cat", "sat"), X, W_Q, W_K, W_V)
-
-
-def asymmetry(table: ArrayLike, tokens: Sequence[str], decimals: int = 2) -> str:
-    """Say in words whether a square score table is symmetric, and where it is not.
-
-    Parameters
-    ----------
-    table : array_like, shape (n, n)
-    tokens : sequence of str, length n
-    decimals : int, default 2
-        Entries equal at this precision count as equal.
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    AttentionInputError
-        If the table is not square or the tokens do not name its rows.
-
-    Examples
-    --------
-    >>> asymmetry([[1, 0], [0, 1]], ["a", "b"])
-    'The table is symmetric: every score of i against j equals j against i.'
-    >>> asymmetry([[1, 2], [0, 1]], ["a", "b"])
-    "The table is not symmetric: a's query · b's key = 2.00, but b's query · a's key = 0.00."
-    """
-    t = np.asarray(table, dtype=np.float64)
-    if t.ndim != 2 or t.shape[0] != t.shape[1] or len(tokens) != t.shape[0]:
-        raise AttentionInputError(
-            f"table must be square, shape (n, n), with one token per row (got shape "
-            f"{t.shape} and {len(tokens)} tokens)"
-        )
-    r = np.round(t, decimals)
-    pairs = [(i, j) for i in range(len(r)) for j in range(i + 1, len(r)) if r[i, j] != r[j, i]]
-    if not pairs:
-        return "The table is symmetric: every score of i against j equals j against i."
-    said = [f"{tokens[i]}'s query · {tokens[j]}'s key = {format_number(t[i, j], decimals)}, "
-            f"but {tokens[j]}'s query · {tokens[i]}'s key = {format_number(t[j, i], decimals)}"
-            for i, j in pairs[:3]]
-    more = f" ({len(pairs)} pairs differ)" if len(pairs) > 3 else ""
-    return "The table is not symmetric: " + "; ".join(said) + more + "."
-
-
-def tied_and_separate_keys(example: EmbeddedExample | None = None) -> DescribedFigure:
-    """Figure: the score table with keys tied to queries next to keys of their own.
-
-    Left, ``W_K = W_Q`` (so ``K = Q``, as in lessons 01-07): the table is symmetric and
-    each token's diagonal entry is its own squared length. Right, ``K = X W_K``.
-
-    Returns
-    -------
-    course_lib.plots.DescribedFigure
-
-    Examples
-    --------
-    >>> print(tied_and_separate_keys())  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
-    Two 3 by 3 heatmaps of scores QKᵀ. Left, keys tied to queries (W_K = W_Q, so K = Q): ...
-    The table is symmetric: ... Right, keys with their own matrix W_K: ... sat scores
-    1.00, 2.00, 1.00. ... The table is not symmetric: the's query · cat's key = 1.00, but
-    cat's query · the's key = 0.00; ...
-    """
-    from .plots import DescribedFigure, _figure, attention_heatmap
-    from .style import heatmap_range
-
-    ex = embedded_example() if example is None else example
-    Q, K, _ = project(ex.X, ex.W_Q, ex.W_K, ex.W_V)
-    tied, separate = scores(Q, Q), scores(Q, K)
-    n = len(ex.tokens)
-    side = min(0.62 * n + 1.6, 7.0)
-    fig = _figure((2 * side + 1.8, side))
-    ax1, ax2 = fig.subplots(1, 2)
-    shared = heatmap_range(np.concatenate([tied, separate]), "scores")
-    d1 = attention_heatmap(tied, ex.tokens, ax=ax1, kind="scores", value_range=shared,
-                           title="K = Q (W_K = W_Q)")
-    d2 = attention_heatmap(separate, ex.tokens, ax=ax2, kind="scores", value_range=shared,
-                           title="K = X W_K (its own matrix)")
-    strip = f"A {n} by {n} heatmap of attention scores. "
-    description = (
-        f"Two {n} by {n} heatmaps of scores QKᵀ. Left, keys tied to queries (W_K = W_Q, so "
-        f"K = Q): {d1.description.removeprefix(strip)} {asymmetry(tied, ex.tokens)} "
-        f"Right, keys with their own matrix W_K: {d2.description.removeprefix(strip)} "
-        f"{asymmetry(separate, ex.tokens)}"
-    )
-    last, top = ex.tokens[-1], ex.tokens[int(np.argmax(separate[-1]))]
-    where = "itself" if top == last else f"{top}, not on itself"
-    caption = ("With K = Q the table mirrors across its diagonal; with its own W_K "
-               + ("it does not" if asymmetry(separate, ex.tokens).startswith("The table is not")
-                  else "it happens to mirror too")
-               + f", and {last} scores highest on {where}.")
-    return DescribedFigure(fig, description, caption)

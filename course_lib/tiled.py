@@ -8,7 +8,8 @@ streams over the blocks of keys with :func:`course_lib.online_softmax.online_sof
 inputs and the output it holds only a few arrays the size of one ``(block_q, block_k)``
 tile or one ``(block_q, d_v)`` block of output. Memory grows like :math:`n`, not
 :math:`n^2`; the arithmetic is the same :math:`O(n^2 d)`. This is the idea of
-FlashAttention (Dao et al., 2022), in numpy; :mod:`course_lib.memory_cost` measures both.
+FlashAttention (Dao et al., 2022), in numpy; :mod:`course_lib.experiments.memory_cost`
+measures both.
 
 A block of keys that the mask (or ``causal=True``) hides from every query of the block is
 skipped: its scores are not computed at all. With a causal mask that is about half the

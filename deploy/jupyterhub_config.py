@@ -4,7 +4,9 @@
 #   jupyterhub -f /opt/attention-course/deploy/jupyterhub_config.py
 # Step by step: docs/deploy.md. tests/hub runs this very file; the few ATTENTION_HUB_*
 # environment variables below exist so that the test can use free ports, throw-away
-# groups and its own state directory; a real deployment leaves them unset.
+# groups and its own state directory; a real deployment leaves them unset, except
+# ATTENTION_HUB_EXCHANGE (ngshare) and ATTENTION_HUB_LOGIN with ATTENTION_HUB_LTI_* (logins
+# from the LMS), which choose how the class runs.
 import os
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
@@ -43,11 +45,36 @@ c.JupyterHub.db_url = "sqlite:///" + os.path.join(STATE_DIR, "jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = os.path.join(STATE_DIR, "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = os.path.join(STATE_DIR, "jupyterhub.pid")
 
-# --- who may log in: members of the course's two Unix groups, with their Unix password.
-c.JupyterHub.authenticator_class = "pam"
-c.PAMAuthenticator.allowed_groups = {STUDENTS_GROUP, INSTRUCTORS_GROUP}
-c.PAMAuthenticator.admin_groups = {INSTRUCTORS_GROUP}
-c.PAMAuthenticator.open_sessions = False  # no login session records for a web login
+# --- who may log in: members of the course's two Unix groups, with their Unix password
+# ("pam", the default) or from the LMS ("lti": LTI 1.3, course_grading.lti_login; the
+# platform's four ATTENTION_HUB_LTI_* settings below come from registering the tool in the
+# LMS, docs/deploy.md "Logging in from the LMS"). Either way the users are the Unix users
+# made from the roster (step 3), and their Unix group makes them students or instructors.
+LOGIN = env("ATTENTION_HUB_LOGIN", "pam")
+if LOGIN == "pam":
+    c.JupyterHub.authenticator_class = "pam"
+    c.PAMAuthenticator.allowed_groups = {STUDENTS_GROUP, INSTRUCTORS_GROUP}
+    c.PAMAuthenticator.admin_groups = {INSTRUCTORS_GROUP}
+    c.PAMAuthenticator.open_sessions = False  # no login session records for a web login
+elif LOGIN == "lti":
+    from course_grading.lti_login import USERNAME_KEY, lti_authenticator
+
+    lti = {name: env(f"ATTENTION_HUB_LTI_{name}", "")
+           for name in ("ISSUER", "CLIENT_ID", "AUTHORIZE_URL", "JWKS_URL")}
+    missing = [f"ATTENTION_HUB_LTI_{name}" for name, value in lti.items() if not value]
+    if missing:
+        raise ValueError(f"ATTENTION_HUB_LOGIN=lti needs {', '.join(missing)} (the LMS's "
+                         "issuer, the tool's client id, the LMS's authorization and JWKS URLs)")
+    c.JupyterHub.authenticator_class = lti_authenticator(STUDENTS_GROUP, INSTRUCTORS_GROUP)
+    c.LTI13Authenticator.issuer = lti["ISSUER"]
+    c.LTI13Authenticator.client_id = set(lti["CLIENT_ID"].split(","))
+    c.LTI13Authenticator.authorize_url = lti["AUTHORIZE_URL"]
+    c.LTI13Authenticator.jwks_endpoint = lti["JWKS_URL"]
+    c.LTI13Authenticator.username_key = USERNAME_KEY  # the launch's unix_user parameter
+    c.LTI13Authenticator.manage_groups = True  # its JupyterHub group: the Unix group's name
+    c.LTI13Authenticator.username_pattern = r"^[a-z_][a-z0-9_-]{0,31}$"  # a Unix user name
+else:
+    raise ValueError(f"ATTENTION_HUB_LOGIN must be 'pam' or 'lti' (got {LOGIN!r})")
 c.Authenticator.delete_invalid_users = True
 
 # --- each user's JupyterLab runs as that Unix user, in their home.

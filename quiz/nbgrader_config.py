@@ -60,6 +60,14 @@ from course_grading.feedback import guard_feedback  # noqa: E402
 
 guard_feedback(c)
 
+# Late work (course_grading/deadlines.py): a submission that comes after its due date
+# (nbgrader db assignment add checkpoint --duedate="..."; without one nothing is late) loses
+# 10% of its score for each day or part of a day; a student's extension from the class list
+# (python -m course_grading.roster load class.csv) moves their due date.
+from course_grading.deadlines import late_work  # noqa: E402
+
+late_work(c, percent_per_day=10)
+
 # nbgrader warns "Attribute 'checksum' ... has changed!" for every check with hidden tests of
 # every student, because it compares the source with what the student got; that warning now
 # means that the student changed the check (course_grading/quiet_overwrite.py).

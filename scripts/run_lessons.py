@@ -45,7 +45,8 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import update_nav  # noqa: E402  (a sibling script, importable once scripts/ is on the path)
+import lesson_index  # noqa: E402  (sibling scripts, importable once scripts/ is on the path)
+import update_nav  # noqa: E402
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")
@@ -56,7 +57,11 @@ def _tags(cell: nbformat.NotebookNode) -> list[str]:
 
 
 def mark_checks(nb: nbformat.NotebookNode, lesson: str) -> None:
-    """Give each exercise's check cell the nbgrader metadata of a graded test cell."""
+    """Give each exercise's check cell the nbgrader metadata of a graded test cell (its grade
+    id holds the number of the notebook ``lesson``, a file name ``NN_name.ipynb``)."""
+    named = lesson_index.NAME.match(lesson)
+    if named is None:
+        raise SystemExit(f"{lesson}: a notebook of the course is named NN_name.ipynb")
     for cell in nb.cells:
         if cell.cell_type != "code" or "check" not in _tags(cell):
             continue
@@ -66,7 +71,7 @@ def mark_checks(nb: nbformat.NotebookNode, lesson: str) -> None:
                              f"(got {cell.source.strip()!r})")
         cell.metadata["nbgrader"] = {
             "grade": True,
-            "grade_id": f"check-{lesson[:2]}-{m.group(2)}",
+            "grade_id": f"check-{named.group(1)}-{m.group(2)}",
             "locked": False,
             "points": 1,
             "schema_version": 3,
@@ -119,13 +124,14 @@ def execute(path: Path) -> nbformat.NotebookNode:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
-                        help="lessons to run (default: every notebooks/NN_*.ipynb)")
+                        help="lessons to run (default: every notebook of the course, "
+                        "scripts/lesson_index.py)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each lesson a rerun would change")
     args = parser.parse_args(argv)
     if not args.check:
         update_nav.run(ROOT)
-    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    paths = args.notebooks or [n.path for n in lesson_index.read_index(ROOT / "notebooks")]
     stale = []
     for path in paths:
         print(f"running {path.name} ...", flush=True)

@@ -1,10 +1,12 @@
 """Keep the lessons' navigation current: nav cells, the contents notebook, the README list.
 
-Every lesson ``notebooks/NN_title.ipynb`` (NN = 01, 02, ...) has markdown cells tagged
-``nav``; this script rewrites each of them to link the previous lesson, the contents and
-the next lesson, using the lessons' own titles (the first ``# `` heading of each). It also
-writes ``notebooks/00_contents.ipynb`` and the list between the ``lessons`` markers of
-README.md, from the same titles and each notebook's ``metadata.lesson.summary``.
+Every notebook a student works through (``metadata.lesson.kind`` a lesson or the self-study
+checkpoint, see ``scripts/lesson_index.py``) has markdown cells tagged ``nav``; this script
+rewrites each of them to link the previous notebook, the contents and the next one, in the
+order of their numbers, using their own titles (the first ``# `` heading of each). It also
+writes the contents page (the notebook of kind ``contents``, ``notebooks/00_contents.ipynb``)
+and the list between the ``lessons`` markers of README.md, from the same titles and each
+notebook's ``metadata.lesson.summary``.
 
 Usage::
 
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +29,14 @@ import nbformat
 from nbformat.v4 import new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (a sibling module, importable once scripts/ is on the path)
+
 NAV_MARK = "<!--NAVIGATION-->"
 CONTENTS = "00_contents.ipynb"
 README_START = "<!-- lessons:start (scripts/update_nav.py writes this list) -->"
 README_END = "<!-- lessons:end -->"
-LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
 
 
 @dataclass(frozen=True)
@@ -47,32 +51,20 @@ class LessonInfo:
 
 
 def find_lessons(folder: Path) -> list[LessonInfo]:
-    """The lessons in ``folder`` in order, each with its title and summary."""
-    lessons = []
-    for path in sorted(folder.glob("*.ipynb")):
-        if path.name == CONTENTS or not LESSON_NAME.match(path.name):
-            continue
-        nb = nbformat.read(path, as_version=4)
-        heading = next(
-            (line[2:].strip() for c in nb.cells if c.cell_type == "markdown"
-             for line in c.source.splitlines() if line.startswith("# ")),
-            None,
-        )
-        if heading is None:
-            raise SystemExit(f"{path}: no '# ' title heading in any markdown cell")
-        summary = nb.metadata.get("lesson", {}).get("summary")
-        if not summary:
-            raise SystemExit(f"{path}: metadata.lesson.summary is missing (one line for "
-                             "the contents and the README)")
-        lessons.append(LessonInfo(path, heading, summary))
-    return lessons
+    """The notebooks a student works through in ``folder`` (lessons and the self-study
+    checkpoint, by their metadata), in order, each with its title and summary."""
+    try:
+        worked = lesson_index.with_exercises(folder)
+    except lesson_index.LessonDataError as err:
+        raise SystemExit(str(err)) from None
+    return [LessonInfo(n.path, n.title, n.summary or "") for n in worked]
 
 
-def nav_text(lessons: list[LessonInfo], i: int) -> str:
+def nav_text(lessons: list[LessonInfo], i: int, contents: str = CONTENTS) -> str:
     parts = []
     if i > 0:
         parts.append(f"< {lessons[i - 1].link}")
-    parts.append(f"[Contents]({CONTENTS})")
+    parts.append(f"[Contents]({contents})")
     if i + 1 < len(lessons):
         parts.append(f"{lessons[i + 1].link} >")
     return f"{NAV_MARK}\n" + " | ".join(parts)
@@ -109,6 +101,7 @@ def contents_notebook(lessons: list[LessonInfo], old: nbformat.NotebookNode | No
         "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
                        "language": "python"},
         "language_info": {"name": "python"},
+        "lesson": {"kind": lesson_index.CONTENTS},
     })
     return nb
 
@@ -131,13 +124,17 @@ def run(root: Path = ROOT, check: bool = False) -> list[Path]:
     folder = root / "notebooks"
     lessons = find_lessons(folder)
     if not lessons:
-        raise SystemExit(f"{folder}: no lesson notebooks named NN_title.ipynb")
+        raise SystemExit(f"{folder}: no lessons (metadata.lesson.kind, "
+                         "scripts/lesson_index.py)")
+    try:  # the contents page, by its kind (read_index has checked there is one)
+        contents_path = lesson_index.the_one(folder, kind=lesson_index.CONTENTS).path
+    except lesson_index.LessonDataError as err:
+        raise SystemExit(str(err)) from None
     stale: list[tuple[Path, object]] = []
     for i, lesson in enumerate(lessons):
-        nb = updated_lesson(lesson, nav_text(lessons, i))
+        nb = updated_lesson(lesson, nav_text(lessons, i, contents_path.name))
         if nb is not None:
             stale.append((lesson.path, nb))
-    contents_path = folder / CONTENTS
     old = nbformat.read(contents_path, as_version=4) if contents_path.exists() else None
     nb = contents_notebook(lessons, old)
     if nb is not None:

@@ -31,6 +31,7 @@ asks it.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +40,15 @@ import nbformat
 import pytest
 
 import course_lib as cl
-from course_lib.reasoning_checks import online_example_state
+from course_lib.checks.reasoning import online_example_state
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-#: The lessons whose exercises this test reads. lesson 16 joins by adding its notebook.
-LESSONS = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if "01" <= p.name[:2] <= "15")
+sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
+#: The lessons whose exercises this test reads: every notebook of kind "lesson".
+LESSONS = [n.path for n in lesson_index.lessons(NOTEBOOKS)]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import course_lib as cl
-from course_lib import block, model_forward
+from course_lib import block
+from course_lib.real_model import model_forward
 
 
 def small(seed=0):
@@ -119,7 +120,7 @@ def test_bad_inputs_get_clear_errors():
 
 def test_load_block_reads_a_layer_as_run_model_uses_it(tmp_path):
     """A tiny model folder in MiniLM's format: load_block's block is the layer run_model runs."""
-    from tests.test_model_forward import _write_safetensors
+    from tests.real_model.test_model_forward import _write_safetensors
 
     rng = np.random.default_rng(0)
     d, ff, layers = 8, 16, 2

@@ -1,6 +1,7 @@
-"""No answer of a graded item can be had from course_lib, the students' library (STYLE.md
-habit 9): nothing importable from it computes ``weights_without_self`` or the shifted-key
-row for inputs of a student's choosing, and no module of it spells out the solutions."""
+"""No answer of a graded item can be had from what students have, course_lib and course_quiz
+(the graded quiz keeps its solutions in the instructor's source): nothing importable from
+them computes ``weights_without_self`` or the shifted-key row for inputs of a student's
+choosing, and no module of them spells out the solutions."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -17,11 +19,16 @@ import numpy as np
 import pytest
 
 import course_lib
+import course_quiz
 from course_grading.checkpoint_answers import shifted_key_row, weights_without_self
 from course_grading.variants import SOURCE_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKPOINT_MODULES = ("course_lib.checkpoint_checks", "course_lib.checkpoint_spec")
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
+CHECKPOINT_MODULES = ("course_quiz.checkpoint_checks", "course_quiz.checkpoint_spec")
 
 # Inputs no notebook holds: 5 tokens, d_k = 3.
 Q = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.6], [-0.9, 0.8, 0.2], [0.5, 0.5, -1.3],
@@ -120,8 +127,8 @@ _CONVERSION = re.compile(r"^\w+ = np\.asarray\(\w+, dtype=float\)$")
 
 def _lesson_code() -> str:
     parts = []
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        parts += [c.source for c in nbformat.read(path, as_version=4).cells]
+    for notebook in lesson_index.read_index(ROOT / "notebooks"):
+        parts += [c.source for c in nbformat.read(notebook.path, as_version=4).cells]
     return "\n".join(parts)
 
 
@@ -134,10 +141,13 @@ def test_no_module_of_the_students_library_spells_out_a_solution():
            for line in _solution_lines(gid) if " ".join(line.split()) not in lessons
            and not _CONVERSION.match(line)]
     assert any("fill_diagonal" in line for line in own), own  # the test sees the solution
-    package = Path(course_lib.__file__).parent
-    names = [m.name for m in pkgutil.iter_modules([str(package)])]
-    assert "checkpoint_checks" in names
-    for path in sorted(package.glob("*.py")):
+    files = []
+    for package in (course_lib, course_quiz):  # every module, in every folder of them
+        folder = Path(package.__file__).parent
+        files += sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+    names = {m.name for m in pkgutil.walk_packages([str(Path(course_quiz.__file__).parent)])}
+    assert "checkpoint_checks" in names and len(files) > 40
+    for path in files:
         text = " ".join(path.read_text(encoding="utf-8").split())
         for line in own:
             assert " ".join(line.split()) not in text, (path.name, line)
@@ -151,8 +161,8 @@ def test_the_released_notebook_holds_no_expected_weights():
     alike (the form), a diagonal not hidden is named."""
     from course_grading.checkpoint_answers import MISTAKE_SOURCES, answer_function
     from course_grading.feedback import visible_part
-    from course_lib.checkpoint_checks import CheckFailed, check
-    from course_lib.checkpoint_spec import CHECKPOINT
+    from course_quiz.checkpoint_checks import CheckFailed, check
+    from course_quiz.checkpoint_spec import CHECKPOINT
 
     nb = nbformat.read(ROOT / SOURCE_PATH, as_version=4)
     released = [visible_part(c.source) for c in nb.cells]

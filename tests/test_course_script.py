@@ -90,9 +90,14 @@ def test_the_suite_may_write_bytecode_whatever_the_shell_says(monkeypatch):
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["COURSE_PROBE"] == "kept"
     assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"  # this shell's own stays as it was
     calls = []
-    monkeypatch.setattr(course, "setup", lambda extras: None)
+    steps = []
+    monkeypatch.setattr(course, "setup", lambda extras: steps.append(("setup", extras)))
+    monkeypatch.setattr(course, "forget_site_tools", lambda: steps.append(("forget", None)))
+    monkeypatch.setattr(course, "site_setup", lambda: steps.append(("site", None)))
     monkeypatch.setattr(course, "run", lambda cmd, env=None: calls.append((cmd, env)))
     course.test(["-m", "not slow"])
+    # the site's tools leave .venv first, and go to their own environment
+    assert steps == [("forget", None), ("setup", ["test"]), ("site", None)]
     [(ruff_cmd, ruff_env), (pytest_cmd, pytest_env)] = calls
     assert ruff_cmd[1:] == ["check", "."] and ruff_env is None
     assert pytest_cmd[1:3] == ["-m", "pytest"]
@@ -106,11 +111,11 @@ def test_lab_opens_the_contents_notebook_in_the_students_copies():
     assert "--ServerApp.root_dir=" + str(course.WORKSPACE) in flags
     assert (course.LESSONS / course.START_NOTEBOOK).is_file()
     assert "00_contents.ipynb" in course.course_files()
-    # the course's extension that names the sliders for screen readers is loaded
+    # the course's extension (slider names, no kernel for Markdown only) is loaded, built
     [ext] = [f for f in flags if f.startswith("--LabApp.extra_labextensions_path=")]
-    package = Path(ext.split("=", 1)[1]) / "attention-course-a11y" / "package.json"
-    assert json.loads(package.read_text())["jupyterlab"]["_build"]["load"] == (
-        "static/remoteEntry.js")
+    package = Path(ext.split("=", 1)[1]) / "attention-course-lab" / "package.json"
+    load = json.loads(package.read_text())["jupyterlab"]["_build"]["load"]
+    assert (package.parent / load).is_file(), load
 
 
 def test_the_workspace_is_gitignored_and_not_a_lesson():
@@ -164,13 +169,15 @@ def test_a_fresh_student_environment(tmp_path):
     assert done.returncode == 0, output[-3000:]
     assert not BANNER.search(output), output
     python = venv / "bin" / "python"
-    probe = ("import importlib.util as u, json, course_lib\n"
+    probe = ("import importlib.util as u, json, course_lib, course_quiz\n"
              "print(json.dumps({m: u.find_spec(m) is not None for m in "
              "('numpy', 'matplotlib', 'ipywidgets', 'jupyterlab', 'nbgrader', 'pytest', "
-             "'playwright', 'setuptools')} | {'course_lib': course_lib.__file__}))")
+             "'playwright', 'setuptools')} | {'course_lib': course_lib.__file__, "
+             "'course_quiz': course_quiz.__file__}))")
     found = json.loads(subprocess.run([str(python), "-c", probe], capture_output=True,
                                       text=True, check=True, cwd=tmp_path).stdout)
     assert found.pop("course_lib") == str(ROOT / "course_lib" / "__init__.py")
+    assert found.pop("course_quiz") == str(ROOT / "course_quiz" / "__init__.py")  # lesson 16
     assert found == {"numpy": True, "matplotlib": True, "ipywidgets": True,
                      "jupyterlab": True, "nbgrader": False, "pytest": False,
                      "playwright": False, "setuptools": False}

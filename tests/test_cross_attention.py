@@ -1,5 +1,5 @@
 """Cross-attention (n_q != n_k): the library takes it, the example is right, the check names
-each likely mistake (following tests/test_checks.py)."""
+each likely mistake (following tests/checks/test_checks.py)."""
 
 from __future__ import annotations
 

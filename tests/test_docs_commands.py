@@ -12,6 +12,7 @@ score in the gradebook.
 
 from __future__ import annotations
 
+import csv
 import re
 import shlex
 import subprocess
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from course_grading.pipeline import copy_course
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "instructors.md"
@@ -143,16 +144,35 @@ def test_the_instructors_guide_runs_as_typed(tmp_path, bwrap_ok):
     # nbgrader export: every student; full marks but the hand-graded answer for alice,
     # fewer for bob's one mistake, nothing for the blank and the unreadable notebooks
     rows = {}
-    for row in (quiz / "grades.csv").read_text().splitlines()[1:]:
+    # nbgrader export writes its cells unquoted: a name with a comma (alice's "Martin, Jr.")
+    # shifts the columns after it, so only the id (4th) and the last two are read here
+    for row in (quiz / "grades.csv").read_text(encoding="utf-8").splitlines()[1:]:
         cells = row.split(",")
         rows[cells[3]] = (float(cells[-2]), float(cells[-1]))
     assert set(rows) == {"alice", "bob", "carol", "dave"}
+    # the grade table's CSV carries the class list's names as written
+    with open(quiz / "grades-checkpoint.csv", encoding="utf-8", newline="") as f:
+        names = {r["student"]: r["name"] for r in csv.DictReader(f)}
+    assert names == {"alice": "Alice Martin, Jr.", "bob": "Bob Ó Briain",
+                     "carol": "Carol Nguyễn", "dave": 'Dave O"Hara'}
     written_max = CHECKPOINT.question("written_shift_or_scale").points
     score, max_score = rows["alice"]
     assert score == max_score - written_max + MANUAL["alice"]
     assert MANUAL["bob"] < rows["bob"][0] < score
     assert rows["carol"][0] == rows["dave"][0] == 0
     assert (quiz / "grades-checkpoint.csv").is_file()
+    # the LMS files: every final grade on its LMS key (dave's could not be graded)
+    with open(quiz / "canvas-checkpoint.csv", encoding="utf-8", newline="") as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                         "checkpoint"]
+    assert {r[1]: float(r[5]) for r in canvas[2:]} == {
+        "70001": score, "70002": rows["bob"][0], "70003": rows["carol"][0]}
+    assert canvas[2][0] == "Martin, Jr., Alice"
+    with open(quiz / "moodle-checkpoint.csv", encoding="utf-8", newline="") as f:
+        moodle = {r["ID number"]: r for r in csv.DictReader(f)}
+    assert sorted(moodle) == ["70001", "70002", "70003"]
+    assert moodle["70002"]["Last name"] == "Ó Briain"
     assert (quiz / "report-checkpoint" / "report.html").is_file()
     for student in ("alice", "bob", "carol"):
         assert (quiz / "feedback" / student / "checkpoint" / "checkpoint.html").is_file()

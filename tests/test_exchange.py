@@ -135,6 +135,51 @@ def test_the_classes_plug_into_nbgraders_exchange_factory():
     assert issubclass(PrivateSubmit, AbcSubmit)
 
 
+
+def test_submitting_as_someone_else_is_refused_at_once_in_one_line(tmp_path):
+    """``nbgrader submit checkpoint --student=bob`` by anyone but bob: refused before
+    anything lands in ``inbound`` or in the student's own list of submissions (plain
+    nbgrader says it succeeded, lists it in the Assignments tab as theirs, and the
+    instructor's collect refuses it later)."""
+    import pwd
+
+    from nbgrader.auth import Authenticator
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    inbound = tmp_path / "exchange" / COURSE / "inbound"
+    inbound.mkdir(parents=True)
+    for folder in (tmp_path / "exchange" / COURSE / "outbound" / ASSIGNMENT,  # released
+                   tmp_path / ASSIGNMENT):  # fetched and answered
+        folder.mkdir(parents=True)
+        (folder / "checkpoint.ipynb").write_text('{"cells": []}')
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    config.CourseDirectory.course_id = COURSE
+    config.Exchange.root = str(tmp_path / "exchange")
+    config.Exchange.cache = str(tmp_path / "cache")
+    config.Exchange.assignment_dir = str(tmp_path)
+
+    def submit(student: str) -> PrivateSubmit:
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id, coursedir.student_id = ASSIGNMENT, student
+        return PrivateSubmit(coursedir=coursedir, authenticator=Authenticator(config=config),
+                             config=config, log=logging.getLogger("submit-as-other"))
+
+    with pytest.raises(ExchangeError) as err:
+        submit("bob" if me != "bob" else "alice").start()
+    other = "bob" if me != "bob" else "alice"
+    assert str(err.value) == (
+        f"Not submitted: you are {me!r} and asked to submit as {other!r}; the instructor's "
+        "collect refuses a submission made by another Unix user. Run nbgrader submit "
+        "without --student.")
+    assert list(inbound.iterdir()) == [] and not (tmp_path / "cache").exists()
+    with pytest.raises(ExchangeError) as err:  # a name made to break the terminal line
+        submit("bob\x1b[2J\nok").start()
+    assert "\n" not in str(err.value) and "\x1b" not in str(err.value)
+    submit(me).start()  # under one's own name it goes in
+    [sent] = inbound.iterdir()
+    assert sent.name.startswith(f"{me}+{ASSIGNMENT}+")
+
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("content", [
     b"\xff\xfe" * 25_000_000,                           # 50 MB of bytes that are not text

@@ -7,7 +7,7 @@ import pytest
 from nbformat.notebooknode import from_dict
 
 from course_grading.feedback import FEEDBACK_CSP, ExplainChecks, SafeHTMLExporter, visible_part
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 HIDDEN = '''# A hidden check runs here when the quiz is graded.
 ### BEGIN HIDDEN TESTS

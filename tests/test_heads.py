@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from course_lib import AttentionInputError, attention, causal_mask, scaled_scores
+from course_lib.explore.describe import describe_heads
+from course_lib.explore.plots import head_maps
 from course_lib.heads import (
-    describe_heads,
-    head_maps,
     heads_example,
     merge_heads,
     multi_head_attention,

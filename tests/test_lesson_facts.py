@@ -7,14 +7,22 @@ that brings a fixed mistake back fails here.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
+NOTEBOOKS = ROOT / "notebooks"
+INDEX = lesson_index.read_index(NOTEBOOKS)
+LESSONS = [n.path for n in INDEX]  # every notebook: a fact must hold wherever it is written
+SELF_STUDY = lesson_index.the_one(NOTEBOOKS, kind=lesson_index.CHECKPOINT).path
 
 
 def text_of(path: Path) -> str:
@@ -68,7 +76,7 @@ def test_07_gives_the_training_reason_and_shows_renormalising_agrees() -> None:
 
 
 def test_03_names_weights_as_weights() -> None:
-    from course_lib.widgets import scaling_explorer
+    from course_lib.explore.widgets import scaling_explorer
 
     assert "Histogram of each row's largest weight: 256 weights with" in (
         scaling_explorer().description)
@@ -153,7 +161,8 @@ _LENGTH_AS_DIMENSION = re.compile(
     r"square root of the vector length", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("path", [p for p in LESSONS if p.name[:2] not in ("03", "16")],
+@pytest.mark.parametrize("path", [n.path for n in lesson_index.select(INDEX, kind="lesson")
+                                  if n.path.name != "03_scaling.ipynb"],
                          ids=lambda p: p.stem)
 def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
     """Issue 30, error 6 (lessons 03 and 14 are checked with their own issue)."""
@@ -163,8 +172,9 @@ def test_d_k_is_a_dimension_not_a_length(path: Path) -> None:
 def test_checks_call_d_k_a_dimension() -> None:
     from course_lib import checks
 
-    assert not _LENGTH_AS_DIMENSION.findall(Path(checks.__file__).read_text())
-    assert "d_k is the length" not in Path(checks.__file__).read_text()
+    for module in sorted(Path(checks.__file__).parent.glob("*.py")):
+        assert not _LENGTH_AS_DIMENSION.findall(module.read_text()), module.name
+        assert "d_k is the length" not in module.read_text(), module.name
 
 
 def test_08_says_where_x_comes_from_and_that_there_is_no_bias() -> None:
@@ -227,7 +237,8 @@ def test_11_summarises_the_heads_explorer_in_code() -> None:
 
 def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
     """Issue 30: with K = Q only, students read "sat attends most to itself" as a law."""
-    from course_lib import plots, projections, scores, the_cat_sat, the_cat_sat_own_keys
+    from course_lib import projections, scores, the_cat_sat, the_cat_sat_own_keys
+    from course_lib.explore import describe, plots
 
     own, seed = the_cat_sat_own_keys(), the_cat_sat()
     emb = projections.embedded_example()
@@ -240,7 +251,7 @@ def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
     path = lesson("02_")
     shown = outputs_of(path)
     assert plots.attention_heatmap(table, own.tokens, kind="scores").description in shown
-    assert projections.asymmetry(table, own.tokens) in shown
+    assert describe.asymmetry(table, own.tokens) in shown
     cells = nbformat.read(path, as_version=4).cells
     [ask] = [i for i, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
     assert "the_cat_sat_own_keys()" in cells[ask + 1].source  # the guess comes before the run
@@ -249,7 +260,8 @@ def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
 def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> None:
     """With keys of their own, sat gives half its budget to 'cat', and its output leans to
     v_cat: "half on itself" came from K = Q (issue 30)."""
-    from course_lib import attention_weights, plots, scaled_scores, the_cat_sat_own_keys
+    from course_lib import attention_weights, scaled_scores, the_cat_sat_own_keys
+    from course_lib.explore import plots
 
     own = the_cat_sat_own_keys()
     row = scaled_scores(own.Q, own.K)[2]
@@ -267,7 +279,8 @@ def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> Non
 
 def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
     """The worked example's weights and its causal mask, with keys of their own beside."""
-    from course_lib import attention_weights, plots, the_cat_sat, the_cat_sat_own_keys
+    from course_lib import attention_weights, the_cat_sat, the_cat_sat_own_keys
+    from course_lib.explore import plots
 
     own, seed = the_cat_sat_own_keys(), the_cat_sat()
     w_seed, w_own = attention_weights(seed.Q, seed.K), attention_weights(own.Q, own.K)
@@ -296,7 +309,7 @@ def test_03_claims_nothing_about_learning_that_it_does_not_measure() -> None:
     assert "gradient vanishes" not in text and "gradient → 0" not in text
     assert "frozen" not in text  # "The rows become one-hot and frozen"
     # the training is measured elsewhere, and the lesson says where to run it
-    assert "python -m course_lib.training" in text
+    assert "python -m course_lib.experiments.training" in text
     assert "[lesson 13](13_training.ipynb) measures" in text
 
 
@@ -353,15 +366,8 @@ def _before_and_after_the_guess(path: Path) -> tuple[str, str]:
 
 def _predicted_numbers() -> dict[str, str]:
     """The number each predict-first question is about, computed with the library."""
-    from course_lib import (
-        attention_weights,
-        heads,
-        real_model,
-        scaling,
-        scores,
-        softmax,
-        the_cat_sat,
-    )
+    from course_lib import attention_weights, heads, real_model, scores, softmax, the_cat_sat
+    from course_lib.experiments import scaling
 
     ex = the_cat_sat()
     the_row = attention_weights(ex.Q, ex.K)[0]
@@ -397,10 +403,10 @@ def _self_study_counts(text: str) -> list[int]:
 
 def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
     """Issue 30 (3): both said 5 while the widget had 7."""
-    from course_lib.quiz import load_questions
+    from course_quiz.self_study import load_questions
 
     n = len(load_questions())
-    lesson = text_of(NOTEBOOKS / "16_checkpoint_self_study.ipynb")
+    lesson = text_of(SELF_STUDY)
     readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Self-study: the checkpoint without an instructor", 1)[1]
     section = section.split("\n## ", 1)[0]
@@ -408,7 +414,7 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
         counts = _self_study_counts(text)
         assert counts and set(counts) == {n}, (where, counts, n)
     assert "three more on the worked example" not in lesson + section
-    nb = nbformat.read(NOTEBOOKS / "16_checkpoint_self_study.ipynb", as_version=4)
+    nb = nbformat.read(SELF_STUDY, as_version=4)
     [listing] = [c.source for c in nb.cells if c.source.startswith("## No widgets?")]
     listed = re.findall(r'`"(\w+)"`', listing)
     assert listed == [q.id for q in load_questions()]
@@ -416,19 +422,18 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
 
 def test_every_self_study_question_names_the_lesson_that_teaches_it() -> None:
     """Issue 30 (3): each question is about what a lesson taught, and says which."""
-    from course_lib.quiz import SelfStudyQuiz, load_questions
+    from course_quiz.self_study import SelfStudyQuiz, load_questions
 
     quiz_text = " ".join(SelfStudyQuiz().as_text().split())
     for q in load_questions():
-        [path] = NOTEBOOKS.glob(f"{q.lesson}_*.ipynb")
-        assert q.lesson != "16", q.id  # not the self-study itself
+        [lesson] = [n for n in INDEX if n.number == q.lesson]
+        assert lesson.kind == lesson_index.LESSON, q.id  # not the self-study itself
         assert f"(lesson {q.lesson})" in quiz_text, q.id
-        assert path.exists()
 
 
 def test_self_study_q6_says_the_embeddings_feed_only_the_first_layer() -> None:
     """Issue 30 (7): Q, K, V come from the embeddings only in layer 1."""
-    from course_lib.quiz import load_questions
+    from course_quiz.self_study import load_questions
 
     q = {q.id: q for q in load_questions()}["projections"]
     [right] = [text for letter, text in q.choices if q.check(letter).correct]
@@ -440,12 +445,12 @@ def test_self_study_q6_says_the_embeddings_feed_only_the_first_layer() -> None:
 # --- issue 30: lesson 12 gives no answer away ----------------------------------------
 
 def _lesson_12() -> nbformat.NotebookNode:
-    return nbformat.read(NOTEBOOKS / "16_checkpoint_self_study.ipynb", as_version=4)
+    return nbformat.read(SELF_STUDY, as_version=4)
 
 
 def test_12_prints_no_feedback_on_run_all() -> None:
     """Issue 30: the "No widgets?" cells printed "Not this one" for Q1-D and Q2-C."""
-    from course_lib.quiz import load_questions
+    from course_quiz.self_study import load_questions
 
     feedback = [q.check(letter).text for q in load_questions() for letter in q.letters]
     for cell in _lesson_12().cells:
@@ -463,7 +468,7 @@ def _shingles(text: str, n: int = 4) -> set[tuple[str, ...]]:
 
 def test_12_summary_states_no_answer() -> None:
     """Issue 30: the Summary stated the answers to Q1-Q3 (the scale, the mask, sat's row)."""
-    from course_lib.quiz import load_questions
+    from course_quiz.self_study import load_questions
 
     [summary] = [c.source for c in _lesson_12().cells if c.source.startswith("## Summary")]
     said = _shingles(summary.replace("$\\sqrt{d_k}$", "sqrt(d_k)"))
@@ -535,7 +540,7 @@ def test_12_hand_numbers_are_the_librarys() -> None:
 
 def test_13_claims_hold_for_runs_computed_here() -> None:
     """Lesson 13's printed table is course_lib's, and each sentence's claim holds on it."""
-    from course_lib import training
+    from course_lib.experiments import training
 
     text = text_of(NOTEBOOKS / "13_training.ipynb")
     runs = {(d, s): training.train(d, scale=s, steps=150, seed=0)
@@ -576,7 +581,7 @@ def test_13_claims_hold_for_runs_computed_here() -> None:
 
 def test_the_self_study_asks_about_the_backward_pass_and_the_training_run() -> None:
     """One question each on lessons 12 and 13, and what they state is what those lessons show."""
-    from course_lib import quiz
+    from course_quiz import self_study as quiz
 
     by_lesson = {q.lesson: q for q in quiz.SelfStudyQuiz().questions}
     assert {"12", "13"} <= set(by_lesson)
@@ -606,7 +611,7 @@ def _hand(x: float) -> float:
 def test_14_hand_numbers_are_the_online_softmax_of_course_lib() -> None:
     """Every number lesson 14 works by hand is course_lib's state, rounded as it says."""
     from course_lib import softmax
-    from course_lib.reasoning_checks import ONLINE_BLOCKS, online_example_state
+    from course_lib.checks.reasoning import ONLINE_BLOCKS, online_example_state
 
     text = text_of(lesson("14_"))
     one, two, three = (online_example_state(k) for k in (1, 2, 3))
@@ -671,7 +676,7 @@ def test_14_tiled_output_is_attentions_as_printed() -> None:
 def test_14_memory_claims_hold_for_a_measurement_made_here() -> None:
     """The reveal's '3 to 4 times' and '1.5 to 2 times', each nearer its top the larger n,
     and 'nearly all of it is the table'."""
-    from course_lib.memory_cost import measure_tiled_cost
+    from course_lib.experiments.memory_cost import measure_tiled_cost
 
     text = text_of(lesson("14_"))
     flat = " ".join(text.split())
@@ -695,8 +700,9 @@ def test_14_memory_claims_hold_for_a_measurement_made_here() -> None:
 
 def test_the_self_study_asks_about_the_online_softmax_and_its_right_option_is_exact() -> None:
     """Lesson 14's question: only option B's update streams lesson 14's row to softmax · V."""
-    from course_lib import quiz, softmax
-    from course_lib.reasoning_checks import ONLINE_BLOCKS
+    from course_lib import softmax
+    from course_lib.checks.reasoning import ONLINE_BLOCKS
+    from course_quiz import self_study as quiz
 
     [q] = [q for q in quiz.SelfStudyQuiz().questions if q.lesson == "14"]
     scores = np.array([s for b in ONLINE_BLOCKS for s in b[0]])
@@ -748,7 +754,7 @@ def test_15_a_new_token_changes_no_earlier_row_and_the_cache_equals_attention() 
 
 
 def test_15_counts_and_measured_memory_are_what_it_says() -> None:
-    from course_lib import cost, memory_cost
+    from course_lib.experiments import cost, memory_cost
 
     text = text_of(lesson("15_"))
     sizes, d = (128, 256, 512, 1024), 32
@@ -766,7 +772,8 @@ def test_15_counts_and_measured_memory_are_what_it_says() -> None:
 
 
 def _blocks():
-    from course_lib import AttentionInputError, block, model_forward
+    from course_lib import AttentionInputError, block
+    from course_lib.real_model import model_forward
 
     found = [block.random_block(seed=0), block.random_block(64, 4, 128, seed=3)]
     try:
@@ -816,7 +823,7 @@ def test_15_a_decoder_block_keeps_every_earlier_row() -> None:
 def test_the_self_study_asks_what_the_kv_cache_computes() -> None:
     """Lesson 15's question: the right option is what KVCache.attend computes, one row."""
     import course_lib as cl
-    from course_lib import quiz
+    from course_quiz import self_study as quiz
 
     [q] = [q for q in quiz.SelfStudyQuiz().questions if q.lesson == "15"]
     [right] = [text for letter, text in q.choices if q.check(letter).correct]
@@ -836,8 +843,9 @@ def test_the_self_study_asks_what_the_kv_cache_computes() -> None:
 
 def test_14_says_its_memory_measurement_leaves_q_k_v_out() -> None:
     """'Memory O(n)' is the memory beyond Q, K, V: tracemalloc's peak does not see them."""
-    from course_lib import cost, tiled_attention
-    from course_lib.memory_cost import peak_bytes
+    from course_lib import tiled_attention
+    from course_lib.experiments import cost
+    from course_lib.experiments.memory_cost import peak_bytes
 
     text = text_of(lesson("14_"))
     n, d = 1024, 32
@@ -853,8 +861,9 @@ def test_14_says_its_memory_measurement_leaves_q_k_v_out() -> None:
 
 def test_15_the_cache_itself_is_its_memory_and_the_peak_leaves_it_out() -> None:
     """The cache's price is its 2nd numbers per head and layer, not one row of scores."""
-    from course_lib import KVCache, cost
-    from course_lib.memory_cost import peak_bytes
+    from course_lib import KVCache
+    from course_lib.experiments import cost
+    from course_lib.experiments.memory_cost import peak_bytes
 
     text = text_of(lesson("15_"))
     n, d = 1024, 32
@@ -911,7 +920,7 @@ def test_15_an_encoder_cache_goes_stale_from_the_second_layer_on() -> None:
 
 def test_14_beside_the_output_the_tiled_peak_is_a_constant() -> None:
     """Why the tiled slope is below 1 at small n, measured: peak = 8nd + the same rest."""
-    from course_lib.memory_cost import measure_tiled_cost
+    from course_lib.experiments.memory_cost import measure_tiled_cost
 
     text = " ".join(text_of(lesson("14_")).split())
     c = measure_tiled_cost((128, 256, 512, 1024), d=32, block=32, repeats=1,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -20,13 +21,22 @@ import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib import checks, heads, online_softmax, projections, reasoning_checks, scaling
-from course_lib.plots import NBVAL_SANITIZE
+from course_lib import checks, heads, online_softmax, projections
+from course_lib.checks import reasoning as reasoning_checks
+from course_lib.experiments import scaling
+from course_lib.explore.plots import NBVAL_SANITIZE
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
+INDEX = lesson_index.read_index(NOTEBOOKS)
+LESSONS = [n.path for n in INDEX]  # the contents page too
 LESSON_IDS = [p.stem for p in LESSONS]
-CODE_LESSONS = [p for p in LESSONS if p.name != "00_contents.ipynb"]
+#: What a student works through: the lessons and the self-study checkpoint.
+CODE_LESSONS = [n.path for n in
+                lesson_index.select(INDEX, kind=("lesson", "self-study checkpoint"))]
 
 # What a correct student answer is, for each check a lesson calls: the library's function.
 LIBRARY_ANSWERS = {
@@ -111,13 +121,15 @@ def run_in_process(path: Path) -> dict:
 # ------------------------------------------------------------------------------ structure
 
 
-def test_the_series_is_complete_and_named_nn_title():
-    names = [p.name for p in LESSONS]
-    assert names[0] == "00_contents.ipynb"
-    numbers = [int(n[:2]) for n in names]
-    assert numbers == list(range(len(names))), names
-    assert len(CODE_LESSONS) >= 7
-    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n) for n in names)
+def test_every_notebook_says_its_kind_and_part_and_the_parts_run_in_order():
+    """scripts/lesson_index.py read every notebook (names NN_name.ipynb numbered from 00,
+    the contents page first, each one's kind, part and summary); the lessons of a part
+    follow each other, and every part has lessons."""
+    assert INDEX[0].kind == "contents" and len(CODE_LESSONS) >= 7
+    parts = [n.part for n in lesson_index.select(INDEX, kind="lesson")]
+    assert parts == sorted(parts), parts
+    assert set(parts) == set(lesson_index.PARTS)
+    assert len(lesson_index.select(INDEX, kind="self-study checkpoint")) == 1
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=LESSON_IDS)
@@ -224,8 +236,8 @@ def test_every_lesson_has_exercises_with_checks():
 
 #: The kinds of exercise that are not a fill-in (issue 30), as tags on the exercise cell.
 NOT_FILL_IN = {"by-hand", "find-the-bug", "choose", "explain"}
-#: lesson 16 (the self-study bank) is not held to this yet.
-THINKING_LESSONS = [p for p in CODE_LESSONS if p.name[:2] != "16"]
+#: Every lesson; the self-study checkpoint (its questions are the thinking) is not held to it.
+THINKING_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")]
 
 
 @pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
@@ -420,7 +432,8 @@ def test_check_cells_are_nbgrader_test_cells(path):
     for stub, check in exercise_pairs(path):
         meta = check.metadata.get("nbgrader", {})
         student = CHECK_CALL.match(check.source.strip()).group(2)
-        assert meta == {"grade": True, "grade_id": f"check-{path.name[:2]}-{student}",
+        number = lesson_index.NAME.match(path.name).group(1)
+        assert meta == {"grade": True, "grade_id": f"check-{number}-{student}",
                         "locked": False, "points": 1, "schema_version": 3,
                         "solution": False, "task": False}, path.name
         assert "nbgrader" not in stub.metadata
@@ -472,7 +485,7 @@ def test_nbgrader_validate_is_honest_on_a_lesson(path, tmp_path):
     for f, name in zip(failed, exercises, strict=True):
         error = re.sub(r"\x1b\[[0-9;]*m", "", f["raw_error"])
         assert f"ExerciseNotDone: Not yet: `{name}` is not written yet" in error
-        assert "checks.py" not in error, "the verdict, not the check's insides"
+        assert not re.search(r"checks(/\w+)?\.py", error), "the verdict, not the check's insides"
     done = tmp_path / "solved" / path.name
     done.parent.mkdir()
     nbformat.write(_solved(path), done)

@@ -109,7 +109,8 @@ def test_workers_get_the_groups_and_the_long_ones_first(tmp_path: Path) -> None:
     """A real xdist run: which worker ran what, and in which order the groups started."""
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p",
-         "no:randomly", "tests/test_describe.py", "tests/test_order.py", "tests/test_lessons.py",
+         "no:randomly", "tests/explore/test_describe.py", "tests/test_order.py",
+         "tests/test_lessons.py",
          "-k", "not nbgrader_validate and not executed_top_to_bottom", "-m", "not slow"],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stdout[-3000:]
@@ -119,7 +120,7 @@ def test_workers_get_the_groups_and_the_long_ones_first(tmp_path: Path) -> None:
     for line in ran:
         worker, module = line.split()
         workers.setdefault(module, set()).add(worker)
-    assert set(workers) == {"tests/test_describe.py", "tests/test_order.py",
+    assert set(workers) == {"tests/explore/test_describe.py", "tests/test_order.py",
                             "tests/test_lessons.py"}
     assert all(len(w) == 1 for w in workers.values()), workers  # each module on one worker
     # a LONG_FIRST group starts first: its worker ran nothing before it (in collection order

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course_lib import plots
+from course_lib.explore import plots
 
 pytestmark = pytest.mark.slow  # starts Jupyter kernels (about 30 s in all)
 
@@ -25,8 +25,8 @@ SANITIZE = HERE / "nbval_sanitize.cfg"
 
 CELLS = [
     "from course_lib import attention_weights, the_cat_sat\n"
-    "from course_lib.plots import attention_heatmap, blend_triangle\n"
-    "from course_lib.widgets import softmax_budget\n"
+    "from course_lib.explore.plots import attention_heatmap, blend_triangle\n"
+    "from course_lib.explore.widgets import softmax_budget\n"
     "ex = the_cat_sat()",
     "attention_heatmap(attention_weights(ex.Q, ex.K), ex.tokens)",
     "blend_triangle([0.25, 0.25, 0.5], ex.V, ex.tokens, query='sat')",

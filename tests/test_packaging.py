@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -91,7 +92,8 @@ INSTRUCTOR_MODULES = [
     "course_grading.gradetable", "course_grading.report", "course_grading.formgrader_csp",
     "course_grading.inert", "course_grading.variants", "course_grading.probe",
     "course_grading.check_calls", "course_grading.notebook_files", "course_grading.pipeline",
-    "course_grading.submissions", "course_grading.mistakes",
+    "course_grading.submissions", "course_grading.mistakes", "course_grading.gradebook",
+    "course_grading.roster", "course_grading.deadlines", "course_grading.lms",
 ]
 
 
@@ -106,12 +108,22 @@ def test_the_grading_tools_build_no_iri_parser_when_they_start():
 
 
 @pytest.mark.slow
-def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
+def test_a_non_editable_install_holds_the_packages_and_their_files(tmp_path):
     """setuptools' bare `packages = [...]` once left course_lib's subpackages out; the
     package data (the model's weights, the formgrader's and the site's scripts) comes too."""
+    # Built from a copy of the files git tracks: pip builds a local folder in place, and
+    # setuptools' build/ left in a checkout from before a module moved would put the old
+    # module into the wheel (and this test would pass or fail by what an earlier run left).
+    source = tmp_path / "source"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                    "--quiet", "-w", str(wheels), str(ROOT)], check=True, timeout=600)
+                    "--quiet", "-w", str(wheels), str(source)], check=True, timeout=600)
     [wheel] = wheels.glob("*.whl")
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
@@ -123,21 +135,30 @@ def test_a_non_editable_install_holds_both_packages_and_their_files(tmp_path):
         "for m in mods: importlib.import_module(m)\n"
         "from course_lib import real_model\n"
         "assert real_model.load_model_attention().heads == 12  # package data (lesson 11)\n"
+        "import pkgutil, course_quiz  # every module of the students' packages imports\n"
+        "for pkg in (course_lib, course_quiz):\n"
+        "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+        "        importlib.import_module(m.name)\n"
+        "assert os.path.isfile(os.path.join(course_quiz.__path__[0], 'py.typed'))\n"
         "from course_grading import formgrader_csp\n"
         "static = sorted(os.listdir(formgrader_csp.STATIC_DIR))\n"
-        "from course_site import early_kernel  # its scripts are package data too\n"
-        "assert 'numpy' in early_kernel.worker_script('352.x.js', ['numpy'])\n"
-        "assert '352.x.js' in early_kernel.page_script('352.x.js')\n"
-        "assert (early_kernel.HERE / 'pyodide_run.mjs').is_file()\n"
-        "from course_site import service_worker  # reads its script as it loads\n"
-        "assert 'stopImmediatePropagation' in service_worker.PRELUDE\n"
+        "from course_site import run_cache  # its Node.js runner is package data too\n"
+        "assert run_cache.RUNNER.is_file()\n"
         "import course_exchange  # what students' nbgrader imports (docs/deploy.md step 3)\n"
-        "print(course_lib.__file__, course_grading.__file__, course_exchange.__file__, static)\n"
+        "print(course_lib.__file__, course_grading.__file__, course_exchange.__file__,\n"
+        "      course_quiz.__file__, static)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True,
                          capture_output=True, text=True, timeout=300).stdout
-    lib, grading, exchange, static = out.split(" ", 3)
+    lib, grading, exchange, quiz, static = out.split(" ", 4)
     assert lib.startswith(str(target)) and grading.startswith(str(target))
     assert exchange.startswith(str(target)), exchange
+    assert quiz.startswith(str(target)), quiz
     assert "formgrade_page.js" in static and "formgrader_vars.js" in static
+    # the course's JupyterLab extension, every file of it: the students' servers on the hub
+    # load it from the installed course_lib (deploy/student-jupyter-config)
+    shipped = ROOT / "course_lib" / "labextension"
+    installed = target / "course_lib" / "labextension"
+    assert sorted(p.relative_to(installed) for p in installed.rglob("*") if p.is_file()) == (
+        sorted(p.relative_to(shipped) for p in shipped.rglob("*") if p.is_file()))

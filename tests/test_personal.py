@@ -22,8 +22,8 @@ from course_grading.check_calls import setup_values
 from course_grading.checkpoint_answers import expected, weights_without_self
 from course_grading.mistakes import CORRECT_ANSWER, MISTAKES, answer_function, hidden_test_id
 from course_grading.variants import HIDDEN_WEIGHT_CHECKS, VISIBLE_WEIGHT_CHECK, fill, quiz_facts
-from course_lib.checkpoint_checks import answer_as_data, judge
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_checks import answer_as_data, judge
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = nbformat.read(ROOT / variants.SOURCE_PATH, as_version=4)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from course_grading.probe import MAX_REPLY, new_marker, probe_source, read_reply
-from course_lib.checkpoint_checks import answer_as_data
+from course_quiz.checkpoint_checks import answer_as_data
 
 
 def _run(source: str, namespace: dict) -> str:

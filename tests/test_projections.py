@@ -9,13 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from course_lib import AttentionInputError, attention_weights, scores, the_cat_sat
-from course_lib.projections import (
-    asymmetry,
-    embedded_example,
-    project,
-    rotation_scale,
-    tied_and_separate_keys,
-)
+from course_lib.explore.describe import asymmetry
+from course_lib.explore.plots import tied_and_separate_keys
+from course_lib.projections import embedded_example, project, rotation_scale
 
 small = st.floats(-3, 3, allow_nan=False, allow_infinity=False)
 

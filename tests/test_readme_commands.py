@@ -15,7 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "scripts"))
 
+import lesson_index  # noqa: E402  (scripts/, on the path above)
 from labdriver import CourseLab  # noqa: E402  (tests/browser/, on the path above)
 
 
@@ -118,5 +120,6 @@ def test_self_study_commands_run_as_written(tmp_path):
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
          "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), "notebooks"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert "my-work" not in collected.stdout and "16_checkpoint" in collected.stdout, (
+    self_study = lesson_index.the_one(ROOT / "notebooks", kind=lesson_index.CHECKPOINT)
+    assert "my-work" not in collected.stdout and self_study.path.name in collected.stdout, (
         collected.stdout[-2000:])

@@ -13,7 +13,8 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import run_lessons  # noqa: E402  (a script, importable once scripts/ is on the path)
+import lesson_index  # noqa: E402  (scripts, importable once scripts/ is on the path)
+import run_lessons  # noqa: E402
 
 
 def test_strip_volatile_drops_widget_state_and_joins_streams():
@@ -79,6 +80,6 @@ def test_rerunning_every_lesson_changes_nothing():
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_lessons.py"), "--check"],
                           capture_output=True, text=True, timeout=840, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.count("running ") == len(list((ROOT / "notebooks").glob("[0-9]*.ipynb")))
+    assert done.stdout.count("running ") == len(lesson_index.read_index(ROOT / "notebooks"))
     nb = nbformat.read(ROOT / "notebooks" / "02_scores.ipynb", as_version=4)
     assert nb.cells  # the lessons were read, not skipped

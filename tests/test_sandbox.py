@@ -74,3 +74,19 @@ def test_summary_lists_every_failure_with_its_reason() -> None:
     text = s.render()
     assert text.startswith("ps1: 1 of 2 submissions graded, 1 failed, in 10.0 s")
     assert "FAILED b: why" in text and "FAILED a" not in text
+
+
+def test_a_run_that_skipped_everyone_does_not_say_it_graded_them(monkeypatch, capsys) -> None:
+    """After a rerun that graded nobody (all autograded before), no "graded alice" line."""
+    from course_grading import parallel
+
+    done = [GradeResult(s, True, 0.1, score=10.0, max_score=13.0, skipped=True)
+            for s in ("alice", "bob")]
+    monkeypatch.setattr(parallel, "grade_all", lambda *a, **k: Summary("checkpoint", 2, 1.0,
+                                                                        done))
+    assert parallel.main(["checkpoint", "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  2 of them were autograded before and skipped (--force grades them again)." in lines
+    assert [ln for ln in lines if "alice" in ln or "bob" in ln] == [
+        "  skipped alice (autograded before): 10.0 / 13.0 in the gradebook",
+        "  skipped bob (autograded before): 10.0 / 13.0 in the gradebook"]

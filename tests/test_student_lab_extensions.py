@@ -3,9 +3,10 @@
 ``deploy/student-jupyter-config`` (what every student's server on the hub reads, from its
 ``JUPYTER_CONFIG_PATH``) is given to a real JupyterLab of this environment, with nothing
 else on the config path and nothing passed on the command line: the page it serves must list
-every extension of ``course_lib/labextension`` (the slider names for screen readers, no
-kernel for a page of Markdown), serve their code, and still leave nbgrader's formgrader
-switched off. The whole hub runs in tests/hub; this is the settings folder on its own.
+every extension of ``course_lib/labextension`` (the course's, built from labextension/: the
+slider names for screen readers, no kernel for a page of Markdown), serve the very files
+the course ships, and still leave nbgrader's formgrader switched off. The whole hub runs in
+tests/hub; this is the settings folder on its own.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def page_config(student_lab: tuple[str, str]) -> dict[str, Any]:
 
 def test_the_course_has_extensions_to_load() -> None:
     """The test below must not pass by finding nothing to look for."""
-    assert {"attention-course-a11y", "attention-course-no-kernel"} <= set(COURSE_EXTENSIONS)
+    assert COURSE_EXTENSIONS == ["attention-course-lab"]
 
 
 def test_a_students_server_loads_the_course_extensions(student_lab: tuple[str, str]) -> None:
@@ -103,8 +104,9 @@ def test_a_students_server_loads_the_course_extensions(student_lab: tuple[str, s
     assert missing == [], f"the students' servers do not load {missing}"
     url, token = student_lab
     for name in COURSE_EXTENSIONS:
-        code = get(f"{url}lab/extensions/{name}/{loaded[name]['load']}?token={token}")
-        assert "[NAME] = container" in code.decode() and f'"{name}"' in code.decode(), name
+        load = loaded[name]["load"]
+        code = get(f"{url}lab/extensions/{name}/{load}?token={token}")
+        assert code == (REPO / "course_lib" / "labextension" / name / load).read_bytes(), name
     # the rest of the students' settings still holds: no grading tools
     assert "@jupyter/nbgrader:formgrader" in config["disabledExtensions"]
     with pytest.raises(urllib.error.HTTPError) as missing_page:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import nbformat
@@ -19,6 +20,10 @@ from course_grading.submissions import (
 from course_grading.variants import SOURCE_PATH, quiz_facts
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
 SOURCE = nbformat.read(ROOT / SOURCE_PATH, as_version=4)
 VARIANT = quiz_facts(SOURCE)
 # make_submission only touches answer cells (found by grade id), so the source serves here
@@ -78,9 +83,10 @@ def test_the_copier_lifts_every_answer_from_a_lesson_or_the_self_study():
     """The "copies from the lessons" submission (issue 30) is what it says: its function's
     body is lesson 12's solution, its letters and written answer the self-study's."""
     from course_grading.submissions import LIFTED_WEIGHTS, lifted_answers
-    from course_lib.quiz import load_questions
+    from course_quiz.self_study import load_questions
 
-    lesson = nbformat.read(ROOT / "notebooks" / "16_checkpoint_self_study.ipynb", as_version=4)
+    self_study = lesson_index.the_one(ROOT / "notebooks", kind=lesson_index.CHECKPOINT)
+    lesson = nbformat.read(self_study.path, as_version=4)
     solution = next(c.source for c in lesson.cells if "Stuck? Show one solution" in c.source)
     for line in LIFTED_WEIGHTS.splitlines()[1:]:
         assert line.strip() in solution, line

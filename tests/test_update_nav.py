@@ -47,10 +47,11 @@ def test_nav_links_previous_contents_next(copy_of_course):
 def test_a_new_lesson_makes_everything_stale_and_run_fixes_it(copy_of_course):
     folder = copy_of_course / "notebooks"
     last = update_nav.find_lessons(folder)[-1]
-    n = int(last.path.name[:2]) + 1
+    n = len(list(folder.glob("*.ipynb")))  # the next number: they run 00, 01, ... (checked)
     new = folder / f"{n:02d}_extra_lesson.ipynb"
     nb = nbformat.read(last.path, as_version=4)
     nb.cells[0].source = f"# {n:02d} · An extra lesson"
+    nb.metadata["lesson"] = {"kind": "lesson", "part": 3, "summary": "one more idea"}
     nbformat.write(nb, new)
     before = nbformat.read(last.path, as_version=4)
 
@@ -78,3 +79,27 @@ def test_hand_edited_nav_is_caught(copy_of_course):
 
 def test_main_check_exit_code(capsys):
     assert update_nav.main(["--check"]) == 0
+
+
+def test_a_notebook_without_its_kind_stops_the_script_with_its_name(copy_of_course):
+    """A new notebook that says nothing of itself is not left out of the navigation."""
+    folder = copy_of_course / "notebooks"
+    last = update_nav.find_lessons(folder)[-1]
+    n = len(list(folder.glob("*.ipynb")))
+    nb = nbformat.read(last.path, as_version=4)
+    del nb.metadata["lesson"]
+    nbformat.write(nb, folder / f"{n:02d}_unsaid.ipynb")
+    with pytest.raises(SystemExit, match=rf"notebooks/{n:02d}_unsaid.ipynb: metadata.lesson is "
+                       "missing: every notebook says its kind"):
+        update_nav.run(copy_of_course, check=True)
+
+
+def test_the_contents_page_is_found_by_its_kind(copy_of_course):
+    folder = copy_of_course / "notebooks"
+    (folder / "00_contents.ipynb").rename(folder / "00_start_here.ipynb")
+    lessons = update_nav.find_lessons(folder)
+    stale = update_nav.run(copy_of_course, check=True)
+    assert [lesson.path for lesson in lessons] == stale  # each links the old name
+    update_nav.run(copy_of_course)
+    assert update_nav.run(copy_of_course, check=True) == []
+    assert all("[Contents](00_start_here.ipynb)" in _nav(lesson.path)[0] for lesson in lessons)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from pathlib import Path
 
 import nbformat
@@ -21,10 +23,14 @@ from course_grading.variants import (
     make_variant,
     quiz_facts,
 )
-from course_lib.checkpoint_checks import answer_as_data, judge
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_checks import answer_as_data, judge
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
 PUBLIC = nbformat.read(ROOT / variants.SOURCE_PATH, as_version=4)
 SEEDS = [DEFAULT_SEED, "x", "spring 2027, section B", "42"]
 
@@ -50,8 +56,8 @@ def test_the_committed_source_is_the_public_variant_exactly():
 def _lesson_text() -> str:
     """Every markdown cell and every text output of the lessons."""
     parts = []
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        for cell in nbformat.read(path, as_version=4).cells:
+    for notebook in lesson_index.read_index(ROOT / "notebooks"):
+        for cell in nbformat.read(notebook.path, as_version=4).cells:
             parts.append(cell.source)
             for out in cell.get("outputs", []):
                 parts.append(out.get("text", ""))
@@ -300,6 +306,26 @@ def test_command_line_writes_a_variant_and_keeps_the_seed_private(tmp_path, caps
         variants.main(["--seed", ""])
 
 
+def test_the_next_step_names_the_course_folder_the_variant_went_to(tmp_path, monkeypatch,
+                                                                   capsys):
+    """On the hub the instructor runs it in ~/attention-course (deploy.md step 8), which
+    has no quiz/: the next step must not say "cd quiz"."""
+    course = tmp_path / "attention-course"
+    (course / "source" / "checkpoint").mkdir(parents=True)
+    shutil.copy(ROOT / variants.SOURCE_PATH, course / "source" / "checkpoint")
+    monkeypatch.chdir(course)
+    assert variants.main(["--seed", "s", "--template", "source/checkpoint/checkpoint.ipynb"]) == 0
+    assert (course / "secret_source" / "checkpoint" / "checkpoint.ipynb").is_file()
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == "next: nbgrader generate_assignment checkpoint --force", said
+    monkeypatch.chdir(tmp_path)  # a clone's layout, from its top: quiz/ is the course
+    (course / "secret_source").rename(tmp_path / "elsewhere")
+    assert variants.main(["--seed", "s", "--template",
+                          "attention-course/source/checkpoint/checkpoint.ipynb"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "next: cd attention-course && nbgrader generate_assignment checkpoint --force")
+
+
 def test_every_wrong_answer_is_a_misconception_named_in_the_spec():
     """Issue 30: each distractor is a mistake students make, named once in the spec."""
     facts = quiz_facts(PUBLIC)
@@ -328,7 +354,7 @@ def test_the_model_answer_and_rubric_are_in_no_public_file():
     rubric in the spec (course_lib: the repository and every student's library). The public
     notebook's written cell says where they are instead, and the spec holds no words of a
     rubric; the instructor's go into their private variant with --written."""
-    import course_lib.checkpoint_spec as spec_module
+    import course_quiz.checkpoint_spec as spec_module
 
     written = CHECKPOINT.question(variants.WRITTEN)
     assert written.manual and written.points == 3 and not hasattr(written, "rubric")

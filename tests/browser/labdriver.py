@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: localports
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))  # lesson_index
 
+import lesson_index
 from localports import free_port
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "INSTALL_HINT",
+    "NO_KERNEL_WIDGETS_ERROR",
     "REPO",
     "VALIDATE",
     "CourseLab",
@@ -80,9 +83,18 @@ REPO = Path(__file__).resolve().parents[2]
 # Screenshots land here (gitignored). Test modules import paths from here, not from
 # conftest: several test folders have a conftest.py, and `import conftest` is ambiguous.
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-#: The course's own JupyterLab extension (a folder of federated extensions): slider names.
+#: The course's own JupyterLab extension, prebuilt (a folder of federated extensions):
+#: slider names, no kernel for a notebook of Markdown only.
 LABEXTENSIONS = REPO / "course_lib" / "labextension"
 CHROMIUM = Path("/usr/bin/chromium")
+
+# What jupyterlab-manager 8 (ipywidgets) throws for a notebook that has no kernel: it asks
+# every notebook for its kernel's id once its session is ready (jupyter-widgets/ipywidgets
+# issue 3970; the fix, pull request 3971, is not released). The contents page opens without
+# a kernel (in JupyterLab and in the offline site) and shows no widget, so there it changes
+# nothing a student sees.
+NO_KERNEL_WIDGETS_ERROR = "Uncaught: Cannot read properties of null (reading 'kernel')"
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -114,8 +126,9 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def lesson_notebooks() -> list[Path]:
-    """Every lesson notebook of the course (notebooks/NN_*.ipynb), in order."""
-    return sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
+    """Every notebook of the course (the contents page too), in order
+    (``scripts/lesson_index.py``)."""
+    return [n.path for n in lesson_index.read_index(REPO / "notebooks")]
 
 
 def save_screenshot(page: Any, artifacts: Path, name: str) -> Path:
@@ -214,7 +227,7 @@ class LabServer:
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.open_browser=False",
-            # the course's slider names for screen readers, as ./course lab loads them
+            # the course's extension (slider names...), as ./course lab loads it
             f"--LabApp.extra_labextensions_path={LABEXTENSIONS}",
             *self.extra_args,
         ]
@@ -400,8 +413,8 @@ OPEN_IN_APP_JS = """async (path) => {
 }"""
 
 # The open notebook is ``path``, shown, and its kernel connected and idle; or, for a notebook
-# of Markdown only, read and set to start no kernel (the course's extension
-# attention-course-no-kernel sets kernelPreference.shouldStart to false).
+# of Markdown only, read and set to start no kernel (the course's extension keeps
+# kernelPreference.shouldStart false for it: labextension/src/noKernel.ts).
 READY_IN_APP_JS = """(path) => {
   const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(
     w => w.context && w.context.path === path);
@@ -501,7 +514,7 @@ def wait_kernel_idle(page: Any, timeout_ms: float = 90_000) -> None:
 
 
 # The status bar's kernel status reads Idle; or the shown notebook has no code cell and no
-# kernel (it opens without one: the course's extension attention-course-no-kernel).
+# kernel (it opens without one: the course's extension, labextension/src/noKernel.ts).
 KERNEL_SETTLED_JS = """() => {
   const bar = document.querySelector('#jp-main-statusbar');
   if (!bar) return false;

@@ -91,7 +91,7 @@ WIDTHS = (1280, 1920)
 
 
 def shows_widgets(notebook: Path) -> bool:
-    """Whether the notebook's code makes widgets (course_lib.widgets, ipywidgets, interact).
+    """Whether the notebook's code makes widgets (course_lib.explore.widgets, ipywidgets, interact).
 
     Read from the source, not the page: a widget manager that failed to load shows no
     control at all, and that must fail the test, not skip the widget check.
@@ -262,7 +262,7 @@ def test_a_broken_lesson_callback_fails(lab_page: Any, fresh_kernels: LabServer,
     """The lesson check must fail when the explorers' callback is broken.
 
     A copy of the first lesson with widgets gets one extra cell after its setup cell that
-    replaces ``course_lib.explorer.Explorer.refresh`` (what every control's observer calls)
+    replaces ``course_lib.explore.explorer.Explorer.refresh`` (what every control's observer calls)
     with a no-op: the notebook still runs clean, the controls still move, nothing redraws.
     """
     notebook = next(nb for nb in lesson_notebooks() if shows_widgets(nb))
@@ -368,10 +368,10 @@ def test_opening_in_the_app_reports_what_stops_it(lab_page: Any, fresh_kernels: 
 
 
 def extreme_pictures() -> dict[str, str]:
-    """course_lib.render's pictures at the ends of what the lessons' controls reach: bars
+    """course_lib.explore.render's pictures at the ends of what the lessons' controls reach: bars
     at -10 and +10 (04's budget sliders), a one-hot row, 12 tokens (vertical column
     names, 11's sentence with 'because'), vectors at the edge of their axes."""
-    from course_lib import render
+    from course_lib.explore import render
 
     tokens = ["[CLS]", "the", "dog", "chased", "the", "cat", "because", "it", "was",
               "hungry", ".", "[SEP]"]

@@ -62,7 +62,7 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
         assert "Attention, Term by Term" in page.locator(
             ".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
         # the contents page is Markdown only: it opened without a kernel (the course's
-        # extension attention-course-no-kernel; before it, a Python process started with it)
+        # extension, labextension/src/noKernel.ts; before it, a Python process started)
         assert running_kernels(lab) == [], "opening the contents page started a kernel"
         assert "No Kernel" in page.locator("#jp-main-statusbar").inner_text()
         assert "your own copies of the lessons are in" in lab.output()

@@ -8,13 +8,18 @@ students and cells, until the answers are graded or the instructor says so.
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.submissions import made_up_submission
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 ROOT = Path(__file__).resolve().parents[2]
 [WRITTEN_ID] = [q.id for q in CHECKPOINT.questions if q.manual]  # graded by hand
@@ -89,10 +94,49 @@ def test_feedback_waits_for_the_manual_grades(course, tmp_path):
     result = run("release_feedback", allow=True)
     assert result["success"], result
     assert len(list(released.glob("*.html"))) == 2
+    # the log names each page as it lies on disk (nbgrader's own says "<hash>-tmp.html")
+    said = re.findall(r"Feedback released to: (\S+)", result["log"])
+    assert sorted(map(Path, said)) == sorted(released.glob("*.html")), result["log"]
 
     _grade_by_hand(course, "bo", 1.0)
     assert run("generate_feedback", "bo")["success"]
     assert run("release_feedback")["success"]
+
+
+def _pending_again(course: Path, *students: str) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in students:
+            grade = gb.find_grade(WRITTEN_ID, ASSIGNMENT, ASSIGNMENT, student)
+            grade.manual_score, grade.needs_manual_grade = None, True
+        gb.db.commit()
+
+
+def test_generate_feedback_refuses_each_student_in_one_line(course):
+    """``nbgrader generate_feedback`` as typed: one line per refused student, saying what
+    waits and what to do, and one closing line; no traceback (nbgrader logs ~40 lines per
+    student for any exception of a preprocessor)."""
+    _pending_again(course, "ada", "bo")
+    for student in ("ada", "bo"):  # as before any feedback (nbgrader skips existing ones)
+        shutil.rmtree(course / "feedback" / student, ignore_errors=True)
+    bindir = os.path.dirname(sys.executable)
+    proc = subprocess.run([os.path.join(bindir, "nbgrader"), "generate_feedback", ASSIGNMENT],
+                          cwd=course, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PATH": bindir + os.pathsep + os.environ["PATH"]})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "Traceback" not in out and "File \"" not in out, out
+    errors = [ln for ln in out.splitlines() if "| ERROR]" in ln or "| WARNING]" in ln]
+    assert [ln.split("] ", 1)[1] for ln in errors] == [
+        f"Not going to generate feedback for {ASSIGNMENT}: 1 student has answers that wait "
+        f"to be graded by hand ({student}: {WRITTEN}). Grade them in formgrader (Manual "
+        "Grading), or, to send feedback with those answers at 0 points, add "
+        "--ManualGradesFirst.allow_pending=True (or c.ManualGradesFirst.allow_pending = True "
+        "in nbgrader_config.py)." for student in ("ada", "bo")] + [
+        "No feedback for 2 students (above): answers wait to be graded by hand. Every other "
+        "student's feedback is written."], out
+    assert not _feedback(course, "ada").exists() and not _feedback(course, "bo").exists()
 
 
 def test_release_through_ngshare_waits_for_the_manual_grades(course, tmp_path):

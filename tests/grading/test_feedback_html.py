@@ -14,7 +14,7 @@ from course_grading.feedback import hidden_lines
 from course_grading.pipeline import open_api
 from course_grading.submissions import KINDS
 from course_grading.variants import HIDDEN_WEIGHT_CHECKS as HIDDEN_TEST_IDS
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 

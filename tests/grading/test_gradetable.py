@@ -15,6 +15,8 @@ pytestmark = pytest.mark.slow
 
 Q = ["weights_without_self (/5)", "shifted_key (/2)", "mc_read_table (/2)",
      "mc_duplicate_key (/1)", "written_shift_or_scale (/3)"]
+HEADER = ["student", "name", "email", "roster", "status", *Q, "total (/13)", "late",
+          "late penalty", "final (/13)", "failed hidden tests"]
 
 # student -> (status, the five question cells, total, failed hidden tests)
 EXPECTED = {
@@ -50,7 +52,7 @@ UNGRADED = {
 
 def test_header_has_one_column_per_question_with_its_maximum(mini_graded_course):
     table = build_grade_table(mini_graded_course.root)
-    assert table.header == ["student", "status", *Q, "total (/13)", "failed hidden tests"]
+    assert table.header == HEADER
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -60,6 +62,8 @@ def test_graded_submissions_exact_cells(mini_graded_course, student):
     assert row["status"] == status
     assert [row[q] for q in Q] == cells
     assert row["total (/13)"] == total
+    assert row["final (/13)"] == total  # no due date: nothing is late
+    assert row["late"] == row["late penalty"] == ""
     assert row["failed hidden tests"] == failed
 
 
@@ -69,7 +73,7 @@ def test_ungraded_submissions_say_why_in_every_cell_never_zero(mini_graded_cours
     row = build_grade_table(mini_graded_course.root).row(student)
     assert row["status"] == reason
     assert [row[q] for q in Q] == [reason] * 5
-    assert row["total (/13)"] == reason
+    assert row["total (/13)"] == row["final (/13)"] == reason
 
 
 def test_every_student_appears_once_in_order(mini_graded_course):
@@ -108,12 +112,13 @@ def test_cli_writes_csv_and_prints_table(mini_graded_course, tmp_path):
         capture_output=True, text=True, check=True,
     )
     rows = list(csv.reader(out.open()))
-    assert rows[0] == ["student", "status", *Q, "total (/13)", "failed hidden tests"]
+    assert rows[0] == HEADER
     by_student = {r[0]: r for r in rows[1:]}
     assert by_student["s04_naive_exp"] == [
-        "s04_naive_exp", "graded", "4", "2", "2", "1", "0", "9", "test_naive_exp_overflow"
+        "s04_naive_exp", "", "", "", "graded", "4", "2", "2", "1", "0", "9", "", "", "9",
+        "test_naive_exp_overflow"
     ]
-    assert by_student["s11_corrupt"][2:8] == ["ungraded: corrupt notebook (not valid JSON)"] * 6
+    assert by_student["s11_corrupt"][5:11] == ["ungraded: corrupt notebook (not valid JSON)"] * 6
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:2] == ["student", "status"]
     corrupt_line = next(line for line in lines if line.startswith("s11_corrupt"))

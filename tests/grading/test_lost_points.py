@@ -1,7 +1,7 @@
 """Issue 33, item 12: one mistake may cost several points, and each says why it was lost.
 
 A submission whose only mistake is the missing 1/sqrt(d_k) loses the visible check's point
-and test_missing_scale's (the weighting the spec decides, ``course_lib.checkpoint_spec``).
+and test_missing_scale's (the weighting the spec decides, ``course_quiz.checkpoint_spec``).
 The feedback and the class report name the mistake for each lost point, the second one as
 "same mistake as" the first.
 """
@@ -18,7 +18,7 @@ from course_grading.gradetable import build_grade_table
 from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_submission
 from course_grading.report import write_report
 from course_grading.submissions import made_up_submission
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,7 @@ def test_one_mistake_costs_what_the_spec_says():
                                                  "dk_from_wrong_axis", "naive_exp_overflow")}
     assert cost == {"missing_scale": 2, "wrong_axis": 2, "dk_from_wrong_axis": 2,
                     "naive_exp_overflow": 1}
-    import course_lib.checkpoint_spec as spec
+    import course_quiz.checkpoint_spec as spec
 
     assert "costs 2 of the function's 5 points" in " ".join(spec.__doc__.split())
 

@@ -35,7 +35,7 @@ from course_grading.check_calls import setup_values
 from course_grading.parallel import grade_all
 from course_grading.pipeline import ASSIGNMENT, copy_course, grades, open_api, place_submission
 from course_grading.submissions import fill_answers, made_up_submission
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 from course_grading.pipeline import grades
 from course_grading.submissions import KINDS
 from course_grading.variants import HIDDEN_WEIGHT_CHECKS as HIDDEN_TEST_IDS
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 GRADE_IDS = CHECKPOINT.grade_ids
 

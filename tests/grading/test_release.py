@@ -164,7 +164,7 @@ def test_nbgrader_validate_command_on_the_student_notebook(graded_course, tmp_pa
 def test_validate_names_the_mistake_as_the_feedback_does_and_shows_no_check_code(
         graded_course, tmp_path):
     """nbgrader's Validate (what the toolbar button runs) on a notebook with one mistake."""
-    from course_lib.checkpoint_spec import CHECKPOINT
+    from course_quiz.checkpoint_spec import CHECKPOINT
 
     os.environ["PATH"] = tool_path()
     files = make_submission("mistake_wrong_axis", graded_course.released_text,

@@ -137,18 +137,18 @@ def table_row_text(s, student: str) -> str:
 def test_real_checkpoint_table_and_report(graded_course, tmp_path):
     table = build_grade_table(graded_course.course)
     assert table.header == [
-        "student", "status", "weights_without_self (/5)", "shifted_key (/2)",
-        "mc_read_table (/2)", "mc_duplicate_key (/1)", "written_shift_or_scale (/3)",
-        "total (/13)",
+        "student", "name", "email", "roster", "status", "weights_without_self (/5)",
+        "shifted_key (/2)", "mc_read_table (/2)", "mc_duplicate_key (/1)",
+        "written_shift_or_scale (/3)", "total (/13)", "late", "late penalty", "final (/13)",
         "failed hidden tests",
     ]
     # (not "correct": test_pipeline.py grades that student's written answer by hand)
     assert list(table.row("other_kernelspec").values()) == [
-        "other_kernelspec", "graded; needs manual grade: written_shift_or_scale",
-        "5", "2", "2", "1", "needs manual grade", "10 + pending", "",
+        "other_kernelspec", "", "", "", "graded; needs manual grade: written_shift_or_scale",
+        "5", "2", "2", "1", "needs manual grade", "10 + pending", "", "", "10 + pending", "",
     ]
-    assert list(table.row("raises").values())[2:] == [
-        "0", "2", "2", "1", "needs manual grade", "5 + pending",
+    assert list(table.row("raises").values())[5:] == [
+        "0", "2", "2", "1", "needs manual grade", "5 + pending", "", "", "5 + pending",
         "test_missing_scale (RuntimeError) test_wrong_axis (RuntimeError) "
         "test_naive_exp_overflow (RuntimeError) test_dk_from_wrong_axis (RuntimeError)",
     ]

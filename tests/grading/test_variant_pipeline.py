@@ -29,7 +29,7 @@ from course_grading.submissions import (
     lifted_answers,
 )
 from course_grading.variants import quiz_facts
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 

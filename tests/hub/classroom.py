@@ -483,10 +483,18 @@ class ClassRun:
             self.student_works(s)
         self.timings["students_work"] = time.perf_counter() - t0
 
-    def impostor_submits(self, impostor: Person, victim: Person) -> subprocess.CompletedProcess:
-        """``impostor`` submits their own notebook under ``victim``'s id (nbgrader allows it)."""
-        return self.nbgrader(impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
-                             cwd=impostor.work)
+    def impostor_submits(self, impostor: Person, victim: Person
+                         ) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+        """``impostor`` submits their own notebook under ``victim``'s id: with the class's
+        submit (refused at once), then with plain nbgrader's, which a student can name on
+        their own command line (it goes in, for collect to refuse)."""
+        refused = self.nbgrader(impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
+                                cwd=impostor.work, check=False)
+        plain = self.nbgrader(
+            impostor, "submit", ASSIGNMENT, f"--student={victim.name}",
+            "--ExchangeFactory.submit=nbgrader.exchange.default.submit.ExchangeSubmit",
+            cwd=impostor.work)
+        return refused, plain
 
     def plant_linked_submission(self, student: Person) -> str:
         """``student`` makes, by hand, a newer submission holding a link to the source.
@@ -755,8 +763,10 @@ class Hub:
     """
 
     def __init__(self, run: ClassRun, deploy: Path | None = None,
-                 student_settings: Path | None = None) -> None:
+                 student_settings: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.run = run
+        self.extra_env = dict(env or {})  # more ATTENTION_HUB_* settings (the LTI login's)
         # the public port, the hub's API, the proxy's API, ngshare's
         self.port, self.api_port, self.proxy_api_port, self.ngshare_port = free_ports(4)
         self.base = f"http://127.0.0.1:{self.port}"
@@ -813,6 +823,7 @@ class Hub:
             "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{self.api_port}",
             "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{self.proxy_api_port}",
             "ATTENTION_HUB_EXCHANGE": run.exchange_kind,
+            **self.extra_env,
         }
         if run.exchange_kind == "ngshare":
             env.update(ATTENTION_HUB_NGSHARE_SERVICE_URL=self.ngshare_service_url,

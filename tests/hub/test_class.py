@@ -125,7 +125,10 @@ def _class_flow(backend: str, with_hub: bool) -> dict:
         s1, s2, s3 = run.students
         rec["kinds"] = {s.name: s.kind for s in run.students + run.hub_students}
         # s1 (correct answer) submits under s2's name after s2's own (wrong) submission.
-        rec["impostor_submit_rc"] = run.impostor_submits(s1, s2).returncode
+        refused, plain = run.impostor_submits(s1, s2)
+        rec["impostor_refused"] = (refused.returncode, refused.stdout + refused.stderr)
+        rec["impostor_submit_rc"] = plain.returncode
+        rec["impostor"] = (s1.name, s2.name)
         # s3 hands in, by hand, a newer submission with a link to the instructor's source.
         rec["linked_submission"] = run.plant_linked_submission(s3)
         if with_hub:
@@ -232,6 +235,10 @@ def test_students_receive_feedback(sqlite_class):
 
 def test_impostor_submission_is_refused_and_the_real_one_kept(sqlite_class):
     rec = sqlite_class
+    rc, said = rec["impostor_refused"]
+    s1, s2 = rec["impostor"]
+    assert rc != 0 and f"Not submitted: you are {s1!r} and asked to submit as {s2!r}" in said
+    assert "Traceback" not in said, said
     assert rec["impostor_submit_rc"] == 0, "plain nbgrader accepts --student=<someone else>"
     assert "Refusing submission" in rec["logs"]["collect"]
     # Plain nbgrader would have collected the impostor's (correct) answer for s2 ...

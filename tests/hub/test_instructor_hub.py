@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from classroom import ASSIGNMENT, REPO, ClassRun, Hub, Person, ensure_env, http_proxy
 
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
@@ -338,7 +338,10 @@ def test_a_students_terminal_cannot_read_the_answers_and_runs_a_lesson(hub_class
     answers = run.instructors_code / "course_grading" / "checkpoint_answers.py"
     session, _ = hub.login(student)
     hub.open_lab(session, student)
-    lesson = REPO / "notebooks" / "16_checkpoint_self_study.ipynb"
+    sys.path.insert(0, str(REPO / "scripts"))
+    import lesson_index  # scripts/lesson_index.py: the notebooks, by their metadata
+
+    lesson = lesson_index.the_one(REPO / "notebooks", kind=lesson_index.CHECKPOINT).path
     put = hub.user_api(session, student, "PUT", f"api/contents/{lesson.name}", data=json.dumps(
         {"type": "notebook", "format": "json", "content": json.loads(lesson.read_text())}))
     put.raise_for_status()
@@ -467,7 +470,10 @@ class GuideClass:
         self.config_dir = root / "etc-jupyter"
         self.exchange = root / "exchange"
         self.outputs: dict[str, str] = {}
-        self.passwords: dict[str, str] = {}  # step 3's passwords.txt
+        self.passwords: dict[str, str] = {}  # step 3's password file
+        self.password_file = root / "step3" / "passwords.txt"
+        self.pg_cluster = ""  # "15 <name>": a PostgreSQL cluster of this run's own
+        self.pg_port = 0
 
     @property
     def variables(self) -> dict[str, str]:
@@ -475,7 +481,9 @@ class GuideClass:
         return {"PREFIX": str(self.prefix), "INSTRUCTOR": self.instructor,
                 "STUDENTS": " ".join(self.students), "STUDENTS_GROUP": self.groups[0],
                 "INSTRUCTORS_GROUP": self.groups[1], "LOGIN_DEFS": str(self.login_defs),
-                "CONFIG_DIR": str(self.config_dir), "EXCHANGE": str(self.exchange)}
+                "CONFIG_DIR": str(self.config_dir), "EXCHANGE": str(self.exchange),
+                "PASSWORDS": str(self.password_file), "PG_CLUSTER": self.pg_cluster,
+                "PG_PORT": str(self.pg_port)}
 
     def run_step(self, step: str, which: int = 0, cwd: Path = REPO) -> None:
         import subprocess
@@ -486,7 +494,28 @@ class GuideClass:
         assert done.returncode == 0, f"step {step} block {which}:\n{done.stderr[-4000:]}"
         self.outputs[f"{step}.{which}"] = done.stdout + done.stderr
 
-    def as_user(self, name: str, script: str, cwd: Path | None = None):
+    def make_cluster(self) -> None:
+        """A PostgreSQL cluster of this run's own on a free port (Debian's pg_createcluster,
+        as the package makes ``15 main``), for step 6's PostgreSQL block; down, as after an
+        install without systemd."""
+        import subprocess
+
+        from classroom import postgres_bindir
+        from localports import free_port
+
+        bindir = postgres_bindir()
+        if bindir is None or shutil.which("pg_createcluster") is None:
+            pytest.skip("PostgreSQL is not installed: run scripts/install-system-packages.sh")
+        version, name = bindir.parent.name, self.tag
+        self.pg_port = free_port()
+        done = subprocess.run(["pg_createcluster", version, name, "-p", str(self.pg_port),
+                               "-o", "fsync=off", "--", "--no-sync"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        self.pg_cluster = f"{version} {name}"
+
+    def as_user(self, name: str, script: str, cwd: Path | None = None,
+                env: dict[str, str] | None = None):
         """Run ``script`` with ``bash -euc`` as ``name``, with the class's environment first
         on PATH as in a terminal of their hub server; JUPYTER_CONFIG_PATH puts a folder
         naming this run's exchange before CONFIG_DIR (deploy/nbgrader_config.py names
@@ -497,7 +526,7 @@ class GuideClass:
         override = self.root / "etc-exchange"
         env = {"HOME": str(home), "USER": name, "LOGNAME": name, "LANG": "C.UTF-8",
                "PATH": f"{self.prefix}/env/bin:/usr/bin:/bin",
-               "JUPYTER_CONFIG_PATH": f"{override}:{self.config_dir}"}
+               "JUPYTER_CONFIG_PATH": f"{override}:{self.config_dir}", **(env or {})}
         return subprocess.run(["runuser", "-u", name, "--", "env", "-i",
                                *[f"{k}={v}" for k, v in env.items()], "bash", "-euc", script],
                               cwd=cwd or home, capture_output=True, text=True, timeout=600)
@@ -517,12 +546,16 @@ class GuideClass:
             shutil.rmtree(Path("/home") / name, ignore_errors=True)
         for group in self.groups:
             subprocess.run(["groupdel", group], capture_output=True)
+        if self.pg_cluster:
+            subprocess.run(["pg_dropcluster", "--stop", *self.pg_cluster.split()],
+                           capture_output=True, timeout=120)
         shutil.rmtree(self.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def guide_class(class_ready: None) -> Iterator[GuideClass]:
-    """Steps 2-6 of docs/deploy.md run as typed, in order, on a throw-away class."""
+    """Steps 2-6 of docs/deploy.md run as typed, in order, on a throw-away class, with the
+    gradebook on PostgreSQL (step 6's second block, on a cluster of the run's own)."""
     import secrets
     import tempfile
 
@@ -533,17 +566,20 @@ def guide_class(class_ready: None) -> Iterator[GuideClass]:
     try:
         shutil.copy("/etc/login.defs", guide.login_defs)
         guide.run_step("2")
-        passwords = root / "step3"
+        passwords = guide.password_file.parent
         passwords.mkdir(mode=0o700)
         guide.passwords = {name: secrets.token_urlsafe(12)
                            for name in [guide.instructor, *guide.students]}
-        (passwords / "passwords.txt").write_text("".join(
+        guide.password_file.write_text("".join(
             f"{name}:{word}\n" for name, word in guide.passwords.items()))
-        guide.run_step("3", 0, cwd=passwords)
+        guide.password_file.chmod(0o644)  # as an editor leaves it: the block makes it 0600
+        guide.run_step("3", 0)
         guide.run_step("3", 1)
         guide.run_step("4")
         guide.run_step("5")
         guide.run_step("6")
+        guide.make_cluster()
+        guide.run_step("6", 1)
         override = root / "etc-exchange"
         override.mkdir()
         (override / "nbgrader_config.py").write_text(
@@ -580,6 +616,8 @@ def test_step_3_as_typed_makes_private_homes_and_hides_the_answers(guide_class):
         status = subprocess.run(["passwd", "-S", name], capture_output=True, text=True)
         assert status.stdout.split()[1] == "P", status.stdout
     assert "\nHOME_MODE 0700\n" in g.login_defs.read_text()
+    assert stat.S_IMODE(g.password_file.stat().st_mode) == 0o600  # root's alone
+    assert REPO not in g.password_file.parents  # outside the clone
     instructors = g.prefix / "instructors"
     assert stat.S_IMODE(instructors.stat().st_mode) == 0o750
     assert instructors.stat().st_gid == instructors_group.gr_gid
@@ -700,23 +738,82 @@ def _students_commands() -> dict[str, str]:
             for m in re.finditer(r"`nbgrader (\w+) " + ASSIGNMENT + "`", section)}
 
 
+def _class_list(students: list[str]) -> str:
+    """The guide class's two students and 198 made up: 200 rows with names that hold commas,
+    accents and quotes; the first real student has a two-day extension, the second a
+    time-limit factor of 2; everyone has a Canvas user ID."""
+    import csv
+    import io
+
+    first = ["Zoë", "José", "Siobhán", "Nguyễn", 'Robert "Bob"', "Łukasz", "=SUM(A1)"]
+    last = ["O'Brien", "Müller, Jr.", "García Márquez", "Ng-Šimić", "van der Berg, the"]
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["id", "first_name", "last_name", "email", "lms_id", "extension",
+                "time_limit_factor"])
+    ids = [*students, *(f"mu{n:03d}" for n in range(1, 199))]
+    for n, sid in enumerate(ids):
+        w.writerow([sid, first[n % len(first)], last[n % len(last)], f"{sid}@uni.example",
+                    str(80000 + n), "2d" if n == 0 else "", "2" if n == 1 else ""])
+    return out.getvalue()
+
+
+def test_step_6_postgresql_as_typed_starts_the_server_and_keeps_its_password_private(
+        guide_class):
+    """Step 6's PostgreSQL block on a cluster made down, as an install without systemd
+    leaves it: it started the server, the course config names the database (mode 0600, the
+    instructor's), and a student who knows the port cannot log in without the password."""
+    import pwd
+    import stat
+    import subprocess
+
+    g = guide_class
+    status = subprocess.run(["pg_ctlcluster", *g.pg_cluster.split(), "status"],
+                            capture_output=True, text=True)
+    assert status.returncode == 0, status.stdout + status.stderr  # running
+    config = Path("/home") / g.instructor / "attention-course" / "nbgrader_config.py"
+    text = config.read_text()
+    assert re.search(r"c\.CourseDirectory\.db_url = 'postgresql\+psycopg2://"
+                     + re.escape(g.instructor) + r":[0-9a-f]{48}@127\.0\.0\.1:"
+                     + str(g.pg_port) + r"/attention_gradebook'\n$", text), text[-300:]
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert pwd.getpwuid(config.stat().st_uid).pw_name == g.instructor
+    assert "PASSWORD" not in g.outputs["6.1"]  # nothing of the password was printed
+    probe = (f"python -c \"import psycopg2; psycopg2.connect(host='127.0.0.1', "
+             f"port={g.pg_port}, dbname='attention_gradebook', user='{g.instructor}', "
+             "connect_timeout=5)\"")
+    refused = g.as_user(g.students[0], probe)
+    assert refused.returncode != 0 and "password" in refused.stderr, refused.stderr[-2000:]
+
+
 def test_step_8_as_typed_is_a_term_on_the_class_the_guide_built(guide_class):
-    """The instructor's block, in their shell, on the class the guide built, with the
-    students' command lines of the same step in its gaps: released, fetched, submitted,
+    """The instructor's block, in their shell, on the class the guide built (gradebook on
+    PostgreSQL), with the students' command lines of the same step in its gaps: a class
+    list of 200 loaded, released with a due date an hour ago, fetched, submitted,
     collected, autograded; feedback refused while the written answers wait, then (graded
-    by hand) released and fetched by each student."""
+    by hand) released and fetched by each student; the grade table, the report and
+    Canvas's CSV written, with the names, the extension and the late penalty."""
+    import csv
+    import datetime as dt
     import subprocess
 
     from classroom import GRADE_BY_HAND, answer_notebook
 
     g = guide_class
-    release, grade, feedback = _step_8_parts()
+    release, grade, feedback, exports = _step_8_parts()
     student_says = _students_commands()
     assert set(student_says) == {"fetch_assignment", "submit", "fetch_feedback"}
     course = Path("/home") / g.instructor / "attention-course"
+    wrote = subprocess.run(["runuser", "-u", g.instructor, "--", "/bin/sh", "-c",
+                            'cat > "$0"', str(course / "class.csv")],
+                           input=_class_list(g.students), text=True, capture_output=True)
+    assert wrote.returncode == 0, wrote.stderr
+    # due an hour ago: the first student's two-day extension keeps them on time
+    due = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S UTC")
 
-    done = g.as_user(g.instructor, release)
+    done = g.as_user(g.instructor, release, env={"DUE": due})
     assert done.returncode == 0, done.stderr[-4000:]
+    assert "roster: 200 students in class.csv: 200 joined" in done.stdout, done.stdout
     released = g.exchange / "attention-course" / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert "### BEGIN SOLUTION" not in released.read_text()
 
@@ -753,3 +850,35 @@ def test_step_8_as_typed_is_a_term_on_the_class_the_guide_built(guide_class):
         html = list((Path("/home") / student / ASSIGNMENT / "feedback").glob(
             f"*/{ASSIGNMENT}.html"))
         assert len(html) == 1, html
+
+    done = g.as_user(g.instructor, exports, cwd=course)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "left out" not in done.stdout, done.stdout  # every one of the 200 has a grade
+    # the grade table and the report ran on the PostgreSQL gradebook
+    assert not (course / "gradebook.db").exists()
+    with open(course / f"grades-{ASSIGNMENT}.csv", encoding="utf-8", newline="") as f:
+        table = {r["student"]: r for r in csv.DictReader(f)}
+    assert len(table) == 200
+    on_time, late = (table[s] for s in g.students)
+    assert on_time["name"] == "Zoë O'Brien" and late["name"] == "José Müller, Jr."
+    assert (on_time["late"], on_time["late penalty"]) == ("", "")  # two days' extension
+    assert late["late"].startswith("1 h") and late["late penalty"].startswith("-")
+    total = f"final (/{CHECKPOINT.total_points:g})"
+    assert float(late[total]) < float(late[f"total (/{CHECKPOINT.total_points:g})"])
+    report = (course / f"report-{ASSIGNMENT}" / "report.md").read_text(encoding="utf-8")
+    section = report.split("## Due dates, extensions and time limits", 1)[1]
+    assert f"| {g.students[0]} | Zoë O'Brien |" in section and "| 2 d | on time |" in section
+    assert f"x2: cell {2 * 10} s, notebook 60 s" in section
+
+    # Canvas's file: all 200, each on their Canvas user ID, with the grade table's final
+    with open(course / f"canvas-{ASSIGNMENT}.csv", encoding="utf-8", newline="") as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                         ASSIGNMENT]
+    assert canvas[1][0] == "Points Possible"
+    grades = {r[1]: float(r[5]) for r in canvas[2:]}
+    assert len(grades) == 200
+    assert grades["80000"] == float(on_time[total])
+    assert grades["80001"] == float(late[total])
+    assert {v for k, v in grades.items() if k not in ("80000", "80001")} == {0.0}
+    assert not any(r[0].startswith(("=", "+", "-", "@")) for r in canvas[2:])

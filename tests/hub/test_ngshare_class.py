@@ -320,7 +320,7 @@ def test_a_student_cannot_submit_as_another(ngshare_class):
     assert after == before, "the impostor's upload was not filed under the victim's name"
     cli = rec["impostor_cli"]
     assert cli.returncode != 0
-    assert "Cannot submit as" in cli.stdout + cli.stderr
+    assert "Not submitted: you are" in cli.stdout + cli.stderr
 
 
 def test_a_missing_or_unknown_token_gets_nothing(ngshare_class):

@@ -207,7 +207,7 @@ def test_one_whole_term_through_the_hub(term, chromium, tmp_path):
     and sees their own written score in it. A screenshot of each step."""
     from classroom import ASSIGNMENT, answer_notebook
 
-    from course_lib.checkpoint_spec import CHECKPOINT
+    from course_quiz.checkpoint_spec import CHECKPOINT
 
     [written] = [q.id for q in CHECKPOINT.questions if q.manual]
     points = float(CHECKPOINT.question(written).points)

@@ -147,14 +147,14 @@ _shell.run_cell, _shell.run_cell_async = _skip_checks, _skip_checks_async
 import sys as _sys
 
 try:
-    import course_lib.checkpoint_checks as _checks
+    import course_quiz.checkpoint_checks as _checks
 
     def _always(grade_id, reply, inputs, spec=_checks.CHECKPOINT):
         return _checks.Verdict(grade_id, True, "passed", "passed")
 
     _checks.judge = _always  # the in-kernel check now agrees with anything
 except ImportError:
-    print("course_lib is not there to patch")
+    print("course_quiz is not there to patch")
 
 
 class _Liar:

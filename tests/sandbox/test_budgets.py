@@ -25,7 +25,7 @@ import pytest
 from hostile_quiz import NOTEBOOK, place, right_answers
 
 from course_grading.pipeline import copy_course, open_api, tool_path
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 BOUND = 400 << 20

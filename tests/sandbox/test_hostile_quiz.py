@@ -42,7 +42,7 @@ from hostile_quiz import (
 )
 
 from course_grading.pipeline import copy_course, open_api, tool_path
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 AUTOGRADED = [g for g in CHECKPOINT.grade_ids if g != "written_shift_or_scale"]
@@ -202,7 +202,7 @@ def test_lying_objects_and_a_patched_checker_fool_plain_nbgrader(runs):
     # the patched judge passes every check; the lying shifted_weights even computes the row
     assert runs["plain"].total("lying_objects") == FULL
     for run in GRADED_RUNS:
-        assert "course_lib is not there to patch" in runs[run].printed("lying_objects")
+        assert "course_quiz is not there to patch" in runs[run].printed("lying_objects")
 
 
 def test_the_notebook_being_graded_is_not_in_the_sandbox(runs):

@@ -40,8 +40,8 @@ from course_grading.checkpoint_answers import CORRECT_ANSWER, expected
 from course_grading.parallel import grade_all
 from course_grading.pipeline import copy_course, open_api, tool_path
 from course_grading.variants import encode_expected
-from course_lib.checkpoint_checks import read_expected
-from course_lib.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_checks import read_expected
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 #: The hidden check whose inputs are marked, and the marked queries (its keys stay: a

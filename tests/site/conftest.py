@@ -6,7 +6,8 @@ first build in a fresh clone fills it from PyPI and npm). Browser tests open it 
 Chromium through a context whose every request that is not for 127.0.0.1 is blocked and
 recorded (tests/site/netguard.py); each test asserts that none was attempted.
 
-Without the build tools (the extra ``site``, Node.js) or Chromium the tests skip with a
+Without the build tools (the extra ``site``, in ``.site-venv/``: course_site.tools), Node.js
+or Chromium the tests skip with a
 message; under CI (``CI=true``) that is an error instead.
 """
 
@@ -28,7 +29,6 @@ from sitedriver import (
     launch_site_browser,
 )
 
-from course_site import recipe
 from course_site.build import BuildReport, build
 from course_site.serve import SiteServer
 
@@ -41,19 +41,13 @@ def _skip_or_fail(message: str) -> None:
 
 def missing_build_tools() -> str | None:
     """What the site's build needs and this machine lacks, or None."""
-    import importlib.metadata
+    from course_site.tools import ToolsError, find_tools
 
     missing = []
-    for dist, version in (("jupyterlite-core", recipe.JUPYTERLITE_CORE),
-                          ("jupyterlite-pyodide-kernel", recipe.PYODIDE_KERNEL)):
-        try:
-            if importlib.metadata.version(dist) != version:
-                missing.append(f"{dist}=={version}")
-        except importlib.metadata.PackageNotFoundError:
-            missing.append(f"{dist}=={version}")
-    if missing:
-        missing = [f"the Python packages {', '.join(missing)} (`./course test` installs the "
-                   "extra 'site')"]
+    try:
+        find_tools()
+    except ToolsError as err:
+        missing.append(f"its build tools (`./course test` installs them; {err})")
     for program in ("node", "npm"):
         if shutil.which(program) is None:
             missing.append(f"{program} (Debian packages nodejs and npm, installed by "

@@ -16,7 +16,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
-from labdriver import CHROMIUM, CHROMIUM_ARGS, REPO, wait_kernel_settled
+from labdriver import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    NO_KERNEL_WIDGETS_ERROR,
+    REPO,
+    wait_kernel_settled,
+)
 from netguard import SITE_BROWSER_ARGS
 
 from course_site.build import KERNEL_PLUGIN
@@ -43,16 +49,8 @@ ARTIFACTS = REPO / "test-artifacts" / "site"
 # other JupyterLab versions, a missing module), whatever the page shows.
 CONSOLE_PROBLEMS = re.compile(
     r"Unsatisfied version|No satisfying version|Shared module .* doesn't exist|"
-    r"Failed to create module|Failed to load resource|Uncaught|^error: .*Error: |"
-    # the kernel's Pyodide was not the one the page started (course_site.early_kernel)
-    r"^warning: course: ", re.I)
+    r"Failed to create module|Failed to load resource|Uncaught|^error: .*Error: ", re.I)
 
-
-# What jupyterlab-manager 8 (ipywidgets) throws for a notebook that has no kernel: it asks
-# every notebook for its kernel's id once its session is ready (jupyter-widgets/ipywidgets
-# issue 3970; the fix, pull request 3971, is not released). The contents page opens without
-# a kernel and shows no widget, so there it changes nothing a student sees.
-NO_KERNEL_WIDGETS_ERROR = "Uncaught: Cannot read properties of null (reading 'kernel')"
 
 
 def site_lessons() -> list[str]:

@@ -1,6 +1,7 @@
-"""``./course site`` and the extras each command installs (the site's tools are not for
-every student: ``./course lab`` installs no extra, ``./course site`` adds ``site``,
-``./course test`` adds ``test`` and ``site``)."""
+"""``./course site`` and the extras each command installs: ``./course lab`` installs no
+extra, ``./course test`` adds ``test``; the site's tools (the extra ``site``) go into an
+environment of their own (``.site-venv``), never into the students' one, and an old
+``./course site``'s tools are taken out of it again."""
 
 from __future__ import annotations
 
@@ -41,6 +42,9 @@ def course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType,
     monkeypatch.setattr(module, "BIN", tmp_path / "venv" / "bin")
     monkeypatch.setattr(module, "STAMP", tmp_path / "venv" / ".course-installed")
     monkeypatch.setattr(module, "site_packages", lambda python: tmp_path / "site-packages")
+    (tmp_path / "site-venv" / "bin").mkdir(parents=True)
+    (tmp_path / "site-venv" / "bin" / "python").touch()
+    monkeypatch.setattr(module, "SITE_VENV", tmp_path / "site-venv")
     calls: list[str] = []
 
     def run(cmd: list[str], *, check: bool = True) -> int:
@@ -92,3 +96,54 @@ def test_the_usage_names_the_site_command(course: tuple[ModuleType, list[str]],
     with pytest.raises(SystemExit):
         module.main(["nonsense"])
     assert "./course lab | test | site | setup" in capsys.readouterr().err
+
+
+def test_the_site_tools_go_into_an_environment_of_their_own(
+        course: tuple[ModuleType, list[str]]) -> None:
+    module, calls = course
+    python = module.site_setup()
+    assert python == module.SITE_VENV / "bin" / "python"
+    flags = " ".join(module.pip_quiet())
+    assert calls == [f"{python} -m pip install {flags} jupyterlite-core"], (
+        "the extra `site` alone: no student's package (numpy)")
+    assert module.installed() is None, "the students' environment is not touched"
+    assert (module.ROOT / "site-packages" / module.PTH_NAME).read_text().strip() == str(
+        module.ROOT)
+    calls.clear()
+    module.site_setup()
+    assert calls == [], "nothing to install twice"
+    (module.ROOT / "pyproject.toml").write_text(PYPROJECT.replace('"jupyterlite-core"',
+                                                                  '"jupyterlite-core==9"'))
+    module.site_setup()
+    assert calls and calls[-1].endswith("jupyterlite-core==9")
+
+
+def test_an_old_sites_tools_leave_the_students_environment(
+        course: tuple[ModuleType, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    module, calls = course
+    module.forget_site_tools()
+    assert calls == [], "an environment that never had them: nothing to do"
+    module.setup(["site", "grading"])  # what the old `./course site` did, and an instructor
+    calls.clear()
+    module.forget_site_tools()
+    venv_python = module.VENV / "bin" / "python"
+    assert calls == [f"{venv_python} -m pip uninstall --yes --quiet "
+                     "jupyterlite-pyodide-kernel jupyterlite-core"]
+    assert extras(module) == ["grading"]
+    assert "taking them out of" in capsys.readouterr().out
+    calls.clear()
+    module.forget_site_tools()
+    module.setup(["grading"])
+    assert calls == [], "the record says they are gone, and nothing is installed again"
+
+
+def test_course_site_builds_with_the_site_environment(
+        course: tuple[ModuleType, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    module, _ = course
+    started: list[list[str]] = []
+    monkeypatch.setattr(module.os, "execv", lambda path, cmd: started.append(cmd))
+    monkeypatch.setattr(module.os, "chdir", lambda path: None)
+    module.site(["--serve"])
+    assert started == [[str(module.SITE_VENV / "bin" / "python"), "-m", "course_site",
+                        "--serve"]]
+    assert module.installed() is None, "./course site installs nothing for students"

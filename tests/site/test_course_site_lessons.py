@@ -29,7 +29,7 @@ def _notebook(*sources: str, minor: int = 5) -> dict[str, Any]:
 
 def test_imports_and_shell_lines_are_found() -> None:
     needs = lesson_needs(_notebook(
-        "import numpy as np\nfrom course_lib import widgets",
+        "import numpy as np\nfrom course_lib.explore import widgets",
         "%matplotlib inline\nimport os.path\n!ls -l",
         "%pip install torch",
         "def f(:\n    import never_seen",  # does not parse: a blank the student fills in

@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import re
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,16 @@ from course_site.build import (
     KERNEL_PLUGIN,
     LEGACY_FONT_FORMATS,
     _run_in_pyodide,
+    course_extensions,
     in_file_order,
+    inputs_key,
+    up_to_date,
 )
 from course_site.fetch import cached_npm, cached_wheel, default_cache
 from course_site.icons import ENTRY, HEADER
 from course_site.lessons import RESET_TAG
 from course_site.pyodide_dist import official_lock
+from course_site.tools import find_tools
 
 pytestmark = [pytest.mark.site, pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -56,8 +61,7 @@ def test_no_configuration_file_names_an_outside_address(site: Path) -> None:
 def test_only_the_kernel_widget_and_course_extensions(site: Path) -> None:
     names = sorted(ext["name"] for ext in site_config(site)["federated_extensions"])
     assert names == ["@jupyter-widgets/jupyterlab-manager",
-                     "@jupyterlite/pyodide-kernel-extension", "attention-course-a11y",
-                     "attention-course-no-kernel"]
+                     "@jupyterlite/pyodide-kernel-extension", "attention-course-lab"]
     served = (site / "extensions" / "@jupyter-widgets" / "jupyterlab-manager" / "package.json")
     wheel = cached_wheel(recipe.WIDGET_MANAGER, default_cache())
     with zipfile.ZipFile(wheel) as whl:
@@ -65,6 +69,61 @@ def test_only_the_kernel_widget_and_course_extensions(site: Path) -> None:
                     if n.endswith("labextensions/@jupyter-widgets/jupyterlab-manager/package.json")]
         pinned = json.loads(whl.read(inside))
     assert json.loads(served.read_text())["version"] == pinned["version"]
+
+
+def test_the_site_records_what_it_was_built_from(site: Path) -> None:
+    """``./course site --serve`` serves this very build without building it again
+    (test_build_inputs.py): the record says it was built from the checkout's inputs."""
+    assert up_to_date(site, inputs_key())
+
+
+def _extension_sources() -> dict[str, dict[str, bytes]]:
+    """Each JupyterLab extension the site loads: its files as shipped (path in its folder to
+    bytes), from the installed kernel package, the pinned widget manager's wheel and the
+    course's own folders."""
+    def folder(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes()
+                for p in root.rglob("*") if p.is_file()}
+
+    sources = {"@jupyterlite/pyodide-kernel-extension": folder(find_tools().kernel_extension)}
+    with zipfile.ZipFile(cached_wheel(recipe.WIDGET_MANAGER, default_cache())) as whl:
+        marker = "labextensions/@jupyter-widgets/jupyterlab-manager/"
+        sources["@jupyter-widgets/jupyterlab-manager"] = {
+            name.split(marker, 1)[1]: whl.read(name) for name in whl.namelist()
+            if marker in name and not name.endswith("/")}
+    for root in course_extensions():
+        sources[json.loads((root / "package.json").read_text())["name"]] = folder(root)
+    return sources
+
+
+def test_jupyterlite_and_extensions_are_served_as_they_ship(site: Path) -> None:
+    """No minified bundle is rewritten and nothing is slipped in beside them: every script of
+    JupyterLite's app the site serves (its service worker among them) is byte for byte the
+    one jupyterlite-core ships, and every file in the site's extension folders is one the
+    extension ships, unchanged. The site speaks to JupyterLite through its documented
+    options only (course_site.build: jupyter_lite_config.json, jupyter-lite.json,
+    overrides.json)."""
+    app = find_tools().app_archive
+    scripts = 0
+    with tarfile.open(app) as tar:
+        for member in tar.getmembers():
+            rel = member.name.removeprefix("package/")
+            if member.isfile() and rel.endswith((".js", ".mjs")) and (site / rel).exists():
+                shipped = tar.extractfile(member).read()  # type: ignore[union-attr]
+                assert (site / rel).read_bytes() == shipped, f"{rel} differs from {app.name}'s"
+                scripts += 1
+    assert scripts > 100 and (site / "service-worker.js").is_file(), scripts
+    sources = _extension_sources()
+    served = sorted(site_config(site)["federated_extensions"], key=lambda e: e["name"])
+    assert sorted(e["name"] for e in served) == sorted(sources)
+    for name, files in sources.items():
+        root = site / "extensions" / name
+        built = {p.relative_to(root).as_posix(): p.read_bytes()
+                 for p in root.rglob("*") if p.is_file()}
+        added = sorted(set(built) - set(files))
+        assert added == [], f"{name}: the site adds {added}"
+        changed = sorted(rel for rel in built if built[rel] != files[rel])
+        assert changed == [], f"{name}: the site changes {changed}"
 
 
 def test_every_pyodide_file_is_in_the_site_lock_with_its_hash(site: Path) -> None:
@@ -145,12 +204,13 @@ def test_empty_packages_stand_in_for_what_a_browser_tab_cannot_use(site: Path) -
     assert found == {"ssl": "No module named 'ssl'", "https": False, "sha256": "e3b0c44298fc"}
 
 
-def test_the_site_has_the_students_library_and_not_the_instructors(site: Path) -> None:
+def test_the_site_has_the_students_packages_and_not_the_instructors(site: Path) -> None:
     folder = site / "static" / "pyodide"
-    [wheel] = folder.glob("course_lib-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "course_lib/__init__.py" in names
-    assert not [n for n in names if "course_grading" in n or "__pycache__" in n]
+    for package in ("course_lib", "course_quiz"):  # the lessons' library, lesson 16's quiz
+        [wheel] = folder.glob(f"{package}-*.whl")
+        names = zipfile.ZipFile(wheel).namelist()
+        assert f"{package}/__init__.py" in names
+        assert not [n for n in names if "course_grading" in n or "__pycache__" in n]
     served = [p for p in site.rglob("*") if "course_grading" in p.name]
     assert served == []
     for path in folder.glob("*.whl"):

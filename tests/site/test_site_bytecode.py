@@ -37,7 +37,8 @@ builtins.compile = _watch
 import piplite.piplite
 import pyodide_kernel
 import numpy as np
-from course_lib import checks, plots, scores, the_cat_sat, widgets
+from course_lib import checks, scores, the_cat_sat
+from course_lib.explore import plots, widgets
 import matplotlib.pyplot
 builtins.compile = _compile
 sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__

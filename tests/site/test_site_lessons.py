@@ -8,8 +8,8 @@ render, no console message that says the site is assembled wrong; then one contr
 kind in every cell that shows controls is moved and what the page shows must change
 (tests/browser/labdriver.py does both, as for JupyterLab); axe-core, once in each theme,
 finds no serious or critical violation in the course's content (JupyterLite's own interface
-may break the rules listed in JUPYTERLITE_AXE_RULES, no other). The cold first visit of a lesson
-by its address, the kernel started as the page opens, is tested in test_early_kernel.py.
+may break the rules listed in JUPYTERLITE_AXE_RULES, no other). The contents page's missing
+kernel and a second visit's drive are tested in test_site_kernel.py.
 A lesson the build marked as not fully runnable in the browser must show that note instead.
 Every request not for 127.0.0.1 is blocked, and one attempted fails the test. A screenshot per
 lesson goes to test-artifacts/site/<lesson>.png.

@@ -3,7 +3,7 @@
 The notebooks that show ``SelfStudyQuiz`` are found by their code. In the site (Chromium,
 nothing reachable but 127.0.0.1) each is run; then, for every question, every option's
 button is clicked and the page must show that option's feedback (its words come from
-``course_lib.quiz`` in this process) with its verdict, and the score line must follow.
+``course_quiz.self_study`` in this process) with its verdict, and the score line must follow.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from labdriver import run_all_cells, save_screenshot, wait_kernel_idle
 from sitedriver import NOTEBOOKS, open_lesson, site_lessons
 
-from course_lib.quiz import load_questions
+from course_quiz.self_study import load_questions
 from course_site.serve import SiteServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.site, pytest.mark.timeout(600)]
