@@ -110,6 +110,7 @@ __all__ = [
     "encode_expected",
     "facts_of",
     "fill",
+    "fill_setup",
     "isolation_table",
     "know_nothing_answers",
     "main",
@@ -894,6 +895,25 @@ def _edit_call(cells: dict[str, nbformat.NotebookNode], grade_id: str, required:
         cell.source = _replace(cell.source, edits)
 
 
+def fill_setup(source: str, variant: Variant) -> str:
+    """The setup cell's source with the literals of ``variant``.
+
+    Raises
+    ------
+    QuizSourceError
+        If the cell does not assign every name of the spec's setup.
+    """
+    values = setup_values(source)
+    missing = [n for n in CHECKPOINT.setup_names if n not in values]
+    if missing:
+        raise QuizSourceError(f"the setup cell must assign {', '.join(missing)}")
+    return _replace(source, [
+        (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
+        (values["row"], variant.row), (values["shift_key"], variant.shift_key),
+        (values["c"], variant.c), (values["dup_query"], variant.dup_query),
+        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens))])
+
+
 def fill(template: nbformat.NotebookNode, variant: Variant, *,
          questions: bool = True) -> nbformat.NotebookNode:
     """A quiz notebook with the numbers of ``variant``.
@@ -922,16 +942,9 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
     cells = _cells(nb)
     source_form = any(BEGIN_HIDDEN in c.source for c in nb.cells if c.cell_type == "code")
     before = {gid: cell.source for gid, cell in cells.items()}
-    setup = cells["setup"]
-    values = setup_values(setup.source)
-    missing = [n for n in CHECKPOINT.setup_names if n not in values]
-    if missing:
-        raise QuizSourceError(f"the setup cell must assign {', '.join(missing)}")
-    setup.source = _replace(setup.source, [
-        (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
-        (values["row"], variant.row), (values["shift_key"], variant.shift_key),
-        (values["c"], variant.c), (values["dup_query"], variant.dup_query),
-        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens))])
+    if "setup" not in cells:
+        raise QuizSourceError("the notebook has no setup cell (grade id 'setup')")
+    cells["setup"].source = fill_setup(cells["setup"].source, variant)
     _edit_call(cells, VISIBLE_WEIGHT_CHECK, source_form, {
         "expected": expected(VISIBLE_WEIGHT_CHECK, {"Q": variant.Q, "K": variant.K})})
     for test_id, (Q, K) in variant.hidden_inputs.items():

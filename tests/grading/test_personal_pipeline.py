@@ -158,3 +158,12 @@ def test_the_grader_uses_the_numbers_of_the_students_folder(graded):
                  .get("grade_id") == "setup")
     assert setup_values(setup)["Q"].value == personal.personal_variant(secret, "grace").Q.tolist()
     assert "someone else's notebook" in graded["log"] and "[erin]" in graded["log"]
+
+
+def test_only_a_changed_setup_cell_is_logged_as_changed(graded):
+    """Each student's setup cell differs from the class's template by design: nbgrader's
+    "checksum has changed" warning is for the two whose setup cell is not their own
+    (grace edited hers, erin's is alice's), not for the six who left theirs alone."""
+    changed = [line for line in graded["log"].splitlines()
+               if "for cell setup has changed" in line]
+    assert len(changed) == 2, changed
