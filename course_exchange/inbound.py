@@ -9,8 +9,9 @@ it through this module only:
   collect on one such name);
 - :func:`read_submission` walks the folder through file descriptors (never following a
   link, never blocking on a pipe), refuses what must not be collected (symbolic links,
-  anything but regular files and folders, files owned by someone else, more than the
-  limits allow, anything the instructor cannot read), optionally copies it, and returns
+  anything but regular files and folders, files owned by someone else, more entries or
+  bytes than the limits allow, anything the instructor cannot read), optionally copies it,
+  and returns
   the **server time** of the submission: the latest inode change time (``ctime``) of the
   folder and everything in it. The kernel sets ``ctime`` to the current time whenever a
   file or folder is created, written, renamed, linked or has its mode changed, and no
@@ -39,6 +40,7 @@ __all__ = [
     "Refused",
     "SubmissionRead",
     "collected_time",
+    "count_entries",
     "format_timestamp",
     "install_collected",
     "parse_inbound_name",
@@ -70,6 +72,9 @@ class InboundName:
 class Limits:
     """How much of a submission collect reads before refusing it.
 
+    ``max_files`` bounds the entries of the submission: every file, folder, link or special
+    file counts, those that collect skips too (100,000 empty folders cost nothing to store
+    and stall nbgrader's autograde, whose listing of a submission is quadratic in them).
     ``max_bytes`` bounds the whole submission (nbgrader's ``max_dir_size``), ``max_file_bytes``
     skips larger single files with a warning (nbgrader's ``max_file_size``).
     """
@@ -90,6 +95,8 @@ class SubmissionRead:
     files: int = 0
     bytes: int = 0
     skipped: list[str] = field(default_factory=list)
+    #: Every name seen in the submission's folders (files, folders, links, skipped ones).
+    entries: int = 0
 
 
 def format_timestamp(when: datetime) -> str:
@@ -184,7 +191,8 @@ def read_submission(folder: str | os.PathLike[str], owner_uid: int | None,
     ------
     Refused
         With every reason found: symbolic links, special files (pipes, sockets), files of
-        other owners, unreadable entries, too many files, bytes or levels.
+        other owners, unreadable entries, too many entries (of any kind), bytes or levels.
+        Reading stops at the first entry past ``limits.max_files``.
     """
     problems: list[str] = []
     found = SubmissionRead(server_time=datetime.min)
@@ -199,6 +207,8 @@ def read_submission(folder: str | os.PathLike[str], owner_uid: int | None,
         top = os.open(os.fspath(folder), _DIR_FLAGS)
     except OSError as err:
         raise Refused(f"it cannot be read by the instructor ({_why(err)})") from None
+    if count_entries(folder, limits.max_files) > limits.max_files:
+        staging = None  # refused whatever else is found: nothing to copy (only the reasons)
     try:
         _walk(top, "", 0, owner_uid, limits, staging, problems, found)
     finally:
@@ -210,6 +220,40 @@ def read_submission(folder: str | os.PathLike[str], owner_uid: int | None,
     if staging is not None:
         staging.rename(dest)
     return found
+
+
+def count_entries(folder: str | os.PathLike[str], limit: int) -> int:
+    """The entries below ``folder`` (files, folders, links, pipes: every name), counted up
+    to ``limit + 1``: however many there are, at most that many are looked at.
+
+    Links are not followed. A folder that cannot be listed counts as itself only.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for i in range(5):
+    ...         os.makedirs(os.path.join(d, f"empty{i}", "inner"))
+    ...     count_entries(d, 100), count_entries(d, 3)
+    (10, 4)
+    """
+    count = 0
+    stack = [os.fspath(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                for entry in listing:
+                    count += 1
+                    if count > limit:
+                        return count
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return count
 
 
 def _why(err: OSError) -> str:
@@ -240,12 +284,22 @@ def _walk(dir_fd: int, rel: str, depth: int, owner_uid: int | None, limits: Limi
     if depth > limits.max_depth:
         problems.append(f"it is nested more than {limits.max_depth} folders deep")
         return
-    try:
-        names = sorted(os.listdir(dir_fd))
+    try:  # no more names than the limit leaves room for, however many the folder holds
+        names = []
+        with os.scandir(dir_fd) as listing:
+            for entry in listing:
+                names.append(entry.name)
+                if found.entries + len(names) > limits.max_files:
+                    break
+        names.sort()
     except OSError as err:
         problems.append(f"{rel or '.'} cannot be listed by the instructor ({_why(err)})")
         return
     for name in names:
+        found.entries += 1
+        if found.entries > limits.max_files:
+            _too_many(limits, problems)
+            return
         path = os.path.join(rel, name)
         try:
             st_l = os.lstat(name, dir_fd=dir_fd)
@@ -279,12 +333,18 @@ def _walk(dir_fd: int, rel: str, depth: int, owner_uid: int | None, limits: Limi
                 _read_file(fd, path, owner_uid, limits, staging, problems, found)
         finally:
             os.close(fd)
-        if found.files > limits.max_files or found.bytes > limits.max_bytes:
-            problems.append(f"it holds more than {limits.max_files} files or "
-                            f"{limits.max_bytes} bytes")
+        if found.entries > limits.max_files or found.bytes > limits.max_bytes:
+            _too_many(limits, problems)
             return
     # The folder's own change time, after its entries were read.
     found.server_time = max(found.server_time, server_time(os.fstat(dir_fd).st_ctime))
+
+
+def _too_many(limits: Limits, problems: list[str]) -> None:
+    message = (f"it holds more than {limits.max_files} files and folders, or more than "
+               f"{limits.max_bytes} bytes")
+    if message not in problems:
+        problems.append(message)
 
 
 def _read_file(fd: int, path: str, owner_uid: int | None, limits: Limits,

@@ -191,10 +191,13 @@ def decode_files(files: Iterable[dict], dest: str | os.PathLike[str], *,
     """Write ngshare's ``[{"path", "content"}]`` under ``dest``; return the paths written.
 
     Every path is checked (:func:`safe_relative_path`) and the total bounded before anything
-    is written. Without ``only_missing``, ``dest`` must not exist: the files are written
-    beside it and renamed into place at the end, so a failure leaves nothing half-written.
+    is written: files and the folders their paths make together count against
+    ``max_files`` (one deep path makes a folder per part). Without ``only_missing``,
+    ``dest`` must not exist: the files are written beside it and renamed into place at the
+    end, so a failure leaves nothing half-written.
     """
     decoded: list[tuple[str, bytes]] = []
+    folders: set[str] = set()
     total = 0
     for i, entry in enumerate(files):
         if i >= max_files:
@@ -209,6 +212,10 @@ def decode_files(files: Iterable[dict], dest: str | os.PathLike[str], *,
         total += len(data)
         if total > max_bytes:
             raise NgshareError(f"more than {max_bytes} bytes for {dest}")
+        parts = rel.split("/")[:-1]
+        folders.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+        if len(decoded) + 1 + len(folders) > max_files:
+            raise NgshareError(f"more than {max_files} files and folders for {dest}")
         decoded.append((rel, data))
     dest = Path(dest)
     if only_missing:

@@ -254,21 +254,24 @@ class ExplainChecks(_FeedbackPreprocessor):
                  f"({got} / {points:g} point{'s' * (points != 1)}).",
                  f"It looks at {looks_at}."]
         verdict = cell.metadata.get("course", {}).get("verdict")
+        begin, end = self.begin_test_delimeter, self.end_test_delimeter
+        hidden = any(begin in line for line in cell.source.split("\n"))
         if not passed:
             if isinstance(verdict, dict) and isinstance(verdict.get("message"), str):
                 lines.append(f"What the grader found: {verdict['message']}")
                 if grade_id in getattr(self, "_repeated", {}):
                     lines.append(f"Same mistake as {self._repeated[grade_id]}: a mistake "
                                  "costs the points of every check that sees it.")
-            else:  # graded without the host-side verdicts: only the exception's class
+            elif not hidden:  # graded without the host-side verdicts: the exception's
+                # class, for a check whose inputs the student has (a hidden check's code
+                # chose its exception knowing the hidden inputs: never named)
                 raised = [str(o.get("ename", "")) for o in cell.outputs
                           if o.get("output_type") == "error"]
                 name = next((n for n in raised if n != "AssertionError"), "")
-                if name:  # a name of the student's own could carry the hidden inputs
+                if name:  # a name of the student's own could carry anything
                     lines.append(f"Your code raised {reported_exception(name)} while the "
                                  "check ran.")
-        begin, end = self.begin_test_delimeter, self.end_test_delimeter
-        if any(begin in line for line in cell.source.split("\n")):
+        if hidden:
             cell.source = visible_part(cell.source, begin, end)
             lines.append("(The hidden part of this check is not shown.)")
         cell.outputs = [_explanation(lines, grade_id, passed)]

@@ -10,7 +10,8 @@ folders, and writes a table where
   and hidden tests; the numeric, each multiple-choice and the written answer stand alone),
 * a submission that could not be graded says why in every cell
   (``ungraded: corrupt notebook (not valid JSON)``, ``ungraded: renamed notebook
-  (found 'x.ipynb')``, ``ungraded: missing notebook``, ``ungraded: autograde failed``),
+  (found 'x.ipynb')``, ``ungraded: missing notebook``, ``ungraded: too many files (more
+  than 1000 files and folders)``, ``ungraded: autograde failed``),
 * a written answer still waiting for the instructor says ``needs manual grade`` (and the
   total, the sum of what is graded so far, says ``+ pending``),
 * the hidden tests a submission failed are listed by name (each is named for the mistake
@@ -385,6 +386,20 @@ _LOST_BECAUSE = {
 }
 
 
+def _hidden_words(gid: str, failed: set[str]) -> str:
+    """Why a check that called the function on hidden inputs lost its points. The grader
+    recorded only that it failed (course_grading.verdicts: one bit per hidden check), so
+    this says what the check is built to catch, and whether the visible check of the same
+    question, decided before any hidden input was sent, failed too."""
+    check = CHECKPOINT.check(gid)
+    built = _mistake_words(check.mistake)
+    words = ("failed on its hidden inputs" + (f", built to catch: {built}" if built else "")
+             + " (only pass or fail is recorded)")
+    visible = [c.grade_id for c in CHECKPOINT.checks
+               if c.question == check.question and c.on_own_inputs and c.grade_id in failed]
+    return words + (f"; {', '.join(visible)} failed too" if visible else "")
+
+
 def _mistake_words(mistake_id: object) -> str | None:
     """The spec's words for a mistake or misconception id; None for any other value."""
     for m in (*CHECKPOINT.mistakes, *CHECKPOINT.misconceptions):
@@ -464,10 +479,13 @@ def lost_points(nb: dict) -> dict[str, str]:
     {'test_missing_scale': 'forgot to divide the scores by sqrt(d_k)'}
     """
     repeated = repeated_mistakes(nb)
+    failed = _failed_checks(nb)
     lost: dict[str, str] = {}
-    for gid, verdict in _failed_checks(nb):
+    for gid, verdict in failed:
         words = _mistake_words(verdict.get("mistake"))
-        if words is None:
+        if verdict.get("reason") == "hidden":
+            words = _hidden_words(gid, {g for g, _ in failed})
+        elif words is None:
             words = _LOST_BECAUSE.get(str(verdict.get("reason")),
                                       f"wrong: {CHECKPOINT.check(gid).hint}")
         elif gid in repeated:
@@ -491,6 +509,7 @@ def _check_errors(autograded: Path) -> dict[str, str]:
     if problem:
         raise ValueError(f"autograded notebook unreadable: {problem}")
     errors = {}
+    hidden: list[str] = []
     for cell in nb.cells:
         gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if not gid or cell.cell_type != "code":
@@ -499,6 +518,9 @@ def _check_errors(autograded: Path) -> dict[str, str]:
         if isinstance(verdict, dict) and not verdict.get("passed"):
             reason = str(verdict.get("reason", ""))
             detail = verdict.get("detail")
+            if reason == "hidden":  # only the bit was recorded: read with the visible check
+                hidden.append(gid)
+                continue
             if reason == "wrong" and verdict.get("mistake") in _EVERYWHERE:
                 errors[gid] = str(verdict["mistake"])  # not this check's own mistake
                 continue
@@ -508,6 +530,19 @@ def _check_errors(autograded: Path) -> dict[str, str]:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 errors[gid] = str(out.get("ename", "Error"))[:80]
+    for gid in hidden:
+        # A hidden check that failed counts for the mistake it is built to catch, unless
+        # the visible check of its question (public inputs) shows that the function did
+        # not run, or made a mistake every check catches: then that, as the visible check
+        # recorded it.
+        try:
+            question = CHECKPOINT.check(gid).question
+        except KeyError:
+            errors[gid] = "CheckFailed"
+            continue
+        seen = [errors[c.grade_id] for c in CHECKPOINT.checks
+                if c.question == question and c.on_own_inputs and c.grade_id in errors]
+        errors[gid] = next((e for e in seen if e not in _WRONG), "CheckFailed")
     return errors
 
 
@@ -590,6 +625,14 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
     return GradeTable(assignment, questions, max_scores, rows)
 
 
+def _too_many_files(submitted: Path) -> str | None:
+    """Why autograde refused a submission folder for its size (the limit autograde uses by
+    default, course_grading.submission_shape), or None."""
+    from .submission_shape import SubmissionShape, too_many_files
+
+    return too_many_files(submitted, SubmissionShape().max_entries)
+
+
 def _student_row(gb, course, assignment, notebooks, answers, student) -> StudentRow:
     from nbgrader.api import MissingEntry
 
@@ -604,7 +647,8 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
         sub = gb.find_submission(assignment, student)
     except MissingEntry:
         if submitted.is_dir():
-            return StudentRow(student, f"{UNGRADED}: not autograded yet")
+            return StudentRow(student, f"{UNGRADED}: "
+                              f"{_too_many_files(submitted) or 'not autograded yet'}")
         return StudentRow(student, "no submission")
     late = {"seconds_late": float(sub.total_seconds_late or 0.0),
             "penalty": float(sub.late_submission_penalty or 0.0),
@@ -614,8 +658,9 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
                                   if sub.extension else None)}
     for nb in notebooks:
         if not (autograded / f"{nb}.ipynb").exists():
-            return StudentRow(student, f"{UNGRADED}: autograde failed (no autograded notebook)",
-                              **late)
+            why = _too_many_files(submitted) if submitted.is_dir() else None
+            return StudentRow(student, f"{UNGRADED}: "
+                              f"{why or 'autograde failed (no autograded notebook)'}", **late)
 
     scores: dict[str, float | None] = {}
     pending: list[str] = []

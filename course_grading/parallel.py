@@ -201,6 +201,9 @@ def _reason(log: str, error: str | None) -> str:
     text = f"{log}\n{error or ''}"
     if any(u in text for u in _UNREACHABLE):
         return "the gradebook cannot be reached"
+    too_many = re.search(r"Not graded: (too many files \([^()\n]{0,80}\))", text)
+    if too_many:  # refused by course_grading.submission_shape before nbgrader listed it
+        return too_many.group(1)
     known = [
         ("SandboxSurvivorError", "processes of its sandbox still ran after it was killed "
          "(their pids are in the log): kill them by hand"),
@@ -248,6 +251,11 @@ def _grade_one(assignment: str, student: str, force: bool) -> GradeResult:
     reason = "" if ok else _reason(log, result.get("error"))
     unreachable = not ok and reason == "the gradebook cannot be reached"
     note = _stopped_note(Path(os.getcwd()), assignment, student) if ok else ""
+    # a stop during the hidden checks is in the grader's log only (the student is not told)
+    hidden_stop = re.search(r"stopped during its hidden checks: [^\n]{0,200}", log) if ok \
+        else None
+    if hidden_stop:
+        note = "; ".join(filter(None, [note, "notebook " + hidden_stop.group(0)]))
     return GradeResult(student, ok, time.perf_counter() - start, reason, note=note,
                        unreachable=unreachable, skipped=ok and "Skipping existing" in log)
 

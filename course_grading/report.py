@@ -332,7 +332,10 @@ def _deadline_note(limits: tuple[float | None, float | None]) -> str:
 _L_HEAD = ["student", "check", "points lost", "why"]
 _LOST_NOTE = ("Every automatic point lost, with the mistake the check saw. One mistake can "
               "cost more than one check (the visible check and the hidden one built for "
-              "it, as the quiz's spec decides); the second says 'same mistake as' the first.")
+              "it, as the quiz's spec decides); the second says 'same mistake as' the first. "
+              "A check of the function on hidden inputs records only that it failed (what "
+              "the function did there was its own choice, knowing those inputs): it says "
+              "what it is built to catch, and whether the visible check failed too.")
 
 _Q_HEAD = ["question", "max", "graded", "mean", "full marks", "scored 0",
            "manual pending", "ungraded"]
@@ -410,8 +413,9 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
         "## Diagnosed mistakes",
         "",
         "Each hidden test of the code question is named for the mistake it catches; a "
-        "student counts for a mistake when that test failed on its assertion. One "
-        "submission can make more than one mistake.",
+        "student counts for a mistake when that test failed, unless the visible check "
+        "shows that the function did not run, or made a mistake that every check "
+        "catches. One submission can make more than one mistake.",
         "",
         "![Diagnosed mistakes](mistakes.png)",
         "",
@@ -456,8 +460,9 @@ th{{background:#eee}}img{{max-width:100%}}</style></head><body>
 {_html_table(_Q_HEAD, _question_rows(s))}
 <h2>Diagnosed mistakes</h2>
 <p>Each hidden test of the code question is named for the mistake it catches; a student
-counts for a mistake when that test failed on its assertion. One submission can make more
-than one mistake.</p>
+counts for a mistake when that test failed, unless the visible check shows that the function
+did not run, or made a mistake that every check catches. One submission can make more than
+one mistake.</p>
 <img src="mistakes.png" alt="{html.escape(mistakes_alt)}">
 {ul(mistakes_alt)}
 {_html_table(_M_HEAD, _mistake_rows(s))}

@@ -201,14 +201,20 @@ def _root_links() -> list[str]:
 # reach: ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, perf_event_open, bpf,
 # io_uring (whose operations seccomp does not see), setsid and setpgid (the grader signals
 # the sandbox's process group), and prctl(PR_SET_PDEATHSIG) (the kernel dies with bwrap).
+# So is memory that no mount and no rlimit bounds: memfd_create and System V shared memory,
+# semaphores and message queues (shmget, semget, msgget): their pages or kernel objects
+# outlive every mapping and file descriptor until the sandbox ends, and only a control
+# group's memory limit (which a host may not give) would count them.
 _ARCH = {
     # arch: (audit arch, fork syscalls, clone, prctl, other refused syscalls)
     "x86_64": (0xC000003E, {57, 58}, 56, 157,
                {165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442,
-                101, 310, 311, 312, 438, 298, 321, 425, 426, 427, 112, 109}),
+                101, 310, 311, 312, 438, 298, 321, 425, 426, 427, 112, 109,
+                319, 29, 64, 68}),
     "aarch64": (0xC00000B7, set(), 220, 167,
                 {40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442,
-                 117, 270, 271, 272, 438, 241, 280, 425, 426, 427, 157, 154}),
+                 117, 270, 271, 272, 438, 241, 280, 425, 426, 427, 157, 154,
+                 279, 194, 190, 186}),
 }
 _CLONE_NEW_NAMESPACES = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 _PR_SET_PDEATHSIG = 1
@@ -391,6 +397,7 @@ class SandboxKernelManager(AsyncKernelManager):
     sandboxed: bool = False
     #: Why the grader killed this kernel (time budget, output flood), if it did.
     killed_because: str | None = None
+    _memory_killed: int | None = None  # the group's memory limit, once it killed for it
     #: The first ``kernel_log_size`` bytes the kernel wrote to its stdout/stderr.
     kernel_log: bytes = b""
 
@@ -431,6 +438,17 @@ class SandboxKernelManager(AsyncKernelManager):
         """Whether the sandbox process of a started kernel is still running."""
         process = getattr(self.provisioner, "process", None)
         return process is not None and process.poll() is None
+
+    def killed_for_memory(self) -> str | None:
+        """Why the kernel died, if its control group's memory limit killed it: "it used more
+        than N MB of memory"; None otherwise (no group, or no kill for memory)."""
+        group = self.cgroup
+        if self._memory_killed is None and group is not None and \
+                "memory" in group.limits and group.memory_kills():
+            self._memory_killed = int(group.limits["memory"])
+        if self._memory_killed is None:
+            return None
+        return f"it used more than {self._memory_killed / 2**20:g} MB of memory"
 
     def kill_now(self) -> None:
         """Kill the sandbox and remove its host directory, without an event loop.
@@ -513,6 +531,7 @@ class SandboxKernelManager(AsyncKernelManager):
                 os.close(self._pid1)
             self._pid1 = None
         if self.cgroup is not None:
+            self.killed_for_memory()  # asked while the group can still say
             self.cgroup.remove()
         self._pid_namespace = self.cgroup = None
 
@@ -958,12 +977,17 @@ def enable(c: Any, **limits: Any) -> None:
     """
     from nbgrader.converters.autograde import Autograde
 
+    from .submission_shape import refuse_large_submissions
+
     default = Autograde.class_traits()["autograde_preprocessors"].default()
     current = c.Autograde.get("autograde_preprocessors") or default
     c.Autograde.autograde_preprocessors = [
         SandboxedExecute if pp in (Execute, "nbgrader.preprocessors.Execute") else pp
         for pp in current
     ]
+    # a submission folder with more entries than c.SubmissionShape.max_entries is refused
+    # before nbgrader lists it (a listing quadratic in its folders)
+    refuse_large_submissions()
     known = set(SandboxKernelManager.class_trait_names(config=True))
     for name, value in limits.items():
         if name not in known:

@@ -183,6 +183,24 @@ class SandboxCgroup:
                 continue
         return sorted(found)
 
+    def memory_kills(self) -> int:
+        """How many times the memory limit's OOM killer killed a process of the groups:
+        ``oom_kill`` of ``memory.events`` (v2) or of ``memory.oom_control`` (v1); 0 where
+        neither can be read (no memory controller, or the groups are gone)."""
+        kills = 0
+        for where in self.dirs:
+            for name in ("memory.events", "memory.oom_control"):
+                try:
+                    lines = (where / name).read_text().splitlines()
+                except OSError:
+                    continue
+                for line in lines:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and value.strip().isdigit():
+                        kills += int(value)
+                break
+        return kills
+
     def kill(self) -> None:
         """SIGKILL every process of the groups (``cgroup.kill`` where there is one)."""
         for where in self.dirs:

@@ -10,11 +10,15 @@ sandbox's only process: the filter lets no process be created. It
    sets no inode limit: empty files would fill the host's kernel memory); a remount, not a
    new tmpfs, so that what bubblewrap placed there stays (the kernel's connection file, and
    the Python or course folders bound below ``/tmp`` when they live there);
-2. gives up every capability for good (securebits that make uid 0 nothing special, an
+2. remounts bubblewrap's ``/dev`` (its own tmpfs, which ``--remount-ro /`` does not reach:
+   half the host's memory and no inode limit) read-only: ``/dev/shm`` and ``/dev`` itself
+   take no file, while the device files bound into it (``null``, ``zero``, ``urandom``, ...)
+   and ``/dev/pts`` work as before; ``/tmp`` is the sandbox's one writable folder;
+3. gives up every capability for good (securebits that make uid 0 nothing special, an
    empty bounding set, no ambient capability, nothing permitted);
-3. installs the seccomp filter (no new process, no mount, no namespace) with
+4. installs the seccomp filter (no new process, no mount, no namespace) with
    ``no_new_privs``;
-4. executes the rest of its command line (``prlimit ... -- python -m ipykernel ...``).
+5. executes the rest of its command line (``prlimit ... -- python -m ipykernel ...``).
 
 It uses the standard library only (it runs with ``-S``: no site-packages). Any failure
 ends the sandbox with exit status 70 and one line on stderr naming the step.
@@ -26,7 +30,7 @@ import ctypes
 import os
 import sys
 
-MS_NOSUID, MS_NODEV, MS_REMOUNT = 2, 4, 32
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
 PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_SECUREBITS = 24, 22, 28
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 SECCOMP_MODE_FILTER = 2
@@ -56,7 +60,7 @@ def _fail(libc, step):
 
 
 def main(argv):
-    """Do the four steps, then exec the command (see the module docstring)."""
+    """Do the five steps, then exec the command (see the module docstring)."""
     size, inodes, connection_file, ipc_dir, filter_hex, sep, *command = argv
     if sep != "--" or not command:
         sys.stderr.write("sandbox launcher: usage: SIZE INODES CONN IPC FILTER -- CMD...\n")
@@ -69,6 +73,9 @@ def main(argv):
     flags = MS_REMOUNT | MS_NOSUID | MS_NODEV
     if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", flags, options) != 0:
         _fail(libc, "limiting the scratch /tmp")
+    if libc.mount(b"tmpfs", b"/dev", b"tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+                  None) != 0:
+        _fail(libc, "making /dev read-only")
     os.makedirs("/tmp/home", mode=0o700, exist_ok=True)
     os.makedirs(ipc_dir, mode=0o700, exist_ok=True)
     if libc.prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0:

@@ -12,8 +12,11 @@ sees. :class:`DecideOnHost` replaces nbgrader's ``Execute`` preprocessor in
    skipping every test cell;
 3. for each check it asks the kernel for plain data (:mod:`course_grading.probe`): right at
    the test cell for a check with nothing hidden, and after the student's last cell for a
-   check with hidden inputs, so that no student cell runs after those inputs have reached
-   the kernel;
+   check with hidden parts, so that no student cell runs after those inputs have reached
+   the kernel. Of those, the checks that send the kernel nothing (a letter, a number the
+   student computed) are read first, and the checks that call the student's function on
+   hidden inputs last: whatever the function does with those inputs can change only the
+   checks that come after it, which are told in fixed words (below);
 4. it judges the data here (:func:`course_quiz.checkpoint_checks.judge`), with expectations
    computed here (:func:`course_grading.checkpoint_answers.expected`, never read from the
    notebook), and writes the verdict into the test cell as nbgrader's own scoring reads
@@ -21,6 +24,20 @@ sees. :class:`DecideOnHost` replaces nbgrader's ``Execute`` preprocessor in
    The gradebook, formgrader, feedback, ``nbgrader export``, the grade table and the report
    work as before; the verdict itself is kept in the cell's metadata
    (``metadata["course"]["verdict"]``).
+
+**One bit per hidden check.** From the moment the student's function has been called on a
+hidden input, everything it does is chosen by code that knows that input: which exception
+it raises, which known mistake it imitates, whether it answers in time, how much it prints,
+whether it ends its kernel. So a check that sends hidden inputs is shown to the student as
+exactly one of two verdicts, passed or failed, each in words fixed by the quiz's spec
+(:meth:`DecideOnHost._hidden_verdict`); a notebook stopped during those checks (out of time,
+memory or output, or a kernel that ended) shows only the checks that could not run, failed,
+and no note of why. What the grader really saw goes to its log, for the instructor. The
+student's own cells' time (``metadata["course"]["seconds"]``) ends where the hidden checks
+begin. A function's check on the setup cell's own example (the graded call of
+``test_weights_visible``, whose expected weights are its hidden part) sends nothing the
+student's notebook does not hold: it is read with the checks that send nothing
+(:func:`sends_hidden_inputs`).
 
 It also bounds what a submission can cost: output kept per cell and per notebook, a kernel
 killed when it floods the grader with output, and the sandbox's wall-time budget per
@@ -77,6 +94,7 @@ ERROR_NAMES = {
     "missing": "AnswerMissing",
     "not_plain": "NotPlainData",
     "not_run": "CheckNotRun",
+    "hidden": "CheckFailed",
 }
 
 
@@ -89,7 +107,10 @@ class PlannedCheck:
     kind: str
     answer: str
     inputs: dict[str, Any]
-    deferred: bool  # has hidden inputs: probed after the student's last cell
+    deferred: bool  # has hidden parts: probed after the student's last cell
+    #: whether an input comes from the instructor's hidden call rather than the setup cell
+    #: (a student knows their setup cell: a function called on it learns nothing hidden)
+    secret_inputs: bool = True
 
 
 def _load_spec(dotted: str) -> QuizSpec:
@@ -141,9 +162,11 @@ def plan_checks(nb: NotebookNode, spec: QuizSpec) -> dict[int, PlannedCheck]:
             raise QuizSourceError(f"test cell {grade_id!r} checks {call.answer!r}; the spec "
                                   f"says {check.answer!r}")
         inputs: dict[str, Any] = {}
+        secret = False
         for name, given in call.inputs.items():
             if name == "expected":  # for the student's kernel only: the grader computes its own
                 continue
+            secret = secret or not isinstance(given, SetupName)
             if isinstance(given, SetupName):
                 if given.name not in spec.setup_names or given.name not in values:
                     raise QuizSourceError(f"test cell {grade_id!r} uses {given.name!r}, which "
@@ -152,7 +175,7 @@ def plan_checks(nb: NotebookNode, spec: QuizSpec) -> dict[int, PlannedCheck]:
             assert isinstance(given, Literal)
             inputs[name] = given.value
         plan[index] = PlannedCheck(index, check.grade_id, check.kind, check.answer, inputs,
-                                   any(c.hidden for c in calls))
+                                   any(c.hidden for c in calls), secret)
     return plan
 
 
@@ -164,6 +187,17 @@ def verdict_output(verdict: Verdict) -> NotebookNode:
     ename = ERROR_NAMES.get(verdict.reason, "CheckFailed")
     return nbformat.v4.new_output("error", ename=ename, evalue=verdict.message,
                                   traceback=[f"{ename}: {verdict.message}"])
+
+
+def sends_hidden_inputs(planned: PlannedCheck) -> bool:
+    """Whether a check's probe hands the student's code inputs it has not seen: a function's
+    check on the instructor's inputs. A function's check on the setup cell's own example
+    (the graded call of ``test_weights_visible``, whose expected weights are the hidden
+    part) sends only what the student's notebook already holds."""
+    return planned.kind == "weights" and planned.secret_inputs
+
+
+_sends_inputs = sends_hidden_inputs
 
 
 def _answer_cells_using(nb: NotebookNode, packages: tuple[str, ...]) -> list[str]:
@@ -212,6 +246,13 @@ _HIDDEN_WORDS = {
     "wrong": "a wrong answer",
     "not_plain": "something that is not plain data",
 }
+
+
+def _memory_reason(km: Any) -> str | None:
+    """"it used more than N MB of memory" when the sandbox's control group killed the
+    kernel for memory (:meth:`SandboxKernelManager.killed_for_memory`), else None."""
+    asked = getattr(km, "killed_for_memory", None)
+    return asked() if asked is not None else None
 
 
 def _alive_after(km: Any, seconds: float) -> bool:
@@ -285,6 +326,7 @@ class DecideOnHost(SandboxedExecute):
         self._stopped: str | None = None  # why the kernel stopped early, if it did
         self._started = time.monotonic()
         self._hidden_from: float | None = None  # when hidden inputs first reach the kernel
+        self._stopped_before_hidden: str | None = None  # a stop the student may be told of
 
     def _spec_for(self, resources: Mapping[str, Any]) -> QuizSpec:
         if self.spec_override:
@@ -326,8 +368,14 @@ class DecideOnHost(SandboxedExecute):
                 continue
             if cell.cell_type == "code":
                 self._execute_student_cell(cell, index)
+        # checks that send the kernel nothing first: no hidden input has reached it yet
+        for planned in [p for p in deferred if not _sends_inputs(p)]:
+            if self._stopped:
+                break
+            self._decide(planned)
+        self._stopped_before_hidden = self._stopped
         self._hidden_from = time.monotonic()
-        for planned in deferred:
+        for planned in [p for p in deferred if _sends_inputs(p)]:
             if self._stopped:
                 break
             self._decide(planned)
@@ -398,7 +446,10 @@ class DecideOnHost(SandboxedExecute):
         except zmq.Again:
             return False
         km = self.km
-        if getattr(km, "killed_because", None) or not _alive_after(km, 0.5):
+        # a kernel killed for memory drops its channel too (asked first: its sandbox can
+        # take a while to go, while the memory it filled is freed)
+        if getattr(km, "killed_because", None) or _memory_reason(km) or \
+                not _alive_after(km, 0.5):
             self._stopped = self._death_reason()
             return True
         limit = getattr(km, "max_message_size", 0)
@@ -409,7 +460,8 @@ class DecideOnHost(SandboxedExecute):
     def _death_reason(self) -> str:
         km = self.km
         why = getattr(km, "killed_because", None) if km is not None else None
-        return why or "the kernel died (it crashed, or the student's code ended it)"
+        return why or _memory_reason(km) or \
+            "the kernel died (it crashed, or the student's code ended it)"
 
     def _decide(self, planned: PlannedCheck) -> None:
         marker = new_marker()
@@ -449,9 +501,42 @@ class DecideOnHost(SandboxedExecute):
             else:
                 verdict = judge(planned.grade_id, reply, planned.inputs, self._spec,
                                 expected(planned.grade_id, planned.inputs, self._spec))
-        if planned.deferred:
+        if planned.deferred and _sends_inputs(planned):
+            verdict = self._hidden_verdict(planned, verdict)
+        elif planned.deferred:
             verdict = self._in_fixed_words(planned, verdict)
         self._record(planned.index, verdict)
+
+    def _hidden_verdict(self, planned: PlannedCheck, verdict: Verdict) -> Verdict:
+        """A check that called the student's function on hidden inputs, as the student is
+        told of it: passed, or failed, in the spec's words, and nothing else.
+
+        Whether the function raised (and what), returned a known mistake's weights or
+        something else, ran out of time or ended its kernel: all of it was chosen by code
+        that knew the hidden inputs. Only the pass/fail bit, which the score carries
+        anyway, and what the student already knew before those inputs were sent (whether
+        the visible check of the same question failed) are shown. The instructor's log
+        keeps what the grader saw.
+        """
+        check = self._spec.check(planned.grade_id)
+        if verdict.passed:
+            return Verdict(planned.grade_id, True, f"passed ({check.looks_at}).", "passed")
+        self.log.info("hidden check %s failed: %s (%s%s); not shown to the student",
+                      planned.grade_id, verdict.reason, verdict.mistake or "",
+                      f", {verdict.detail}" if verdict.detail else "")
+        message = (f"`{planned.answer}` failed on this check's hidden inputs. What such a "
+                   f"failure usually means: {check.hint}. For a hidden check the grader "
+                   "tells only whether it passed, not what your function returned, "
+                   "whether it raised or which exception, nor how long it took.")
+        # the checks of the same question decided before any hidden input was sent
+        visible = [c.grade_id for c in self._spec.checks
+                   if c.question == check.question and c.on_own_inputs]
+        failed_before = [gid for gid in visible if any(
+            v.grade_id == gid and not v.passed for v in self._verdicts.values())]
+        if failed_before:
+            message += (f" {', '.join(failed_before)} failed too: fix what it found first, "
+                        "it may be the same mistake.")
+        return Verdict(planned.grade_id, False, message, "hidden")
 
     def _in_fixed_words(self, planned: PlannedCheck, verdict: Verdict) -> Verdict:
         """A failed verdict of a check with hidden inputs, told without anything of the
@@ -517,17 +602,28 @@ class DecideOnHost(SandboxedExecute):
                 raise       # the autograde fails (ungraded), it does not score zeros
             self._stopped = self._stopped or f"the kernel stopped ({type(exc).__name__})"
             self.log.error("The notebook stopped: %s", exc)
+        # A stop while the function ran on hidden inputs (out of time, memory or output, or a
+        # kernel it ended) was the student's code's choice, made knowing those inputs: the
+        # instructor's log says what it was; the student sees those checks failed, no more.
+        hidden_stop = bool(self._stopped) and self._hidden_from is not None and \
+            self._stopped_before_hidden is None
+        if hidden_stop:
+            self.log.warning("The notebook stopped during its hidden checks: %s "
+                             "(not shown to the student)", self._stopped)
         for index, planned in self._plan.items():
             if index not in self._verdicts:
                 why = self._stopped or "the notebook stopped before this check"
-                self._record(index, Verdict(planned.grade_id, False,
-                                            f"This check could not run: {why}.", "not_run"))
+                verdict = Verdict(planned.grade_id, False, f"This check could not run: {why}.",
+                                  "not_run")
+                if planned.deferred and _sends_inputs(planned):
+                    verdict = self._hidden_verdict(planned, verdict)
+                self._record(index, verdict)
         # whatever the student's notebook said under "course" is replaced, never merged
         # the time of the student's own cells: how long the hidden checks took is the
         # student's code's to choose, so it could tell the hidden inputs
         ran = (self._hidden_from or time.monotonic()) - self._started
         course: dict[str, Any] = {"graded_outside_kernel": True, "seconds": round(ran, 2)}
-        if self._stopped:
+        if self._stopped and not hidden_stop:
             course["stopped"] = self._stopped
         if self._using_course_lib:
             course["course_lib_used_in"] = self._using_course_lib

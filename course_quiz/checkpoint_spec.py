@@ -138,6 +138,9 @@ class Check:
         The :class:`Mistake` this check is built to catch alone (hidden checks), or None.
     hidden : bool
         True when part of the check is hidden from students until grading.
+    example : bool
+        True for a hidden check whose inputs are the setup cell's example, which the
+        student has: only its expected values are hidden (:attr:`on_own_inputs`).
     tolerance : float
         Largest difference from the expected numbers that still passes.
     computes : str or None
@@ -154,8 +157,16 @@ class Check:
     hint: str
     mistake: str | None = None
     hidden: bool = False
+    example: bool = False
     tolerance: float = 1e-6
     computes: str | None = None
+
+    @property
+    def on_own_inputs(self) -> bool:
+        """Whether the student's code meets only inputs the student has in this check (a
+        visible check, or the graded call on the setup cell's example): what it saw may be
+        told in full, and it is decided before any hidden input reaches the kernel."""
+        return not self.hidden or self.example
 
 
 @dataclass(frozen=True)
@@ -373,7 +384,7 @@ CHECKPOINT = QuizSpec(
     ),
     checks=(
         Check("test_weights_visible", question="weights_without_self", points=1,
-              answer="weights_without_self", kind="weights", hidden=True,
+              answer="weights_without_self", kind="weights", hidden=True, example=True,
               looks_at="weights_without_self on the setup cell's example: the shape, rows "
                        "summing to 1, the diagonal (shown in your notebook), and the weights "
                        "(checked when graded)",

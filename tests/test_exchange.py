@@ -81,14 +81,45 @@ def test_links_pipes_and_excess_are_refused_with_every_reason(tmp_path):
     os.mkfifo(sub / "data.csv")
     for i in range(4):
         (sub / f"f{i}.txt").write_text("x")
-    with pytest.raises(Refused) as err:
-        read_submission(sub, os.getuid(), Limits(max_files=3), dest=tmp_path / "copy")
+    with pytest.raises(Refused) as err:  # 7 entries: the folder and the link count too
+        read_submission(sub, os.getuid(), Limits(max_files=6), dest=tmp_path / "copy")
     why = str(err.value)
     assert "contains symbolic links (deep/solutions.txt -> /etc/hostname)" in why
     assert "data.csv is not a regular file or folder (mode prw" in why
-    assert "it holds more than 3 files" in why
+    assert "it holds more than 6 files and folders" in why
     assert not (tmp_path / "copy").exists()
     assert list(tmp_path.iterdir()) == [sub], "no half-made copy is left behind"
+
+
+@pytest.mark.parametrize("kind", ["folders", "nested folders", "links", "pipes"])
+def test_every_entry_counts_against_the_limit_and_reading_stops_there(tmp_path, kind):
+    """10,000 empty folders (flat or nested), links or pipes: no regular file at all, and
+    each is an entry that nbgrader's autograde would list (issue 42, item 4)."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "checkpoint.ipynb").write_text('{"cells": []}')
+    for i in range(10_000):
+        if kind == "folders":
+            (sub / f"d{i}").mkdir()
+        elif kind == "nested folders":
+            (sub / f"d{i // 100}" / f"e{i % 100}").mkdir(parents=True)
+        elif kind == "links":
+            (sub / f"l{i}").symlink_to("checkpoint.ipynb")
+        else:
+            os.mkfifo(sub / f"p{i}")
+    start = time.perf_counter()
+    with pytest.raises(Refused, match="it holds more than 1000 files and folders"):
+        read_submission(sub, os.getuid(), Limits(max_files=1000), dest=tmp_path / "copy")
+    took = time.perf_counter() - start
+    assert list(tmp_path.iterdir()) == [sub], "no half-made copy is left behind"
+    # an honest submission's read, for scale: the refusal reads no more than the limit
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    for i in range(1000):
+        (honest / f"f{i}.txt").write_text("x")
+    start = time.perf_counter()
+    read_submission(honest, os.getuid(), Limits(max_files=1000))
+    assert took < 5 * (time.perf_counter() - start) + 1.0
 
 
 def test_nesting_deeper_than_the_limit_is_refused(tmp_path):

@@ -73,14 +73,21 @@ def test_a_passed_check_says_so_and_nothing_else():
     assert "passed (1 / 1 point)" in text and "grader found" not in text
 
 
-def test_without_a_verdict_only_an_exception_class_name_is_kept():
+def test_without_a_verdict_only_a_visible_checks_exception_class_name_is_kept():
+    """Graded without the host's verdicts, a visible check may name the built-in exception
+    (its inputs are public); a hidden check never does: its code chose the exception
+    knowing the hidden inputs (issue 42)."""
     err = {"output_type": "error", "ename": "RuntimeError", "evalue": "secret 0.123456",
            "traceback": ["----> _secret_expected = ..."]}
-    text = _text(_run(_test_cell("test_wrong_axis", HIDDEN, 0.0, outputs=[err])).cells[0])
+    hidden = _text(_run(_test_cell("test_wrong_axis", HIDDEN, 0.0, outputs=[err])).cells[0])
+    assert "RuntimeError" not in hidden and "raised" not in hidden
+    visible = 'check("test_weights_visible", weights_without_self, Q=Q, K=K)'
+    text = _text(_run(_test_cell("test_weights_visible", visible, 0.0, outputs=[err])).cells[0])
     assert "Your code raised RuntimeError" in text
-    assert "0.123456" not in text and "_secret_expected" not in text
+    assert "0.123456" not in text + hidden and "_secret_expected" not in text + hidden
     weird = dict(err, ename="<script>alert(1)</script>")
-    text = _text(_run(_test_cell("test_wrong_axis", HIDDEN, 0.0, outputs=[weird])).cells[0])
+    text = _text(_run(_test_cell("test_weights_visible", visible, 0.0, outputs=[weird])
+                      ).cells[0])
     assert "raised an exception" in text and "script" not in text
 
 

@@ -166,6 +166,18 @@ def test_limits_are_checked_before_anything_is_written(tmp_path):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
+def test_the_folders_a_path_makes_count_against_the_limit(tmp_path):
+    """One file 2,000 folders deep, or a few files in many folders: no more entries than
+    ``max_files`` are written, whatever their kind (issue 42, item 4)."""
+    deep = [{"path": "d/" * 2000 + "f", "content": ""}]
+    wide = [{"path": f"d{i}/e{i}/f", "content": ""} for i in range(400)]
+    for name, files in (("deep", deep), ("wide", wide)):
+        with pytest.raises(NgshareError, match="more than 1000 files and folders"):
+            decode_files(files, tmp_path / name, max_files=1000)
+        assert not (tmp_path / name).exists()
+    assert decode_files(wide[:300], tmp_path / "ok", max_files=1000)  # 900 entries
+
+
 def test_fetching_again_only_adds_what_is_missing(tmp_path):
     dest = tmp_path / "checkpoint"
     dest.mkdir()

@@ -252,7 +252,7 @@ def open_written(page: Any, server: LabServer, nb: nbformat.NotebookNode, name: 
 
 
 SABOTAGE = """# Sabotage (tests/browser): the explorers stop redrawing when a control moves.
-from course_lib import explorer as _sabotaged
+from course_lib.explore import explorer as _sabotaged
 
 _sabotaged.Explorer.refresh = lambda self: None"""
 

@@ -292,7 +292,10 @@ class ClassRun:
         self.root = Path(tempfile.mkdtemp(prefix=f"{self.tag}-", dir="/tmp"))
         self.root.chmod(0o755)
         self.code = self.root / "code"
-        for package in ("course_lib", "course_exchange"):
+        # What a `pip install` of the clone gives everyone (docs/deploy.md step 2), but
+        # course_grading: the students' library, the quizzes' spec and checks (no answers),
+        # and the exchange.
+        for package in ("course_lib", "course_quiz", "course_exchange"):
             shutil.copytree(REPO / package, self.code / package,
                             ignore=shutil.ignore_patterns("__pycache__"))
         # course_grading (the quiz's answers, the grader) in a folder only root and the

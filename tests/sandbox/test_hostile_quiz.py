@@ -268,10 +268,16 @@ def test_an_output_flood_is_refused_and_the_kernel_stopped(runs):
 def test_a_hook_that_stays_under_the_cell_limit_is_stopped_by_the_notebook_budget(runs):
     plain = nbformat.read(runs["plain"].autograded("slow_hooks"), as_version=4)
     assert all(c.execution_count for c in plain.cells if c.cell_type == "code")
+    budget = f"the notebook used up its {NOTEBOOK_BUDGET} s time budget"
     for run in GRADED_RUNS:
         nb = nbformat.read(runs[run].autograded("slow_hooks"), as_version=4)
         course = nb.metadata["course"]
-        assert course["stopped"] == f"the notebook used up its {NOTEBOOK_BUDGET} s time budget"
+        if "stopped" in course:  # the budget ran out in the student's own cells
+            assert course["stopped"] == budget
+        else:  # ... or while the hidden checks ran (a busy machine): then the grader tells
+            # the instructor only (issue 42: the student's code chose that moment)
+            terminal = " ".join(runs[run].terminal.decode(errors="replace").split())
+            assert f"stopped during its hidden checks: {budget}" in terminal, run
         assert course["seconds"] < NOTEBOOK_BUDGET + 10
 
 

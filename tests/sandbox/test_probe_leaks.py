@@ -12,18 +12,22 @@ student answers right on the setup cell's example, on ``test_missing_scale`` and
   data and in the output's metadata; print, stderr, base64, scaled by 1000;
 * later probes: weights whose rows sum to ``0.31415`` (``test_naive_exp_overflow``), an
   answer of shape ``(314, 15)`` (``test_dk_from_wrong_axis``), ``shifted_weights`` of shape
-  ``(31, 415)`` and the letter ``"31415"`` for ``mc_read_table``.
+  ``(31, 415)`` and the letter ``"31415"`` for ``mc_read_table``. The last two come too
+  late: checks that send the kernel nothing (a number, a letter) are read before any
+  hidden input is sent, so they read the answers the student's cells left.
 
-Its exact score is the points of ``test_weights_visible``, ``test_missing_scale`` and
-``test_mc_duplicate_key`` (read from the spec); ``right``, graded after it, keeps every
-autograded point. The marker, in every form the attack used, must not appear in
-``autograded/``, in the feedback's HTML or in the gradebook (beyond the instructor's own
-hidden test source), graded by ``nbgrader autograde`` and by the parallel engine.
+Its exact score is the points of ``test_weights_visible``, ``test_missing_scale``,
+``test_shifted_key`` and both multiple-choice checks (read from the spec); ``right``, graded
+after it, keeps every autograded point. The marker, in every form the attack used, must not
+appear in ``autograded/``, in the feedback's HTML or in the gradebook (beyond the
+instructor's own hidden test source), graded by ``nbgrader autograde`` and by the parallel
+engine.
 """
 
 from __future__ import annotations
 
 import base64
+import html
 import os
 import shutil
 import subprocess
@@ -62,7 +66,8 @@ MADE = [
     "[314, 1271]",  # scaled by 1000
 ]
 #: The checks the leaky student passes; every other autograded check it fails.
-PASSED = {"test_weights_visible", "test_missing_scale", "test_mc_duplicate_key"}
+PASSED = {"test_weights_visible", "test_missing_scale", "test_shifted_key",
+          "test_mc_read_table", "test_mc_duplicate_key"}
 
 LEAKY = '''
 from IPython.display import display as _display
@@ -188,9 +193,11 @@ def test_hidden_inputs_do_not_come_back_in_any_form(graded, run):
         shown = path.suffix in (".ipynb", ".html")
         found = [m for m in MADE + (DIGITS if shown else []) if m in data]
         assert not found, f"{path.relative_to(course)} holds {found}"
-    # what the feedback says instead, in fixed words
-    page = (course / "feedback" / "leaky" / "checkpoint" / "checkpoint.html").read_text()
-    assert "raised an exception when the check called it" in page
+    # what the feedback says instead, in fixed words: that the check failed, no more
+    page = html.unescape(
+        (course / "feedback" / "leaky" / "checkpoint" / "checkpoint.html").read_text())
+    assert "failed on this check's hidden inputs" in page
+    assert "raised an exception" not in page
 
 
 @pytest.mark.parametrize("run", ["serial", "engine"])

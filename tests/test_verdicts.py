@@ -1,0 +1,93 @@
+"""course_grading.verdicts without a kernel: what a hidden check may tell the student.
+
+Every reply a student's function can make to a hidden check (the right weights, each named
+mistake's weights, each exception the grader can name, anything else) is judged and worded
+as the student sees it; a check that sent hidden inputs must be told in exactly two ways,
+passed or failed (issue 42, item 2). ``benchmarks/hidden_check_bits.py`` prints the counts:
+84 or 85 verdicts per check (about 6.4 bits) before, 2 now. The sandboxed, end-to-end form of
+the same claim is ``tests/sandbox/test_hidden_bits.py``.
+"""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from benchmark_scripts import load_benchmark
+
+from course_grading.checkpoint_answers import expected
+from course_grading.verdicts import (
+    DecideOnHost,
+    plan_checks,
+    sends_hidden_inputs,
+)
+from course_quiz.checkpoint_checks import Verdict, judge
+from course_quiz.checkpoint_spec import CHECKPOINT
+
+bits = load_benchmark("hidden_check_bits")
+PLAN = plan_checks(nbformat.read(bits.SOURCE, as_version=4), CHECKPOINT)
+HIDDEN = [p for p in PLAN.values() if p.deferred and sends_hidden_inputs(p)]
+
+
+def _grader(visible_failed: bool = False) -> DecideOnHost:
+    grader = DecideOnHost()
+    grader._spec = CHECKPOINT
+    grader._verdicts = {}
+    if visible_failed:
+        grader._verdicts[0] = Verdict("test_weights_visible", False, "Row 0 ...", "wrong")
+    return grader
+
+
+def test_the_public_variant_has_the_four_hidden_weights_checks():
+    assert [p.grade_id for p in HIDDEN] == [
+        "test_missing_scale", "test_wrong_axis", "test_naive_exp_overflow",
+        "test_dk_from_wrong_axis"]
+
+
+def test_the_examples_graded_call_sends_nothing_hidden():
+    """test_weights_visible's graded call (its expected weights hidden, its inputs the setup
+    cell's own Q and K) is decided before any hidden input reaches the kernel, and may name
+    the mistake it sees: the function knew nothing the student does not."""
+    (example,) = [p for p in PLAN.values() if p.grade_id == "test_weights_visible"]
+    assert example.deferred and example.kind == "weights"
+    assert not sends_hidden_inputs(example)
+    # the spec says the same of every check (the grade table reads the spec)
+    for planned in PLAN.values():
+        check = CHECKPOINT.check(planned.grade_id)
+        assert sends_hidden_inputs(planned) == (check.kind == "weights"
+                                                and not check.on_own_inputs), check.grade_id
+
+
+@pytest.mark.parametrize("planned", HIDDEN, ids=lambda p: p.grade_id)
+@pytest.mark.parametrize("visible_failed", [False, True], ids=["visible-passed",
+                                                                "visible-failed"])
+def test_a_hidden_check_is_told_in_exactly_two_ways(planned, visible_failed):
+    grader = _grader(visible_failed)
+    facts = expected(planned.grade_id, planned.inputs, CHECKPOINT)
+    kinds = bits.replies(facts["want"], facts.get("mistaken") or {})
+    judged = {judge(planned.grade_id, r, planned.inputs, CHECKPOINT, facts).mistake
+              for r in kinds["imitates a named mistake"]}
+    assert len(judged - {None}) >= 4  # what the grader saw: the channel this closes
+    told = {kind: {bits.shown(grader, planned, r) for r in rs} for kind, rs in kinds.items()}
+    assert len(set().union(*told.values())) == 2
+    (passed,) = told["passed"]
+    failed = set().union(*told.values()) - {passed}
+    (record,) = failed
+    _, message, reason, mistake, detail, ename, _, _ = record
+    assert (reason, mistake, detail, ename) == ("hidden", None, None, "CheckFailed")
+    assert CHECKPOINT.check(planned.grade_id).hint in message
+    assert ("test_weights_visible failed too" in message) is visible_failed
+
+
+@pytest.mark.parametrize("why", [
+    "the kernel died (it crashed, or the student's code ended it)",
+    "it used more than 2304 MB of memory", "the notebook used up its 30 s time budget",
+    "it sent more than 32,000,000 characters of output"])
+def test_a_hidden_check_that_could_not_run_is_told_like_any_failure(why):
+    grader = _grader()
+    planned = HIDDEN[1]
+    wrong = bits.shown(grader, planned, {"value": [[0.5]]})
+    verdict = Verdict(planned.grade_id, False, f"This check could not run: {why}.", "not_run")
+    assert grader._hidden_verdict(planned, verdict) == grader._hidden_verdict(
+        planned, Verdict(planned.grade_id, False, "x", "wrong", "no_mask"))
+    assert grader._hidden_verdict(planned, verdict).message == wrong[1]
+
