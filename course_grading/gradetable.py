@@ -309,8 +309,9 @@ def _notebook_problem(folder: Path, notebook: str) -> str | None:
     return problem
 
 
-#: What an error in a student's own cell (not a check) means for the whole notebook.
-_STOPPING_ERRORS = {
+#: What an error in a student's own cell (not a check) means for the whole notebook (the
+#: same words reach the student: :func:`course_grading.verdicts.answer_cell_trouble`).
+STOPPING_ERRORS = {
     "CellTimeoutError": "stopped by the cell time limit",
     "TimeoutError": "stopped by the cell time limit",
     "DeadKernelError": "the kernel crashed",
@@ -318,6 +319,7 @@ _STOPPING_ERRORS = {
     "IndentationError": "does not parse",
     "TabError": "does not parse",
 }
+_STOPPING_ERRORS = STOPPING_ERRORS
 
 
 def grading_problems(nb: dict) -> list[str]:

@@ -58,6 +58,7 @@ import asyncio
 import importlib
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -198,6 +199,41 @@ def sends_hidden_inputs(planned: PlannedCheck) -> bool:
 
 
 _sends_inputs = sends_hidden_inputs
+
+
+def answer_cell_trouble(nb: NotebookNode, answer: str, question: str,
+                        cell_limit: float) -> str | None:
+    """Why the student's answer ``answer`` is not defined, when its own cell says why: the
+    answer cell of ``question`` (its grade id), or a cell that defines the name, does not
+    parse or was stopped by the cell time limit, in the words of the instructor's grade
+    table (:data:`course_grading.gradetable.STOPPING_ERRORS`); None when no such cell is
+    found (the name was never written, or renamed).
+
+    The error's name comes from the student's own cell, run before any hidden input reaches
+    the kernel, so it tells the student nothing they could not see in their notebook.
+    """
+    from .gradetable import STOPPING_ERRORS
+
+    defines = re.compile(rf"^\s*(def\s+{re.escape(answer)}\b|{re.escape(answer)}\s*=)",
+                         re.MULTILINE)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("solution") or not (
+                meta.get("grade_id") == question or defines.search(cell.source[:100_000])):
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "error":
+                continue
+            what = STOPPING_ERRORS.get(str(out.get("ename"))[:80])
+            if what == "does not parse":
+                return (f"its cell does not parse ({str(out.get('ename'))[:80]}), so none of "
+                        "it ran: fix the line the error points to, then run the cell")
+            if what == "stopped by the cell time limit":
+                return (f"its cell was stopped by the cell time limit ({cell_limit:g} s) "
+                        "before it got there: make the cell finish well within the limit")
+            if what:
+                return f"its cell stopped: {what}"
+    return None
 
 
 def _answer_cells_using(nb: NotebookNode, packages: tuple[str, ...]) -> list[str]:
@@ -501,6 +537,12 @@ class DecideOnHost(SandboxedExecute):
             else:
                 verdict = judge(planned.grade_id, reply, planned.inputs, self._spec,
                                 expected(planned.grade_id, planned.inputs, self._spec))
+                why = answer_cell_trouble(
+                    self.nb, planned.answer, self._spec.check(planned.grade_id).question,
+                    float(self.timeout or 0)) if verdict.reason == "missing" else None
+                if why:
+                    verdict = Verdict(planned.grade_id, False, f"`{planned.answer}` is not "
+                                      f"defined: {why}.", "missing")
         if planned.deferred and _sends_inputs(planned):
             verdict = self._hidden_verdict(planned, verdict)
         elif planned.deferred:
