@@ -15,13 +15,28 @@ long start first (``LONG_FIRST``), so that none of them is left to run alone at 
 xdist's own ``loadgroup`` reads ``xdist_group`` marks through a suffix it writes into node
 ids, which pytest 9.2 no longer lets it write (pytest-xdist issue #1386): the groups would
 silently be ignored, so this scheduler reads a test's group from its path instead.
+
+Two BLAS kernels: strict nbval runs every lesson twice, once in the worker's environment
+(in CI ``OPENBLAS_CORETYPE`` is unset: OpenBLAS picks the CPU's own kernels) and once with
+``OPENBLAS_CORETYPE=Haswell`` (node ids ``notebooks/NN_x.ipynb[OPENBLAS_CORETYPE=Haswell]``),
+so that an output that depends on the CPU's BLAS kernel fails here and not only on a
+student's laptop whose CPU differs (on x86-64 only: the core types are x86 names). The
+variable is read when numpy loads OpenBLAS, so it is set around the notebook's kernel start.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import platform
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+ROOT = Path(__file__).resolve().parent
+#: The second OpenBLAS core type every lesson is compared under (the first: the machine's).
+SECOND_CORETYPE = "Haswell" if platform.machine() in ("x86_64", "AMD64") else None
 
 HEAVY = ("browser", "site", "sandbox", "hub")
 
@@ -80,3 +95,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
     if hasattr(config, "workerinput"):  # an xdist worker: the long groups first (a stable sort)
         items.sort(key=lambda item: _rank(item.nodeid))
+
+
+def _is_lesson(path: Path) -> bool:
+    """A notebook of notebooks/ that runs code: any kind but the contents page
+    (scripts/lesson_index.py reads the same ``metadata.lesson.kind``)."""
+    if path.parent != ROOT / "notebooks" or path.suffix != ".ipynb":
+        return False
+    try:
+        kind = json.loads(path.read_text(encoding="utf-8"))["metadata"]["lesson"]["kind"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return kind != "contents"
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    """Each lesson once more, with ``OPENBLAS_CORETYPE`` set (nbval collects it unset)."""
+    if (SECOND_CORETYPE is None or not parent.config.getoption("nbval", default=False)
+            or not _is_lesson(file_path)):
+        return None
+    from nbval.plugin import IPyNbFile
+
+    rel = file_path.relative_to(ROOT).as_posix()
+    node = IPyNbFile.from_parent(parent, path=file_path,
+                                 nodeid=f"{rel}[OPENBLAS_CORETYPE={SECOND_CORETYPE}]")
+    node.openblas_coretype = SECOND_CORETYPE
+    return node
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    """A lesson's kernel starts in the setup of its first cell: the second run's with
+    ``OPENBLAS_CORETYPE`` set, the worker's own restored after. nbval's own run keeps the
+    worker's environment: unset in CI, or a core type of your choice
+    (``OPENBLAS_CORETYPE=Sandybridge ./course test notebooks``: a CPU that differs)."""
+    core = getattr(getattr(item, "parent", None), "openblas_coretype", None)
+    if type(item).__name__ != "IPyNbCell" or core is None:
+        yield
+        return
+    before = os.environ.get("OPENBLAS_CORETYPE")
+    os.environ["OPENBLAS_CORETYPE"] = core
+    try:
+        yield
+    finally:
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+        if before is not None:
+            os.environ["OPENBLAS_CORETYPE"] = before

@@ -485,9 +485,10 @@ QUESTIONS = [
     {
         "id": "adam_first_step",
         "prompt": (
-            "In lesson 13, leaving out the division by sqrt(d_k) at d_k = 256"
-            " made the first step on W_Q 4.4 times as large with SGD, but "
-            "exactly as large (1.00 times) with Adam. Why?"
+            "In lesson 13, at d_k = 256, leaving out the division by "
+            "sqrt(d_k) made Adam's first step on W_Q exactly as large (1.00 "
+            "times) as with it, yet that step moved the scores 8.0 times as "
+            "far. Why?"
         ),
         "lesson": "13",
         "choices": [
@@ -496,17 +497,18 @@ QUESTIONS = [
                 "it takes the step, so the two runs become the same."
             )),
             ("B", (
-                "Adam divides each entry's step by the running size of that "
-                "entry's gradient: its first step has the same size whatever the "
-                "scale of the gradient."
+                "Adam's first step is the learning rate times g/|g| in each "
+                "entry, the same size whatever the gradient's size; but at the "
+                "same weights the unscaled scores are sqrt(d_k) times the scaled "
+                "ones, so the same change of the weights moves them further."
             )),
             ("C", (
                 "Adam's momentum averages the gradient over many steps, so a "
                 "single large gradient hardly moves the weights at first."
             )),
             ("D", (
-                "Without the scale the gradient vanishes, so both optimisers take"
-                " steps of almost zero size at the start."
+                "Without the scale the gradient vanishes, so Adam's step is made "
+                "of noise that happens to move the scores far."
             )),
         ],
         "marks": {
@@ -518,17 +520,20 @@ QUESTIONS = [
         "feedback": {
             "A": (
                 "oCC052AxFvsY7ccJQI02ZXod3ud+ptUHzH+PCgluscq2HBj0G0B0Ll8TNajGbSK+"
-                "SyEClmSGYRecmBK0HfOKdiFO+2J02bD2Mu9/bf1eiAPvyHGWVjrESfFdQ7rp4ake"
-                "KfdWFE8KuipbgpEYP3Jil1r2OJxj6Pn6f/kCV70QDhQlSxzOZCK44QwZV2FP0M/r"
-                "cUAXPD/3+RK6u9M8epaSII8rDL+5Joo="
+                "SyEClmSGYRecmBK0HfOKdiFO+2J02bD2Mu9/bf1eiAPvyHGWVjrEU/ZMC6bp9eoI"
+                "JOESREgL9G9JwY1HdmFihgmjIYpy7LXsb7AdWPINBQIoThzMISDqtk8JBGFDzYqo"
+                "cVYNaDG2ylbzupZnZZyPc9F2BaA="
             ),
             "B": (
-                "64fvGx23Wsyk7Kip+SeHDdBXD2MqvZ4jijuJc40W1q1IFn1Ln3yULZFsB49bmSyr"
-                "NIbs7tnuwBc5pBWaUUB/5jhr893WLDKprlZUG6CIRWrX0gVitorshH6Vuj+m9Xp1"
-                "AcwhYKUX/IXOuvcFw2PWjLU3q/0iT5x4cGAXUyk6Ee13/IgQOyBOKfHugY/njUpn"
-                "h1rQWUrotOUvv2xzBsEXGBG+3czM24JrDUjmMLoY2xWiimmyRyDmRWj2UvAhvL5L"
-                "VugCQRu5obBg9uWBt7fE6Wsdw+hYAnoGEhkBnfEyJFfKXCcbXy1okLUfLdveL1Sk"
-                "uh2vdvxwOSePYCofa3dgETaHacuW3h/uet2GuA=="
+                "64fvGx23WsKuraz9/maKAdEEDys86Zwhyx6Ed45CnLEeAGcRnz2YMMUpBp0JlGSs"
+                "bdX56ca3lEQi7FfbHUl/5jFn75qRLDK5ohNOBuHNV2rcnAtir9bspGXQo2ym7mw4"
+                "CdUqdqtD3ZTO+fQBwiTdkeFyuPUjQ8hlbmAXTSkoF7k+5odVaTRUP7WvnYvx2Rlr"
+                "jgjUCgfys/c0pSsgBNACXBDNloeZ28toB0/mKLMPnAOx3jShRDv6XiakE/Uz7+pW"
+                "XbsTTwCv5eNz9/7Tt7eB6RQXl/UcbyQQD0pHwat3JEXQWXUCVT8t370PcsfZPgbl"
+                "pBz9OuplLjnEJEYWfXd8Xz7aP5+WkRehJ4qP5dd/a9yYUVO/Q753nszyWF+m4lBz"
+                "AYibPxubgjfqk+fsP++eihM1KGrdOf4OUhylz094eFn/FMy4ssl3oyPGdvxNl1FU"
+                "ADttEBmorwH5s/sYu9+fCuQcUy84tbtANAay5eytf9gKNZfFvdPqI2oClZupccsJ"
+                "u+c="
             ),
             "C": (
                 "NQAnTAzjxwpR87wnfS1HyLrMePx4IUxNOMU93hMqn5EOCP+PSiFfrFVyBrxRxuVv"
@@ -537,10 +542,11 @@ QUESTIONS = [
                 "VgUSZqnfHHizj/GIY7cTVFxZlJmcaTIfLEGy1fr+xnFISukSt6Zp0mROkDwzt3wP"
             ),
             "D": (
-                "y0u6FafCbV6PA1c/UBJbI3JTe7Fx9VFV4C362+Frcw3S3YQQpYMpbfAku7TQasQy"
-                "a8113/m5+sSVTdEELKmM7+ja5ixdBEapYwrl+ojc8TVqq/cGoPSd3WTDqS5Rctzz"
-                "acLSF+9qiNhwD8SDa34vOfWQWvd1iL/lkJIOgYWpcnAjgn03uOuLM38ShyO/UWan"
-                "kmswE0gRcpGYnNYCUOnpN1yvBw=="
+                "y0u6FafCbV6PA1c/UBJDLmQAebowqkIS/yn/wfF3Ykmdx8wi2qdnd+Blu7DGLcYy"
+                "KtxyyfSsts6fQaY1EueM6uzC6i1UAQi6MUfp/YjZ42djq+RU9KzcwSvA4SkIIc39"
+                "couWUe92zYA4BIuEKnw7Jf2XV/o7nf6ysPViypP6NTF5gjht+a6LdnAHnCu0A3Xo"
+                "1TkCCQxCR5CJ0YIZH+3uckX7TY8QtiL71JgkYQaJV3GjHH9AyL+UBDnTrR7+iF00"
+                "2tdzaJwnhcj+/Crhr/JsY2h7bfaIc3p53qA+u0w5iBKY8OQMqOUhrg=="
             ),
         },
     },

@@ -26,7 +26,12 @@ nothing in git:
   kernel's version there when it connects, so a lesson stored without it would be marked
   modified (and autosaved) as soon as it is opened;
 * a measurement (a cell tagged ``measurement``: lesson 10 times attention on this
-  machine) is the one output that may change: ``--check`` compares it as stored;
+  machine) is the one output that may change: ``--check`` compares it as stored. The
+  kernels run with one BLAS thread (``OPENBLAS_NUM_THREADS=1``), so that a stored timing
+  is the arithmetic's and not a wait for a free core on a busy machine (where the threads
+  of a matrix product once made n = 128 take 93 ms and n = 256 70 ms). Nothing else a
+  lesson prints may depend on the number of threads: nbval runs the lessons with numpy's
+  default threads and compares;
 * every exercise's check cell carries nbgrader metadata (a graded test cell, grade id
   ``check-NN-<function>``), so that nbgrader's Validate button checks the exercises
   honestly (see :mod:`course_lib.checks`).
@@ -35,6 +40,7 @@ nothing in git:
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -129,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each lesson a rerun would change")
     args = parser.parse_args(argv)
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # the kernels' BLAS: see the docstring
     if not args.check:
         update_nav.run(ROOT)
     paths = args.notebooks or [n.path for n in lesson_index.read_index(ROOT / "notebooks")]

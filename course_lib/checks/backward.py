@@ -438,30 +438,40 @@ def check_terms_with_the_scale(fn: Callable[[], Any]) -> CheckResult:
 
 
 def check_what_went_wrong(fn: Callable[[], Any]) -> CheckResult:
-    """Lesson 13: which explanation do its numbers support for the unscaled run at d_k 256?
+    """Lesson 13: which statement do its numbers support for the unscaled run at d_k 256?
 
-    A: the gradient that reaches W_Q vanished; B: the weights started almost one-hot and
-    stayed so; C: Adam's steps were larger unscaled.
+    A: the batch's mean gradient on W_Q vanished; B: about half of the rows started
+    saturated, most on a wrong key, and send no signal back while a minority carries the
+    mean; C: Adam's steps on W_Q were larger unscaled; D: cross-entropy on the scores falls
+    as far behind.
 
     Examples
     --------
     >>> check_what_went_wrong(lambda: "A").mistake
-    'gradient_vanished'
+    'mean_gradient_vanished'
     """
     what = _name_of(fn, "what_went_wrong")
 
     def body() -> CheckResult:
         got = _answer_of(fn, what)
-        if got not in ("A", "B", "C"):
-            return _fail("wrong_type", f'`{what}` should return "A", "B" or "C" (got {got!r}).')
+        if got not in ("A", "B", "C", "D"):
+            return _fail("wrong_type",
+                         f'`{what}` should return "A", "B", "C" or "D" (got {got!r}).')
         if got == "A":
-            return _fail("gradient_vanished", "look at the mean |dL/dW_Q| the lesson printed "
-                         "for d_k = 256: is the unscaled one smaller than the scaled one?")
+            return _fail("mean_gradient_vanished", "look at the mean |dL_n/dW_Q| section 3 "
+                         "printed for d_k = 256: is the unscaled one smaller than the scaled "
+                         "one? And the median?")
         if got == "C":
-            return _fail("adam_steps", "look at the first step the lesson measured: how does "
-                         "the size of Adam's step unscaled compare with scaled?")
-        return _ok("the unscaled weights start almost one-hot (entropy near 0 at step 0) and "
-                   "stay so, while the gradient is larger, not vanishing, and Adam's steps "
-                   "are the same size.")
+            return _fail("adam_steps", "look at the first step section 6 measured: how "
+                         "does the size of Adam's step on W_Q unscaled compare with scaled?")
+        if got == "D":
+            return _fail("loss_does_not_matter", "look at section 4 and at the table: how "
+                         "many rows are stuck with cross-entropy, and how far apart are its "
+                         "scaled and unscaled accuracies?")
+        return _ok("about half of the unscaled rows start near 0, most stuck on a wrong key, "
+                   "and send nothing back through softmax; the mean gradient is larger, "
+                   "carried by the rows that are not saturated; Adam's step on W_Q is the "
+                   "same size; and cross-entropy, whose gradient skips the Jacobian, leaves "
+                   "no row stuck.")
 
     return _run(body)

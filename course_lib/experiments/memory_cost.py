@@ -21,7 +21,7 @@ the output: the tiled version's peak is :math:`8 n d_v` bytes of output plus a f
 a constant that flattens the slope at small ``n`` (the fit gets closer to 1 as ``n``
 grows, or as the blocks shrink). Time is measured with tracemalloc off, in interleaved
 rounds (each round calls every method once, so a busy moment lands on all of them alike);
-each size keeps the median. Slopes come from
+each size keeps its fastest run (load only ever adds time to a run). Slopes come from
 :func:`course_lib.experiments.cost.loglog_slope` on these numbers;
 :func:`comparison_figure` plots both panels log-log with a description of every number.
 ``benchmarks/tiled_memory.py`` prints both comparisons.
@@ -30,7 +30,6 @@ each size keeps the median. Slopes come from
 from __future__ import annotations
 
 import math
-import statistics
 import time
 import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
@@ -50,9 +49,9 @@ __all__ = [
     "SIZES",
     "CostComparison",
     "comparison_figure",
+    "fastest_seconds",
     "measure_kv_cache_cost",
     "measure_tiled_cost",
-    "median_seconds",
     "peak_bytes",
 ]
 
@@ -95,14 +94,17 @@ def peak_bytes(call: Callable[[], object]) -> int:
     return max(int(peak), 0)
 
 
-def median_seconds(
+def fastest_seconds(
     calls: Mapping[str, Callable[[], object]],
     *,
     repeats: int = 5,
     min_sample_seconds: float = 2e-3,
     timer: Callable[[], float] = time.perf_counter,
 ) -> dict[str, float]:
-    """The median seconds of one call of each, timed in interleaved rounds.
+    """The fastest seconds of one call of each, timed in interleaved rounds.
+
+    Other programs, and numpy's threads waiting for a free core, can only add time to a
+    sample, so the fastest sample is the one a busy machine disturbed least.
 
     Each round calls every function once, in an order that rotates from round to round. A
     sample repeats a quick call until it lasts ``min_sample_seconds`` (so a coarse clock,
@@ -129,7 +131,7 @@ def median_seconds(
 
     Examples
     --------
-    >>> t = median_seconds({"sum": lambda: sum(range(100))}, repeats=3)
+    >>> t = fastest_seconds({"sum": lambda: sum(range(100))}, repeats=3)
     >>> list(t), t["sum"] > 0
     (['sum'], True)
     """
@@ -158,12 +160,12 @@ def median_seconds(
                     break
                 per_sample[name] *= 2
             samples[name].append(elapsed / per_sample[name])
-    return {name: statistics.median(s) for name, s in samples.items()}
+    return {name: min(s) for name, s in samples.items()}
 
 
 @dataclass(frozen=True)
 class CostComparison:
-    """Peak memory and median time of two ways to compute the same thing, per ``n``.
+    """Peak memory and fastest time of two ways to compute the same thing, per ``n``.
 
     Attributes
     ----------
@@ -176,9 +178,9 @@ class CostComparison:
     peak_bytes : tuple of (tuple of int)
         For each method, its peak memory per size (:func:`peak_bytes`).
     seconds : tuple of (tuple of float)
-        For each method, the median seconds of one call per size.
+        For each method, the fastest seconds of one call per size.
     repeats : int
-        Timed samples per median.
+        Timed samples per size, of which the fastest is kept.
     note : str
         What was measured, in words (block sizes, mask).
     """
@@ -205,7 +207,7 @@ class CostComparison:
         return self._fit(self.peak_bytes, min_n)
 
     def time_slopes(self, min_n: int | None = None) -> tuple[float, float]:
-        """Log-log slopes of the median time against ``n``, one per method."""
+        """Log-log slopes of the fastest time against ``n``, one per method."""
         return self._fit(self.seconds, min_n)
 
     def table(self) -> str:
@@ -261,7 +263,7 @@ def measure_tiled_cost(
     """Peak memory and time of :func:`course_lib.attention` and of tiled attention, per ``n``.
 
     For each ``n``: random ``Q``, ``K``, ``V`` of shape ``(n, d)``; the peak of one call of
-    each (:func:`peak_bytes`); then their median times (:func:`median_seconds`).
+    each (:func:`peak_bytes`); then their fastest times (:func:`fastest_seconds`).
 
     Parameters
     ----------
@@ -277,7 +279,7 @@ def measure_tiled_cost(
         Both with the causal mask: ``attention(..., mask=causal_mask(n))`` (the mask made
         before the call, not counted) and ``tiled_attention(..., causal=True)``.
     repeats, min_sample_seconds, timer
-        As for :func:`median_seconds`.
+        As for :func:`fastest_seconds`.
     seed : int, default 0
 
     Returns
@@ -316,7 +318,7 @@ def measure_tiled_cost(
 
         peaks[0].append(peak_bytes(whole))
         peaks[1].append(peak_bytes(tiled))
-        t = median_seconds({"attention": whole, "tiled": tiled}, repeats=repeats,
+        t = fastest_seconds({"attention": whole, "tiled": tiled}, repeats=repeats,
                            min_sample_seconds=min_sample_seconds, timer=timer)
         times[0].append(t["attention"])
         times[1].append(t["tiled"])
@@ -349,7 +351,7 @@ def measure_kv_cache_cost(
     sizes : sequence of int, default :data:`SIZES`
     d : int, default 64
     repeats, min_sample_seconds, timer
-        As for :func:`median_seconds`.
+        As for :func:`fastest_seconds`.
     seed : int, default 0
 
     Returns
@@ -392,7 +394,7 @@ def measure_kv_cache_cost(
             raise AssertionError("the KV cache's row differs from causal attention's")
         peaks[0].append(peak_bytes(recompute))
         peaks[1].append(peak_bytes(cached))
-        t = median_seconds({"recompute": recompute, "cache": cached}, repeats=repeats,
+        t = fastest_seconds({"recompute": recompute, "cache": cached}, repeats=repeats,
                            min_sample_seconds=min_sample_seconds, timer=timer)
         times[0].append(t["recompute"])
         times[1].append(t["cache"])
@@ -430,7 +432,7 @@ def comparison_figure(c: CostComparison) -> DescribedFigure:
     >>> print(comparison_figure(c))  # doctest: +NORMALIZE_WHITESPACE
     Two log-log plots against the number of tokens n = 256, 512 (d = 64). Left, peak
     memory of one call: attention 512 KiB, 2 MiB (slope 2.00); tiled 128 KiB, 256 KiB
-    (slope 1.00). Right, median time of one call: attention 1 ms, 4 ms (slope 2.00); tiled
+    (slope 1.00). Right, fastest time of one call: attention 1 ms, 4 ms (slope 2.00); tiled
     2 ms, 8 ms (slope 2.00).
     """
     if not isinstance(c, CostComparison):
@@ -468,7 +470,7 @@ def comparison_figure(c: CostComparison) -> DescribedFigure:
     description = (
         f"Two log-log plots against the number of tokens n = "
         f"{', '.join(str(n) for n in c.sizes)} (d = {c.d}). Left, peak memory of one call: "
-        f"{series(c.peak_bytes, memory, format_bytes)}. Right, median time of one call: "
+        f"{series(c.peak_bytes, memory, format_bytes)}. Right, fastest time of one call: "
         f"{series(c.seconds, seconds, _format_seconds)}."
     )
     a, b = c.names

@@ -703,34 +703,37 @@ def _window_means(x: NDArray[np.float64], window: int) -> NDArray[np.float64]:
     return x[: n * window].reshape(n, window).mean(axis=1)
 
 
-def training_curves(runs: Sequence[Any], *, window: int = 20) -> DescribedFigure:
-    r"""Loss, :math:`\lVert\partial L/\partial W_Q\rVert` and attention entropy over training.
+def training_curves(runs: Sequence[Any], *, window: int = 30) -> DescribedFigure:
+    r"""Accuracy, attention entropy, rows stuck and how far the scores move, over training.
 
-    One row of three panels per ``d_k``, scaled (solid) and unscaled (dashed) runs drawn
-    together, each point the mean over ``window`` steps (lesson 13). The description gives,
-    for every run, the mean of each quantity over its first and its last ``window`` steps;
-    the caption the held-out final losses.
+    One row of four panels per ``d_k``, scaled (solid) and unscaled (dashed) runs drawn
+    together, each point the mean over ``window`` steps (lesson 13). A row is *stuck* when
+    its gradient :math:`\lVert\partial L/\partial S\rVert` is below
+    :data:`course_lib.experiments.training.NEAR_ZERO` while its largest weight is on a wrong
+    key; the last panel is the mean :math:`|\Delta S|` that one step moved the scores. The
+    description gives, for every run, each quantity's mean over its first and its last
+    ``window`` steps; the caption the held-out accuracies.
 
     Parameters
     ----------
     runs : sequence of :class:`course_lib.experiments.training.TrainingRun`
-        Pairs of runs (scaled and unscaled) for one or more ``d_k``, same optimiser and
+        Pairs of runs (scaled and unscaled) for one or more ``d_k``, same task, loss and
         number of steps.
-    window : int, default 20
+    window : int, default 30
 
     Examples
     --------
     >>> from course_lib.experiments.training import train
     >>> runs = [train(8, scale=s, steps=40) for s in (True, False)]
-    >>> fig = training_curves(runs)
+    >>> fig = training_curves(runs, window=20)
     >>> print(fig)  # doctest: +ELLIPSIS
-    Training curves, 40 steps of Adam; per run, the mean over the first 20 steps -> the last
-    20. d_k = 8: loss scaled ... -> ..., unscaled ... -> ...; |dL/dW_Q| scaled ...
+    Training curves, 40 steps of Adam, loss output_error, task match; per run, the mean
+    over the first 20 steps -> the last 20. d_k = 8: accuracy scaled ... -> ..., unscaled ...
     """
-    from ..experiments.training import N_KEYS
+    from ..experiments.training import TASKS
 
     runs = list(runs)
-    if not runs or not all(hasattr(r, "grad_norm_wq") for r in runs):
+    if not runs or not all(hasattr(r, "stuck") for r in runs):
         raise AttentionInputError(
             "runs must be a non-empty list of TrainingRun (from "
             "course_lib.experiments.training.train) "
@@ -740,21 +743,25 @@ def training_curves(runs: Sequence[Any], *, window: int = 20) -> DescribedFigure
         raise AttentionInputError(
             f"runs must all have the same number of steps, at least 2 * window = {2 * window} "
             f"(got {sorted(steps)})")
+    kinds = {(r.task, r.loss_kind, r.optimiser) for r in runs}
+    if len(kinds) != 1:
+        raise AttentionInputError(
+            f"runs must share one task, loss and optimiser (got {sorted(kinds)})")
+    [(task, loss, optimiser)] = kinds
     d_ks = sorted({r.d_k for r in runs})
-    fig = _figure((11.0, 2.6 * len(d_ks)))
-    axes = np.atleast_2d(fig.subplots(len(d_ks), 3, squeeze=False))
-    panels = (("loss", "loss", "{:.2f}"), ("|dL/dW_Q|", "grad_norm_wq", "{:.2f}"),
-              ("attention entropy (nats)", "entropy", "{:.2f}"))
+    fig = _figure((12.0, 2.6 * len(d_ks)))
+    axes = np.atleast_2d(fig.subplots(len(d_ks), 4, squeeze=False))
+    panels = (("accuracy", "accuracy"), ("attention entropy (nats)", "entropy"),
+              ("rows stuck", "stuck"), ("score move per step", "score_move"))
     n_steps = runs[0].steps
-    optimisers = sorted({r.optimiser for r in runs})
-    parts = [f"Training curves, {n_steps} steps of "
-             f"{' and '.join('Adam' if o == 'adam' else 'SGD' for o in optimisers)}; per run, "
-             f"the mean over the first {window} steps -> the last {window}."]
+    parts = [f"Training curves, {n_steps} steps of {'Adam' if optimiser == 'adam' else 'SGD'}, "
+             f"loss {loss}, task {task}; per run, the mean over the first {window} steps -> "
+             f"the last {window}."]
     x = (np.arange(n_steps // window) + 0.5) * window
     for row, d_k in enumerate(d_ks):
         pair = {r.scale: r for r in runs if r.d_k == d_k}
         words = []
-        for col, (name, attr, fmt) in enumerate(panels):
+        for col, (name, attr) in enumerate(panels):
             ax = axes[row, col]
             bits = []
             for scale, style, colour, label in ((True, "-", BLUE, "scaled"),
@@ -764,20 +771,22 @@ def training_curves(runs: Sequence[Any], *, window: int = 20) -> DescribedFigure
                 values = getattr(pair[scale], attr)
                 ax.plot(x, _window_means(values, window), style, color=colour, label=label)
                 first, last = values[:window].mean(), values[-window:].mean()
-                bits.append(f"{label} {fmt.format(first)} -> {fmt.format(last)}")
+                bits.append(f"{label} {first:.2f} -> {last:.2f}")
             ax.set_title(f"{name}, d_k = {d_k}", fontsize=10)
             ax.set_xlabel("step")
             if attr == "entropy":
-                ax.axhline(np.log(N_KEYS), color=PAPER_INK, linewidth=0.6, linestyle=":")
+                ax.axhline(np.log(TASKS[task]), color=PAPER_INK, linewidth=0.6, linestyle=":")
             _plain_axes(ax)
             words.append(f"{name} {', '.join(bits)}")
         parts.append(f"d_k = {d_k}: {'; '.join(words)}.")
     axes[0, 0].legend(frameon=False)
-    parts.append(f"The dotted line in the entropy panels is log {N_KEYS} = "
-                 f"{np.log(N_KEYS):.2f} nats, weights spread evenly over the {N_KEYS} keys.")
-    finals = [f"d_k = {r.d_k} {'scaled' if r.scale else 'unscaled'} {r.final_loss:.3f}"
+    parts.append(f"The dotted line in the entropy panels is log {TASKS[task]} = "
+                 f"{np.log(TASKS[task]):.2f} nats, weights spread evenly over the "
+                 f"{TASKS[task]} keys. A row is stuck when its gradient through softmax is "
+                 "near 0 while its largest weight is on a wrong key.")
+    finals = [f"d_k = {r.d_k} {'scaled' if r.scale else 'unscaled'} {r.final_accuracy:.2f}"
               for r in sorted(runs, key=lambda r: (r.d_k, not r.scale))]
-    caption = "Held-out loss after training: " + ", ".join(finals) + "."
+    caption = "Held-out accuracy after training: " + ", ".join(finals) + "."
     return DescribedFigure(fig, " ".join(parts), caption)
 
 

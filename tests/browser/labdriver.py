@@ -1351,6 +1351,57 @@ def controls_settle(page: Any, names: Sequence[str], timeout_s: float = 15.0) ->
         page.wait_for_timeout(200)
 
 
+def type_into_cell(page: Any, has_text: str, source: str, timeout_ms: float = 60_000) -> None:
+    """Replace a code cell's text as a student would (click, Ctrl+A, Delete, type, Escape).
+
+    The cell is the first code cell of the open notebook whose text contains ``has_text``.
+    Returns once the notebook's document model, which is what JupyterLab saves, holds
+    ``source`` in that cell (the editor hands its text to the model; a save serialises the
+    model). Needs ``--LabApp.expose_app_in_browser=True``.
+    """
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    panel.locator(".jp-CodeCell .cm-content", has_text=has_text).first.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Escape")
+    page.wait_for_function(
+        "(source) => window.jupyterapp.shell.currentWidget.context.model.sharedModel.cells"
+        ".some(c => c.cell_type === 'code' && c.getSource() === source)",
+        arg=source, timeout=timeout_ms)
+
+
+def save_with_keyboard(page: Any, timeout_ms: float = 120_000) -> None:
+    """Press Ctrl+S in the open document and return once JupyterLab's save of it completed.
+
+    JupyterLab serialises the document when the save starts and sends it to the server
+    (GET to compare hashes, then PUT); the file on disk holds the new text only when that
+    save reports ``completed`` on the context's ``saveState`` signal (the server has
+    written it by then). Waiting for a tab without ``jp-mod-dirty`` is not that:
+    ``.lm-TabBar-tab.lm-mod-current`` also matches the side bar's current tab, never dirty,
+    so such a wait returned at once and the file was read before the save had landed.
+    A save that fails or raises a dialog ("File Changed") fails here, naming its states.
+    Needs ``--LabApp.expose_app_in_browser=True``.
+    """
+    page.evaluate("""() => {
+        const context = window.jupyterapp.shell.currentWidget.context;
+        window.__courseSaves = [];
+        if (!context.__courseSaveWatch) {
+            context.__courseSaveWatch = true;
+            context.saveState.connect((_, state) => window.__courseSaves.push(state));
+        }
+    }""")
+    page.keyboard.press("Control+s")
+    page.wait_for_function(
+        "() => window.__courseSaves.includes('completed') || window.__courseSaves.includes("
+        "'failed') || !!document.querySelector('.jp-Dialog')", timeout=timeout_ms)
+    states = page.evaluate("() => window.__courseSaves")
+    dialog = page.locator(".jp-Dialog")
+    assert "completed" in states and dialog.count() == 0, (
+        f"Ctrl+S did not save: save states {states}"
+        + (f", dialog {dialog.inner_text()!r}" if dialog.count() else ""))
+
+
 # nbgrader's toolbar button (a jp-button web component, labelled "Validate").
 VALIDATE = ".jp-Toolbar jp-button[aria-label='Validate']"
 

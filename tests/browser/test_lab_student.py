@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from labdriver import (
     press_validate,
     replace_cell_and_validate,
     save_screenshot,
+    save_with_keyboard,
     wait_kernel_idle,
 )
 
@@ -38,7 +38,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path: Path,
                                                         artifacts: Path) -> None:
     course_files = {p: p.read_bytes() for p in (REPO / "notebooks").glob("*.ipynb")}
-    lab = CourseLab(tmp_path / "jupyter", env={"MPLBACKEND": None})
+    lab = CourseLab(tmp_path / "jupyter", ["--LabApp.expose_app_in_browser=True"],
+                    env={"MPLBACKEND": None})
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     with lab:
         copy = lab.workspace / "00_contents.ipynb"
@@ -73,12 +74,8 @@ def test_course_lab_opens_the_contents_and_asks_nothing(chromium: Any, tmp_path:
         page.keyboard.press("Enter")  # edit it
         page.keyboard.type("my_note = 'written by the student'")
         page.keyboard.press("Escape")
-        page.wait_for_selector(".lm-TabBar-tab.lm-mod-current.jp-mod-dirty")
-        page.keyboard.press("Control+s")
-        page.wait_for_selector(".lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty)")
-        deadline = time.monotonic() + 10  # the server may still be writing the file
-        while "written by the student" not in copy.read_text() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        page.wait_for_selector(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current.jp-mod-dirty")
+        save_with_keyboard(page)
         saved = nbformat.read(copy, as_version=4)
         assert any("written by the student" in c.source for c in saved.cells)
         # the contents page's links open the student's copies

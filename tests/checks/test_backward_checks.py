@@ -190,8 +190,9 @@ def test_terms_with_the_scale(answer, code):
 
 
 def test_what_went_wrong_names_each_wrong_choice_and_not_the_answer():
-    results = {a: bc.check_what_went_wrong(lambda a=a: a) for a in "ABC"}
-    assert results["B"] and results["A"].mistake == "gradient_vanished"
+    results = {a: bc.check_what_went_wrong(lambda a=a: a) for a in "ABCD"}
+    assert results["B"] and results["A"].mistake == "mean_gradient_vanished"
     assert results["C"].mistake == "adam_steps"
+    assert results["D"].mistake == "loss_does_not_matter"
     assert all('"B"' not in r.message and "B:" not in r.message for r in results.values())
-    assert bc.check_what_went_wrong(lambda: "D").mistake == "wrong_type"
+    assert bc.check_what_went_wrong(lambda: "E").mistake == "wrong_type"

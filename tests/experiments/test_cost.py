@@ -51,20 +51,47 @@ def test_memory_slope_is_exactly_two():
     assert f"{m.memory_slope():.2f}" == "2.00"
 
 
-def test_timing_gives_positive_medians_that_grow_with_n():
+def test_timing_gives_positive_times_that_grow_with_n():
     """Sizes 8x apart: the n² work differs 64-fold, far beyond any noise of a busy machine."""
     m = measure_attention([16, 128, 1024], d=16, budget_seconds=0.3, max_repeats=3)
     assert m.sizes == (16, 128, 1024) and m.d == 16
     assert all(s > 0 for s in m.seconds)
     assert m.seconds[0] < m.seconds[1] < m.seconds[2]
-    assert all(1 <= r <= 3 for r in m.repeats)
+    assert 1 <= m.repeats[-1] <= 3 and all(1 <= r <= 15 for r in m.repeats)
+
+
+def test_each_size_keeps_its_fastest_run(monkeypatch):
+    """A busy moment slows one sample of a size; the result is the undisturbed one."""
+    monkeypatch.setattr(cost, "attention", lambda q, k, v: (q, np.zeros((len(q), len(k)))))
+    # how far the clock moves at each reading: the warm-up (2 readings), the first round
+    # (one before, each size's start and end, one after), then the second round likewise
+    readings = iter([0.0, 0.0,
+                     0.0, 0.0, 1.0, 0.0, 1.0, 0.0,  # first round: each size 1 s (disturbed)
+                     0.0, 0.0, 0.01, 0.0, 0.04, 0.0])  # second: 10 ms and 40 ms
+    clock = [0.0]
+
+    def timer():
+        clock[0] += next(readings, 0.0)
+        return clock[0]
+
+    m = measure_attention([4, 8], d=2, budget_seconds=100.0, max_repeats=2,
+                          min_sample_seconds=0.0, warmup_seconds=0.0, timer=timer)
+    assert m.repeats == (2, 2)
+    assert m.seconds == pytest.approx((0.01, 0.04))
 
 
 def test_budget_and_repeats_are_kept():
     m = measure_attention([4, 8], d=2, budget_seconds=0.0)
     assert m.repeats == (1, 1)  # the first round always runs, nothing more
     m = measure_attention([4, 8], d=2, budget_seconds=60.0, max_repeats=4)
-    assert m.repeats == (4, 4)  # plenty of time: stops at max_repeats
+    assert m.repeats[-1] == 4 and 4 <= m.repeats[0] <= 16  # plenty of time: max_repeats
+
+
+def test_a_quick_size_gets_more_tries():
+    """n = 4 costs a sliver of n = 512: up to 5 samples a round, for its fastest."""
+    m = measure_attention([4, 512], d=16, budget_seconds=60.0, max_repeats=3,
+                          min_sample_seconds=0.0)
+    assert m.repeats[1] == 3 and m.repeats[0] > 3
 
 
 def test_a_coarse_clock_still_measures_small_sizes(monkeypatch):
@@ -111,13 +138,13 @@ def test_the_caption_says_when_the_time_is_not_quadratic():
                             tuple(table_bytes(n) for n in sizes))
     caption = cost_figure(noisy).caption
     assert caption.startswith("Memory grows like n², slope 2.00 exactly; the time slope, 0.19")
-    assert "far from 2" in caption and "Measure again" in caption
+    assert "outside 1.5 to 3.0" in caption and "Measure again" in caption
 
 
 def test_table_text():
     m = CostMeasurement((64, 2048), 64, (7e-5, 0.0413), (7, 2), (32768, 33554432))
     assert m.table().splitlines() == [
-        "     n   median time  runs  weights table",
+        "     n  fastest time  runs  weights table",
         "    64         70 µs     7         32 KiB",
         "  2048       41.3 ms     2         32 MiB",
     ]

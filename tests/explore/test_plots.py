@@ -389,12 +389,15 @@ def test_training_curves_describe_every_run_from_its_numbers():
     text = str(fig)
     for run in runs:
         label = "scaled" if run.scale else "unscaled"
-        first, last = run.loss[:10].mean(), run.loss[-10:].mean()
-        assert f"d_k = {run.d_k}: loss" in text
-        assert f"{label} {first:.2f} -> {last:.2f}" in text
-        assert f"d_k = {run.d_k} {label} {run.final_loss:.3f}" in fig.caption
+        for attr in ("accuracy", "entropy", "stuck", "score_move"):
+            first, last = getattr(run, attr)[:10].mean(), getattr(run, attr)[-10:].mean()
+            assert f"{label} {first:.2f} -> {last:.2f}" in text
+        assert f"d_k = {run.d_k}: accuracy" in text
+        assert f"d_k = {run.d_k} {label} {run.final_accuracy:.2f}" in fig.caption
     assert "log 8 = 2.08 nats" in text
     with pytest.raises(AttentionInputError, match="non-empty list of TrainingRun"):
         plots.training_curves([])
     with pytest.raises(AttentionInputError, match="same number of steps"):
         plots.training_curves([runs[0], train(4, steps=50)], window=10)
+    with pytest.raises(AttentionInputError, match="share one task, loss and optimiser"):
+        plots.training_curves([runs[0], train(4, steps=40, loss="cross_entropy")], window=10)

@@ -1,0 +1,75 @@
+"""Strict nbval runs every lesson twice: OPENBLAS_CORETYPE unset, and set to Haswell.
+
+conftest.py (at the top of the checkout) collects each lesson with code a second time and
+sets the variable around that notebook's kernel start (issue 40: four cells of lesson 13
+failed on a machine whose OpenBLAS picked its own AVX-512 kernels, and passed only with
+OPENBLAS_CORETYPE=Haswell). This checks the collection and what the kernel is given,
+without starting one.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
+
+import conftest  # noqa: E402  (the checkout's own conftest.py, for its hooks)
+
+pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                                reason="OpenBLAS core types are x86 names")
+
+
+def lessons_with_code() -> list[str]:
+    index = lesson_index.read_index(ROOT / "notebooks")
+    return [n.path.name for n in lesson_index.select(
+        index, kind=(lesson_index.LESSON, lesson_index.CHECKPOINT))]
+
+
+def test_every_lesson_with_code_is_collected_twice():
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                          "no:xdist", "notebooks"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    files = {line.split("::")[0] for line in out.stdout.splitlines() if "::" in line}
+    names = lessons_with_code()
+    assert len(names) > 10
+    for name in names:
+        assert f"notebooks/{name}" in files
+        assert f"notebooks/{name}[OPENBLAS_CORETYPE=Haswell]" in files
+    cells = [line for line in out.stdout.splitlines() if "::" in line]
+    plain = [c for c in cells if "[OPENBLAS_CORETYPE" not in c]
+    assert len(cells) == 2 * len(plain)  # the same cells, twice
+
+
+class IPyNbCell:  # the name conftest's hook looks for (nbval's cell class)
+    def __init__(self, path: Path, core: str | None) -> None:
+        self.parent = type("Notebook", (), {"path": path})()
+        if core is not None:
+            self.parent.openblas_coretype = core
+
+
+@pytest.mark.parametrize("outer", [None, "Sandybridge"])
+def test_the_kernel_start_gets_the_notebooks_core_type_and_the_worker_keeps_its_own(
+        monkeypatch, outer):
+    """The second run's kernel starts with Haswell; nbval's own with the worker's setting
+    (unset in CI; a developer's OPENBLAS_CORETYPE=Sandybridge stands for another CPU)."""
+    if outer is None:
+        monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_CORETYPE", outer)
+    lesson = ROOT / "notebooks" / lessons_with_code()[0]
+    for core, seen in ((None, outer), ("Haswell", "Haswell")):
+        hook = conftest.pytest_runtest_setup(IPyNbCell(lesson, core))
+        next(hook)  # here pytest sets the notebook up: its kernel starts
+        assert os.environ.get("OPENBLAS_CORETYPE") == seen
+        with pytest.raises(StopIteration):
+            next(hook)
+        assert os.environ.get("OPENBLAS_CORETYPE") == outer
