@@ -30,7 +30,12 @@ sys.path.insert(0, str(HERE.parent))
 
 from course_grading.checkpoint_answers import expected  # noqa: E402
 from course_grading.probe import REPORTED_EXCEPTIONS, REPORTED_TYPES  # noqa: E402
-from course_grading.verdicts import DecideOnHost, plan_checks, verdict_output  # noqa: E402
+from course_grading.verdicts import (  # noqa: E402
+    DecideOnHost,
+    plan_checks,
+    sends_hidden_inputs,
+    verdict_output,
+)
 from course_quiz.checkpoint_checks import Verdict, judge  # noqa: E402
 from course_quiz.checkpoint_spec import CHECKPOINT  # noqa: E402
 
@@ -79,7 +84,7 @@ def main() -> int:
     grader._verdicts = {}
     print(f"{'hidden check':<26}{'verdicts':>9}{'bits':>7}   of which named mistakes")
     for planned in plan_checks(nb, CHECKPOINT).values():
-        if not planned.deferred or planned.kind != "weights":
+        if not planned.deferred or not sends_hidden_inputs(planned):
             continue
         facts = expected(planned.grade_id, planned.inputs, CHECKPOINT)
         kinds = replies(facts["want"], facts.get("mistaken") or {})
