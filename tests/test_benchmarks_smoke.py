@@ -13,11 +13,25 @@ from __future__ import annotations
 import math
 import re
 import sys
+from pathlib import Path
 
 import pytest
-from benchmark_scripts import figures, run_smoke
+from benchmark_scripts import BENCHMARKS, figures, run_smoke
 
 pytestmark = pytest.mark.timeout(300)
+
+
+def test_every_benchmark_has_a_smoke_mode_that_a_test_runs():
+    """A new benchmark comes with its --smoke and a test that runs it (proc_cpu.py is the
+    /proc reader the benchmarks share, not a script)."""
+    scripts = sorted(p.stem for p in BENCHMARKS.glob("*.py")
+                     if 'if __name__ == "__main__":' in p.read_text(encoding="utf-8"))
+    assert len(scripts) >= 18, scripts
+    tests = [p.read_text(encoding="utf-8") for p in Path(__file__).parent.rglob("test_*.py")]
+    without = [name for name in scripts
+               if "--smoke" not in (BENCHMARKS / f"{name}.py").read_text(encoding="utf-8")
+               or not any(f'"{name}' in text and "--smoke" in text for text in tests)]
+    assert not without, f"benchmarks without a --smoke mode that a test runs: {without}"
 
 
 def test_attention_speed():
