@@ -14,10 +14,12 @@ and the error nbgrader scores), and counts the distinct verdicts, separately for
 mistakes the function can imitate. It runs no kernel and asserts nothing.
 
     python benchmarks/hidden_check_bits.py
+    python benchmarks/hidden_check_bits.py --smoke   # the same: it takes seconds already
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from pathlib import Path
@@ -76,8 +78,12 @@ def shown(grader: DecideOnHost, planned, reply: object) -> tuple:
             out.get("ename"), out.get("evalue"), out.get("text"))
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Print, per hidden check, the distinct verdicts a function can make the grader say."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="the suite's check that it runs: the whole run (seconds, no kernel)")
+    parser.parse_args(argv)
     nb = nbformat.read(SOURCE, as_version=4)
     grader = DecideOnHost()
     grader._spec = CHECKPOINT
