@@ -2,6 +2,7 @@
 
 Run:  nice -n 10 .venv/bin/python benchmarks/tiny_gpt_training.py [--seeds 0 1 2 3 4]
       [--steps 1500] [--sequences 2000]
+      .venv/bin/python benchmarks/tiny_gpt_training.py --smoke   # seed 0, 6 steps (seconds)
 
 For each seed, the recipe of ``python -m course_lib.tiny_gpt train`` (``TrainingConfig``
 with that seed) runs in this process, then the finished model is measured on the held-out
@@ -24,6 +25,10 @@ from collections.abc import Sequence
 
 from course_lib.tiny_gpt import TrainingConfig, circuit, held_out, train
 
+#: --smoke: enough to run every step of the benchmark, far too few to learn anything.
+SMOKE_STEPS = 6
+SMOKE_SEQUENCES = 40
+
 
 def _jobs_text(scores: circuit.HeadScores) -> str:
     return " ".join(f"{layer}.{head}:{job[:4]}" for (layer, head), job in scores.jobs.items())
@@ -35,7 +40,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=TrainingConfig.steps)
     parser.add_argument("--sequences", type=int, default=2000,
                         help="held-out sequences the finished model is measured on")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"seed 0, {SMOKE_STEPS} steps, {SMOKE_SEQUENCES} held-out "
+                        "sequences: a check that it runs, not a measurement")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.seeds, args.steps, args.sequences = [0], SMOKE_STEPS, SMOKE_SEQUENCES
+    for name in ("steps", "sequences"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1 (got {getattr(args, name)})")
     evaluation = held_out(args.sequences)
     print(f"{args.steps} steps per seed; held-out: {args.sequences} sequences, "
           f"{int(evaluation.scored.sum())} scored positions; a letter at random "
