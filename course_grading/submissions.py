@@ -66,9 +66,9 @@ w[shift_key] *= np.exp(c)
 shifted_weights = w / w.sum()
 """
 
-#: lesson 16's "Stuck? Show one solution" (the plain weights), under the quiz's name: what
-#: a student who copies from the lessons hands in for question 1 (tests check that every
-#: line of its body is in lesson 16).
+#: the self-study checkpoint's "Stuck? Show one solution" (the plain weights), under the
+#: quiz's name: what a student who copies from the lessons hands in for question 1 (tests
+#: check that every line of its body is in the checkpoint notebook).
 LIFTED_WEIGHTS = '''\
 def weights_without_self(Q, K):
     d_k = Q.shape[-1]
@@ -98,9 +98,10 @@ KINDS = {
     "uses_course_lib": "the function imported from course_lib, which the quiz forbids",
     "knows_nothing": "answers that never read the inputs (issue 42): uniform weights over "
     "the other tokens, a uniform row for the derivation, no letter, no written answer",
-    "copies_lessons": "every answer lifted from a lesson or the self-study quiz: lesson 16's "
-    "attention weights, the unshifted row (lesson 04: a shift changes nothing), the "
-    "self-study's right letters, its feedback on why_scale as the written answer",
+    "copies_lessons": "every answer lifted from a lesson or the self-study quiz: the "
+    "checkpoint notebook's attention weights, the unshifted row (lesson 04: a shift "
+    "changes nothing), the self-study's right letters, its feedback on why_scale as the "
+    "written answer",
 }
 
 #: Appended to an answer cell by the "monkeypatches_checks" kind.
@@ -157,8 +158,8 @@ def know_nothing_answers() -> dict[str, str]:
 def lifted_answers() -> dict[str, str]:
     """What a student hands in who copies every answer from a lesson or the self-study.
 
-    Question 1 is lesson 16's solution of the plain weights; question 2 its row, unshifted
-    (lesson 04 teaches that shifting scores changes nothing); the letters are the
+    Question 1 is the checkpoint notebook's solution of the plain weights; question 2 its
+    row, unshifted (lesson 04 teaches that shifting scores changes nothing); the letters are the
     self-study's right ones for its two questions on the scale and on a mask; the written
     answer is the self-study's feedback on why the scores are divided by sqrt(d_k).
     """

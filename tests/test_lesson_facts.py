@@ -411,7 +411,7 @@ def test_12_and_the_readme_promise_the_questions_the_widget_has() -> None:
     readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Self-study: the checkpoint without an instructor", 1)[1]
     section = section.split("\n## ", 1)[0]
-    for where, text in (("lesson 16", lesson), ("README", section)):
+    for where, text in (("the self-study checkpoint", lesson), ("README", section)):
         counts = _self_study_counts(text)
         assert counts and set(counts) == {n}, (where, counts, n)
     assert "three more on the worked example" not in lesson + section
