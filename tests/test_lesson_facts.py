@@ -633,8 +633,19 @@ def test_13_table_claims_hold_on_the_stored_table() -> None:
     sweep = {(d, s): row["match", "output_error", d, s].sweep for d in (256,) for s in (1, 0)}
     # "Scaled, the best rate of the grid is 0.003 at every d_k, for both losses."
     assert {r.learning_rate for r in table if r.task == "match" and r.scale} == {0.003}
-    # "Unscaled ... it moves down at d_k = 256 (to 0.001)"
+    # "Unscaled ... it moves down at d_k = 256 (to 0.001), the direction the fold points"
     assert row["match", "output_error", 256, False].learning_rate == 0.001
+    # "... at d_k = 64 ... the best rate stays 0.003, and with cross-entropy it stays 0.003
+    # at every d_k": the fold gives the direction, not the size (a teacher's runs, issue 40)
+    assert row["match", "output_error", 64, False].learning_rate == 0.003
+    assert {row["match", "cross_entropy", d, False].learning_rate
+            for d in (16, 64, 256)} == {0.003}
+    assert "as the fold of section 6 predicts" not in text
+    assert "The grid shows the direction, not the size" in text
+    # section 1: the start is a choice; GPT-2's (std 0.02, d_model 768) by the same arithmetic
+    variance = 768 * 0.02**2
+    assert f"768 \\cdot 0.02^2 \\approx {variance:.2f}" in text
+    assert f"\\sqrt{{64}} \\cdot {variance:.2f} \\approx {np.sqrt(64) * variance:.1f}" in text
     # "at d_k = 256 its accuracy is 0.13 to 0.19 at every rate, against 0.76 scaled"
     unscaled = [a for _, _, a in sweep[256, 0]]
     assert f"{min(unscaled):.2f} to {max(unscaled):.2f} at every rate" in text
