@@ -1,6 +1,7 @@
 """How much does course_lib.attention add to the arithmetic of attention?
 
 Run:  .venv/bin/python benchmarks/attention_speed.py [--repeats 31] [--sizes 64 128 ...]
+      .venv/bin/python benchmarks/attention_speed.py --smoke   # n = 64, one round (the suite)
 
 For n tokens in (64, 128, 256, 512, 1024, 2048) and d = 64 (Q, K, V all n x d, float64)
 it times, side by side in one run:
@@ -89,13 +90,17 @@ def interleaved_times(
     return times
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=31, help="rounds per size (default 31)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256, 512, 1024, 2048])
     parser.add_argument("--d", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="n = 64 only, one round: a check that it runs (the suite's)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.repeats = [64], 1
 
     sdpa = torch_sdpa()
     print(f"numpy {np.__version__}; d = {args.d}; float64; median of {args.repeats} "

@@ -9,6 +9,7 @@ SVG), both read from ``performance.now()``. Prints the median, 10th and 90th per
 widget kind. A measurement, not a test: nothing here asserts a speed.
 
 Run:  .venv/bin/python benchmarks/browser_latency.py [--moves 20]
+      .venv/bin/python benchmarks/browser_latency.py --smoke   # one widget per kind, 2 moves
 Needs what tests/browser needs (see docs/development.md, "The test suite").
 """
 
@@ -158,10 +159,23 @@ def measure(page: Any, cell_index: int, kind: str, moves: int) -> list[float]:
     return times
 
 
-def main() -> int:
+def smoke_cases(cases: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The first case of each kind of widget (each kind is moved its own way)."""
+    firsts: dict[str, tuple[str, str, str]] = {}
+    for case in cases:
+        firsts.setdefault(case[1], case)
+    return list(firsts.values())
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=20, help="timed moves per widget (>= 20)")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="the first widget of each kind, 2 timed moves: a check that it "
+                        "runs (the suite's)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.moves = 2  # the percentiles need two
     missing = missing_requirements()
     if missing:
         print(missing, file=sys.stderr)
@@ -175,6 +189,8 @@ def main() -> int:
         cases += COURSE_CASES
     except ImportError:
         print("(course_lib.explore.widgets not found: timing the generic widgets only)")
+    if args.smoke:  # the course's explorers first: they are what a smoke run must keep working
+        cases = smoke_cases(cases[len(CASES):] + cases[:len(CASES)])
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="browser-latency-") as tmp:
         root, scratch = Path(tmp) / "root", Path(tmp) / "scratch"

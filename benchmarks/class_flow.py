@@ -4,6 +4,7 @@ fetches feedback. Needs root (it creates throw-away Unix users, removed afterwar
 
     sudo .venv/bin/python benchmarks/class_flow.py            # 3 and 30 students, SQLite
     sudo .venv/bin/python benchmarks/class_flow.py 3 30 --backend postgres --repeat 3
+    sudo .venv/bin/python benchmarks/class_flow.py --smoke   # a class of 1 (the suite's check)
 
 Prints, per class size, the median over the repeats of each phase and the whole flow, the
 seconds per student, and the ratio to the smallest class. Not a test: nothing is asserted.
@@ -47,7 +48,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("sizes", nargs="*", type=int, default=[3, 30])
     ap.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--smoke", action="store_true",
+                    help="a class of 1, once: a check that it runs (the suite's)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.repeat = [1], 1
     ensure_env()
     print(f"class flow, gradebook={args.backend}, median of {args.repeat} run(s), seconds")
     columns = (*PHASES, "instructor", "total")

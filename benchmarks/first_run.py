@@ -1,6 +1,7 @@
 """A student's first `./course lab`: how long until JupyterLab is open, how big is .venv?
 
 Run:  .venv/bin/python benchmarks/first_run.py [--runs 3] [--no-browser]
+      .venv/bin/python benchmarks/first_run.py --smoke   # one start on this environment
 
 Each run is what a student does on a fresh clone: ``python3 course lab`` with an empty
 environment folder (``COURSE_VENV``), fresh Jupyter config, settings and runtime folders,
@@ -30,6 +31,11 @@ open JupyterLab, environment under 350 MB, second run open in under 5 s. A first
 counted, warms pip's cache (what "warm" means: the wheels are on disk; pip still asks the
 package index which versions exist). Medians over ``--runs``; the machine is shared, so
 single runs vary. Nothing is written into the course's folder.
+
+``--smoke`` (the suite's check that this script runs) does one start of ``course lab`` on
+the environment running this script (``COURSE_VENV``: nothing to install, so ``installed``
+is the check that it is up to date), opens the contents page, and measures that
+environment's size; no warm-up, second start or lessons.
 """
 
 from __future__ import annotations
@@ -151,15 +157,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true", help="time the server only")
     parser.add_argument("--python", default=getattr(sys, "_base_executable", sys.executable),
                         help="the student's python3 (default: the one .venv was made from)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="one start on this environment, no install: a check that it runs")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs = 1
     browser = None if args.no_browser else Browser()
     work = Path(tempfile.mkdtemp(prefix="first-run-"))
     try:
         print(f"python: {args.python}; {os.cpu_count()} cores; load average "
               f"{os.getloadavg()[0]:.1f}", flush=True)
-        print("warming pip's cache (one run, not counted) ...", flush=True)
-        one_start(args.python, work / "warm-venv", work / "scratch")
-        shutil.rmtree(work / "warm-venv")
+        if args.smoke:
+            print(f"smoke: one start on this environment ({sys.prefix}), nothing installed",
+                  flush=True)
+        else:
+            print("warming pip's cache (one run, not counted) ...", flush=True)
+            one_start(args.python, work / "warm-venv", work / "scratch")
+            shutil.rmtree(work / "warm-venv")
         rows = []
         columns = [("installed", "{:>9.1f}s"), ("server", "{:>7.1f}s"), ("open", "{:>7.1f}s"),
                    ("cpu", "{:>6.1f}s"), ("size_mb", "{:>7.0f}"), ("apparent_mb", "{:>9.0f}"),
@@ -174,22 +188,24 @@ def main(argv: list[str] | None = None) -> int:
                 fmt.format(row.get(key, float("nan"))) for key, fmt in columns)
 
         for run in range(1, args.runs + 1):
-            venv = work / f"venv-{run}"
+            venv = Path(sys.prefix) if args.smoke else work / f"venv-{run}"
             student = browser.new_student() if browser and browser.browser else None
             port = free_port()
             first = one_start(args.python, venv, work / "scratch", student, port)
             disk, apparent = sizes_mb(venv)
-            second = one_start(args.python, venv, work / "scratch", student, port)
+            row = {**first, "size_mb": disk, "apparent_mb": apparent}
+            if not args.smoke:
+                second = one_start(args.python, venv, work / "scratch", student, port)
+                run_lessons(venv)
+                row.update({"second server": second["server"],
+                            **({"second open": second["open"]} if "open" in second else {}),
+                            "after lessons_mb": sizes_mb(venv)[0]})
             if student is not None:
                 student.close()
-            run_lessons(venv)
-            row = {**first, "size_mb": disk, "apparent_mb": apparent,
-                   "second server": second["server"],
-                   **({"second open": second["open"]} if "open" in second else {}),
-                   "after lessons_mb": sizes_mb(venv)[0]}
             rows.append(row)
             print(line(str(run), row), flush=True)
-            shutil.rmtree(venv)
+            if not args.smoke:
+                shutil.rmtree(venv)
         medians = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
         print(line("med", medians))
         for key, target in TARGETS.items():

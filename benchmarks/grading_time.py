@@ -8,6 +8,7 @@ median seconds per submission (wall time of one run / N) and the spread over the
     python benchmarks/grading_time.py                 # 20 submissions, 3 runs, the CLI
     python benchmarks/grading_time.py --method api    # the same in one process (NbGraderAPI)
     python benchmarks/grading_time.py -n 40 --repeats 5
+    python benchmarks/grading_time.py --smoke         # 1 submission, 1 run (the suite's)
 
 Other scripts can call :func:`measure` (it returns the numbers instead of printing them).
 The machine's load matters: quote the figure with the machine it ran on.
@@ -150,7 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=20, help="submissions per run (default 20)")
     parser.add_argument("--repeats", type=int, default=3, help="runs (default 3)")
     parser.add_argument("--method", choices=["cli", "api"], default="cli")
+    parser.add_argument("--smoke", action="store_true",
+                        help="1 submission, 1 run: a check that it runs (the suite's)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.n, args.repeats = 1, 1
     m = measure(args.n, args.repeats, args.method)
     runs = ", ".join(f"{s:.2f}" for s in m.per_submission)
     print(f"nbgrader autograde ({m.method}), {m.n_submissions} submissions, {args.repeats} runs")

@@ -14,10 +14,12 @@ and the error nbgrader scores), and counts the distinct verdicts, separately for
 mistakes the function can imitate. It runs no kernel and asserts nothing.
 
     python benchmarks/hidden_check_bits.py
+    python benchmarks/hidden_check_bits.py --smoke   # the same: it takes seconds already
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from pathlib import Path
@@ -30,7 +32,12 @@ sys.path.insert(0, str(HERE.parent))
 
 from course_grading.checkpoint_answers import expected  # noqa: E402
 from course_grading.probe import REPORTED_EXCEPTIONS, REPORTED_TYPES  # noqa: E402
-from course_grading.verdicts import DecideOnHost, plan_checks, verdict_output  # noqa: E402
+from course_grading.verdicts import (  # noqa: E402
+    DecideOnHost,
+    plan_checks,
+    sends_hidden_inputs,
+    verdict_output,
+)
 from course_quiz.checkpoint_checks import Verdict, judge  # noqa: E402
 from course_quiz.checkpoint_spec import CHECKPOINT  # noqa: E402
 
@@ -71,15 +78,19 @@ def shown(grader: DecideOnHost, planned, reply: object) -> tuple:
             out.get("ename"), out.get("evalue"), out.get("text"))
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Print, per hidden check, the distinct verdicts a function can make the grader say."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="the suite's check that it runs: the whole run (seconds, no kernel)")
+    parser.parse_args(argv)
     nb = nbformat.read(SOURCE, as_version=4)
     grader = DecideOnHost()
     grader._spec = CHECKPOINT
     grader._verdicts = {}
     print(f"{'hidden check':<26}{'verdicts':>9}{'bits':>7}   of which named mistakes")
     for planned in plan_checks(nb, CHECKPOINT).values():
-        if not planned.deferred or planned.kind != "weights":
+        if not planned.deferred or not sends_hidden_inputs(planned):
             continue
         facts = expected(planned.grade_id, planned.inputs, CHECKPOINT)
         kinds = replies(facts["want"], facts.get("mistaken") or {})

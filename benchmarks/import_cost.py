@@ -1,6 +1,7 @@
 """What each new Jupyter or nbgrader process pays before it does anything: its imports.
 
 Run:  .venv/bin/python benchmarks/import_cost.py [--repeats 7]
+      .venv/bin/python benchmarks/import_cost.py --smoke   # jsonschema, 1 repeat (the suite)
 
 jsonschema (imported by nbformat, and by jupyter_events, so by every Jupyter server, nbgrader
 command, nbclient run and grading worker) checks the ``iri`` format with ``rfc3987_syntax``
@@ -40,16 +41,21 @@ def _skips_the_iri_parser(module: str) -> bool:
     return out.returncode == 0 and out.stdout.strip() == "False"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"{', '.join(MODULES[:1])} only, 1 repeat: a check that it runs")
+    args = parser.parse_args(argv)
+    modules = MODULES[:1] if args.smoke else MODULES
+    if args.smoke:
+        args.repeats = 1
     if not _skips_the_iri_parser("jsonschema"):
         print("rfc3987 is not installed here (jsonschema imports rfc3987_syntax): install "
               "the grading extra, or `pip install rfc3987`, to compare")
         return 1
     print(f"{'module':28} {'as installed':>13} {'rfc3987 hidden':>15} {'ratio':>6}")
-    for module in MODULES:
+    for module in modules:
         times: dict[bool, list[float]] = {False: [], True: []}
         for i in range(args.repeats):
             for hide in ((False, True) if i % 2 == 0 else (True, False)):

@@ -1,6 +1,7 @@
 """How long does each lesson take to run top to bottom (Restart & Run All)?
 
 Run:  .venv/bin/python benchmarks/lesson_times.py [--repeat 3] [notebooks/03_scaling.ipynb ...]
+      .venv/bin/python benchmarks/lesson_times.py --smoke   # the first lesson, once (the suite)
 
 Each run starts a fresh kernel of this environment (as nbval does), executes every cell of
 the lesson in order with nbclient, and stops the kernel. Two times are printed per lesson,
@@ -52,7 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="lessons to time (default: every notebook of the course)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per lesson (default 3)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the first lesson (unless lessons are given), one run: a check "
+                        "that it runs (the suite's)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeat = 1
+        args.notebooks = args.notebooks or [lesson_index.lessons()[0].path]
     paths = args.notebooks or [n.path for n in lesson_index.read_index()]
     print(f"{'lesson':<32} {'cells (s)':>10} {'total (s)':>10} {'total/target':>13}")
     worst = 0.0

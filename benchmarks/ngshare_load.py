@@ -10,6 +10,7 @@ compared with what that student sent. Needs root (throw-away Unix users, removed
 
     sudo .venv/bin/python benchmarks/ngshare_load.py             # 200 students
     sudo .venv/bin/python benchmarks/ngshare_load.py --students 50 --workers 25
+    sudo .venv/bin/python benchmarks/ngshare_load.py --smoke   # 2 students, 1 round (the suite's)
 
 Prints submissions per second, the submit latency (median, 95th percentile, max), the
 collect time, and what was lost, mixed up or answered with an error (all should be 0).
@@ -71,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="students in flight at once (default: all of them)")
     ap.add_argument("--rounds", type=int, default=3,
                     help="times everyone submits (a burst of N each); medians over rounds")
+    ap.add_argument("--smoke", action="store_true",
+                    help="2 students, 1 round: a check that it runs (the suite's)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.students, args.workers, args.rounds = 2, None, 1
     with ClassRun(n_students=0, backend="postgres", exchange_kind="ngshare",
                   log=lambda *a: None) as run:
         hub = run.hub = Hub(run)

@@ -18,6 +18,7 @@ gave the same scores. It also times a bare sandboxed kernel start and the bwrap 
 alone: the fixed cost per submission that starting kernels ahead hides.
 
 Run: ``.venv/bin/python benchmarks/parallel_grading.py [--n 40] [--repeats 3] [--jobs 1 2 3]``
+(``--smoke``: 1 submission, 1 worker, one kernel start timed; the suite's check that it runs)
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def kernel_start_cost(repeats: int = 5) -> tuple[float, float]:
     return statistics.median(kernels), statistics.median(bw)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=40, help="submissions (default 40)")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each (median)")
@@ -118,8 +119,12 @@ def main() -> None:
                         help="worker counts for the engine (default: 1 and all cores)")
     parser.add_argument("--with-stock", action="store_true",
                         help="also time nbgrader autograde with its stock, unsandboxed kernel")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="1 submission, 1 worker, one kernel start: a check that it runs")
+    args = parser.parse_args(argv)
     cores = len(os.sched_getaffinity(0))
+    if args.smoke:
+        args.n, args.repeats, args.jobs = 1, 1, [1]
     jobs = sorted(set(args.jobs or [1, cores]))
     serial_name = "nbgrader autograde (serial)"
     engine = [sys.executable, "-m", "course_grading.parallel", ASSIGNMENT, "--no-progress"]
@@ -161,9 +166,10 @@ def main() -> None:
     reference = results[serial_name]
     same = all(res == reference for res in results.values())
     print(f"same scores in every run: {same}")
-    kernel, bwrap = kernel_start_cost()
+    starts = 1 if args.smoke else 5
+    kernel, bwrap = kernel_start_cost(starts)
     print(f"fixed cost per submission: a sandboxed kernel starts in {kernel:.2f} s (median of "
-          f"5; the engine starts it during the previous notebook), of which the bwrap "
+          f"{starts}; the engine starts it during the previous notebook), of which the bwrap "
           f"sandbox alone {bwrap * 1000:.0f} ms")
     if not same:
         raise SystemExit("scores differ between runners")

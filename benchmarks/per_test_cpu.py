@@ -1,6 +1,7 @@
 """Which tests spend the suite's CPU: run pytest, and print CPU seconds per test and per module.
 
 Run:  .venv/bin/python benchmarks/per_test_cpu.py [--top 30] -- -n 3 --dist loadgroup [pytest args]
+      .venv/bin/python benchmarks/per_test_cpu.py --smoke   # one test file (the suite's check)
 
 The suite is CPU-bound on 2 cores (``benchmarks/suite_cpu.py`` shows the machine busy for
 ~95 % of a run), so its wall time is its CPU over two, and ``--durations`` misleads: a test
@@ -25,6 +26,7 @@ import collections
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,6 +35,8 @@ from proc_cpu import HZ, all_processes
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_ENV = "PER_TEST_CPU_OUT"
+#: what ``--smoke`` runs when no pytest arguments are given: one small test file
+SMOKE_TESTS = ["-q", "-p", "no:xdist", "tests/test_proc_cpu.py"]
 
 
 def _tree(root: int, procs: dict[int, tuple[int, int]]) -> list[int]:
@@ -149,24 +153,40 @@ def summary(rows: list[tuple[str, float, float]], top: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--top", type=int, default=30)
-    parser.add_argument("--out", type=Path, default=ROOT / "test-artifacts" / "per_test_cpu.tsv")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the TSV (default test-artifacts/per_test_cpu.tsv; with --smoke, "
+                        "a temporary file)")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"pytest {' '.join(SMOKE_TESTS)} unless pytest arguments are "
+                        "given: a check that it runs (the suite's)")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest's, after --")
     args = parser.parse_args(argv)
     if not os.path.isdir("/proc/self"):
         parser.error("this needs Linux's /proc")
     pytest_args = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("")
+    if args.smoke:
+        pytest_args = pytest_args or SMOKE_TESTS
+    if args.out is None and args.smoke:  # a smoke run leaves a real measurement's TSV alone
+        with tempfile.TemporaryDirectory(prefix="per-test-cpu-") as tmp:
+            return _run(Path(tmp) / "per_test_cpu.tsv", pytest_args, args.top)
+    out = args.out or ROOT / "test-artifacts" / "per_test_cpu.tsv"
+    return _run(out, pytest_args, args.top)
+
+
+def _run(out: Path, pytest_args: list[str], top: int) -> int:
+    """Run pytest with this plugin writing to ``out``; print the summary; pytest's status."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("")
     here = str(Path(__file__).resolve().parent)
-    env = dict(os.environ, **{OUT_ENV: str(args.out.resolve())})
+    env = dict(os.environ, **{OUT_ENV: str(out.resolve())})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
     code = subprocess.call([sys.executable, "-m", "pytest", "-p", Path(__file__).stem,
                             *pytest_args], cwd=ROOT, env=env)
     rows = []
-    for line in args.out.read_text(encoding="utf-8").splitlines():
+    for line in out.read_text(encoding="utf-8").splitlines():
         node, wall, cpu = line.rsplit("\t", 2)
         rows.append((node, float(wall), float(cpu)))
-    print(summary(rows, args.top))
+    print(summary(rows, top))
     return code
 
 

@@ -9,6 +9,7 @@ autograde time of the same class.
 
     python benchmarks/report_time.py             # 20 submissions, 5 repeats
     python benchmarks/report_time.py -n 40 --repeats 3
+    python benchmarks/report_time.py --smoke     # 1 submission, 1 run of each (the suite's)
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=20, help="submissions (default 20)")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each (default 5)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="1 submission, 1 run of each: a check that it runs (the suite's)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.n, args.repeats = 1, 1
     if args.n < 1 or args.repeats < 1:
         parser.error(f"-n and --repeats must be at least 1 (got {args.n}, {args.repeats})")
     with tempfile.TemporaryDirectory(prefix="report-time-") as tmp:

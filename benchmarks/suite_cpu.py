@@ -1,6 +1,7 @@
 """Where a command's CPU goes, by kind of process: run it, and print seconds per kind.
 
 Run:  .venv/bin/python benchmarks/suite_cpu.py [--interval 1] -- ./course test
+      .venv/bin/python benchmarks/suite_cpu.py --smoke   # one test file (the suite's check)
 
 Made to see what the test suite's processes spend (Chromium, kernels, sandboxed graders,
 nbgrader commands, pip, ...). Every ``--interval`` seconds it reads ``/proc/<pid>/stat`` of
@@ -26,8 +27,14 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from proc_cpu import HZ, all_processes
+
+ROOT = Path(__file__).resolve().parents[1]
+#: what ``--smoke`` measures when no command is given: pytest on one small test file
+SMOKE_COMMAND = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist",
+                 "tests/test_proc_cpu.py"]
 
 
 def kind_of(pid: int) -> str | None:
@@ -83,13 +90,19 @@ def busy_ticks() -> int:
     return sum(values) - values[3] - values[4]  # all but idle and iowait
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="without a command, pytest on tests/test_proc_cpu.py in the "
+                        "checkout: a check that it runs (the suite's)")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="the command, after --")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    cwd = None
+    if args.smoke and not command:
+        command, cwd = SMOKE_COMMAND, ROOT
     if not command:
         parser.error("give the command to measure after --, e.g. -- ./course test")
     if not os.path.isdir("/proc/self"):
@@ -97,7 +110,7 @@ def main() -> int:
     sampler = Sampler()
     sampler.sample(baseline=True)
     busy0, start = busy_ticks(), time.monotonic()
-    proc = subprocess.Popen(command)
+    proc = subprocess.Popen(command, cwd=cwd)
     done = threading.Event()
 
     def watch() -> None:

@@ -2,6 +2,7 @@
 
 Run:  .venv/bin/python benchmarks/tiled_memory.py [--sizes 256 512 1024 2048] [--d 64]
       [--block 32] [--repeats 7] [--causal]
+      .venv/bin/python benchmarks/tiled_memory.py --smoke   # n = 32, 64, 128, d = 8, 1 round
 
 Prints, side by side in one run, for each n (Q, K, V all n x d, float64):
 
@@ -44,6 +45,8 @@ from course_lib.experiments.memory_cost import (  # noqa: E402
     measure_tiled_cost,
 )
 
+SMOKE_SIZES = (32, 64, 128)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -53,7 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="timed rounds (default 7)")
     parser.add_argument("--causal", action="store_true", help="both with the causal mask")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"n = {', '.join(map(str, SMOKE_SIZES))}, d = 8, blocks of 16, "
+                        "one round: a check that it runs (the suite's)")
     args = parser.parse_args(argv)
+    if args.smoke:  # three sizes: the slopes are fitted on the last two
+        args.sizes, args.d, args.block, args.repeats = list(SMOKE_SIZES), 8, 16, 1
 
     print(f"numpy {np.__version__}; d = {args.d}; float64; median of {args.repeats} "
           "interleaved rounds; peak memory by tracemalloc")

@@ -1,6 +1,7 @@
 """How long does one slider move take: our explorers versus ``ipywidgets.interact`` + matplotlib?
 
 Run:  .venv/bin/python benchmarks/widget_latency.py [--rounds 25]
+      .venv/bin/python benchmarks/widget_latency.py --smoke   # one round of each, no warm-up
 
 One *update* is everything between the kernel receiving a slider's new value and the
 bytes the browser receives being ready:
@@ -203,10 +204,15 @@ def cases() -> list[tuple[str, W.Widget, list[Any], W.Widget | None, list[Any]]]
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=25, help="updates timed per case")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="one timed round of each case, no warm-up: a check that it runs "
+                        "(the suite's)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.rounds = 1
 
     class Shell(InteractiveShell):
         def enable_gui(self, gui: Any = None) -> None:  # no event loop: the inline backend
@@ -219,16 +225,17 @@ def main() -> None:
           f" {'baseline':>9s} {'bytes':>8s} {'speed-up':>8s}")
     with capture_output():  # interactive() draws once when built; keep that off the screen
         all_cases = cases()
+    warm_up = 0 if args.smoke else 2
     for name, ours, ours_values, base, base_values in all_cases:
         t_ours, t_base, b_ours, b_base = [], [], [], []
-        for r in range(args.rounds + 2):  # two warm-up rounds, not counted
+        for r in range(args.rounds + warm_up):  # the warm-up rounds are not counted
             t, b = time_ours(ours, ours_values[r % len(ours_values)])
-            if r >= 2:
+            if r >= warm_up:
                 t_ours.append(t)
                 b_ours.append(b)
             if base is not None:
                 t, b = time_baseline(base, base_values[r % len(base_values)])
-                if r >= 2:
+                if r >= warm_up:
                     t_base.append(t)
                     b_base.append(b)
         mo = statistics.median(t_ours) * 1e3
@@ -243,7 +250,7 @@ def main() -> None:
     # d_k has to draw the random vectors and measure. Time that too, against a baseline
     # that recomputes every time.
     t_ours, t_base = [], []
-    rounds = max(3, args.rounds // 3)
+    rounds = 1 if args.smoke else max(3, args.rounds // 3)
     for _ in range(rounds):
         with capture_output():
             fresh = scaling_explorer(d_k=64)

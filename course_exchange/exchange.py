@@ -32,8 +32,16 @@ else, can enter it::
 
     c.ExchangeFactory.submit = "course_exchange.exchange.PrivateSubmit"
 
-It also refuses ``--student=<someone else>`` at once, in one line, where plain nbgrader says
-the submission succeeded and lists it as the student's own until collect refuses it.
+With per-student variants (``course_grading.personal``), the instructor's release puts
+each student's own notebook in ``<exchange>/<course>/personal/<assignment>/<student>/``,
+readable by that student only; :class:`PersonalFetch`, set in the same global config,
+gives it to them in place of the class's template::
+
+    c.ExchangeFactory.fetch_assignment = "course_exchange.exchange.PersonalFetch"
+
+``PrivateSubmit`` also refuses ``--student=<someone else>`` at once, in one line, where
+plain nbgrader says the submission succeeded and lists it as the student's own until
+collect refuses it.
 """
 
 from __future__ import annotations
@@ -41,11 +49,13 @@ from __future__ import annotations
 import glob
 import os
 import pwd
+import re
 import shutil
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default.fetch_assignment import ExchangeFetchAssignment
 from nbgrader.exchange.default.submit import ExchangeSubmit
 from nbgrader.utils import check_mode
 from traitlets import Float, Integer
@@ -60,10 +70,41 @@ from .inbound import (
     read_submission,
 )
 
-__all__ = ["OwnerCheckedCollect", "PrivateSubmit", "submit_as_other_message",
-           "symbolic_links"]
+__all__ = ["PERSONAL", "OwnerCheckedCollect", "PersonalFetch", "PrivateSubmit",
+           "personal_folder", "submit_as_other_message", "symbolic_links"]
 
 SUBMISSION_DIR_MODE = 0o770
+
+#: The folder of a course in the exchange (and of an ngshare release) that holds each
+#: student's own notebooks: ``personal/<assignment>/<student>/`` (ngshare:
+#: ``personal/<student>/``).
+PERSONAL = "personal"
+
+# A student id that names one folder (nbgrader's own ids are of this kind).
+_STUDENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,127}")
+
+
+def personal_folder(course_path: Path, assignment: str, student: str) -> Path:
+    """Where ``student``'s own notebooks of ``assignment`` are in a course's exchange folder.
+
+    Raises
+    ------
+    ValueError
+        If ``student`` or ``assignment`` could name anything but one folder.
+
+    Examples
+    --------
+    >>> personal_folder(Path("/x/course"), "checkpoint", "alice")
+    PosixPath('/x/course/personal/checkpoint/alice')
+    >>> personal_folder(Path("/x/course"), "checkpoint", "../bob")
+    Traceback (most recent call last):
+    ...
+    ValueError: student id '../bob' must be a plain name (letters, digits, _ . @ -)
+    """
+    for what, name in (("student id", student), ("assignment", assignment)):
+        if not _STUDENT_ID.fullmatch(name) or name in (".", ".."):
+            raise ValueError(f"{what} {name!r} must be a plain name (letters, digits, _ . @ -)")
+    return Path(course_path) / PERSONAL / assignment / student
 
 
 def symbolic_links(path: str | os.PathLike[str]) -> list[str]:
@@ -247,6 +288,46 @@ class OwnerCheckedCollect(ExchangeCollect):
             shutil.rmtree(fresh, ignore_errors=True)
 
 
+class PersonalFetch(ExchangeFetchAssignment):
+    """``nbgrader fetch_assignment`` that gives a student their own notebook of the release.
+
+    When the release has per-student notebooks (``personal/<assignment>/`` exists in the
+    course's exchange folder), the notebooks of the Unix user running the fetch replace the
+    class's template in what they get; a student the instructor released none to is told
+    so and gets nothing. The user is the process's own (``os.getuid``), not ``$USER``,
+    which a student can set to a classmate's name; a classmate's notebook is readable by
+    that classmate only anyway. Without per-student notebooks it is nbgrader's fetch.
+    """
+
+    def _own(self) -> Path | None:
+        personal = Path(self.course_path) / PERSONAL / self.coursedir.assignment_id
+        if not personal.is_dir():
+            return None
+        me = pwd.getpwuid(os.getuid()).pw_name
+        try:
+            own = personal_folder(Path(self.course_path), self.coursedir.assignment_id, me)
+        except ValueError as exc:
+            self.fail(str(exc))
+        if not own.is_dir() or not os.access(own, os.R_OK | os.X_OK):
+            self.fail(f"{self.coursedir.assignment_id} was released with a notebook of their "
+                      f"own to each student, and there is none for {me!r}: ask your "
+                      "instructor to add you to the class and release it again")
+        return own
+
+    def copy_files(self) -> None:
+        own = self._own()
+        super().copy_files()
+        if own is None:
+            return
+        for path in sorted(own.iterdir()):
+            target = Path(self.dest_path) / path.name
+            if not path.is_file() or path.is_symlink() or path.suffix != ".ipynb":
+                continue
+            if self.replace_missing_files and target.exists():
+                continue  # fetched before: the student's work is kept
+            shutil.copyfile(path, target)
+        self.log.info("Your own notebook of %s (numbers of your own): %s",
+                      self.coursedir.assignment_id, self.dest_path)
 def submit_as_other_message(claimed: str, me: str, why: str) -> str:
     """The one line a student reads after ``nbgrader submit --student=<someone else>``.
 

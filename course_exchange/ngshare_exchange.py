@@ -39,7 +39,7 @@ from nbgrader.exchange import abc
 from nbgrader.utils import find_all_notebooks, parse_utc
 from traitlets import Bool, Float, Integer, Unicode
 
-from .exchange import submit_as_other_message
+from .exchange import PERSONAL, submit_as_other_message
 from .inbound import collected_time, format_timestamp, install_collected
 from .ngshare_client import (
     Ngshare,
@@ -190,9 +190,14 @@ class NgshareReleaseAssignment(NgshareExchange, abc.ExchangeReleaseAssignment):
                 self.fail(f"Refusing to re-release {course}/{aid}: ngshare would delete its "
                           f"{len(subs)} submissions with it. Release it under a new name.")
             self.client.delete(f"assignment/{course}/{aid}")
-        files = encode_files(src, self._ignore, self._max_bytes())
+        files = self.released_files(src)
         self.client.post(f"assignment/{course}/{aid}", files=files_json(files))
         self.log.info("Released %s/%s to ngshare (%d files)", course, aid, len(files))
+
+    def released_files(self, src: Path) -> list[dict[str, Any]]:
+        """The files to release (``[{"path", "content"}]``): ``release/<assignment>/``'s.
+        A subclass adds each student's own notebooks (``course_grading.personal``)."""
+        return encode_files(src, self._ignore, self._max_bytes())
 
 
 class NgshareFetchAssignment(NgshareExchange, abc.ExchangeFetchAssignment):
@@ -204,11 +209,29 @@ class NgshareFetchAssignment(NgshareExchange, abc.ExchangeFetchAssignment):
         if dest.exists() and not self.replace_missing_files:
             self.fail(f"You already have a copy of the assignment at {dest}; rename or remove "
                       "it (or use --replace) to fetch it again")
-        files = self.client.get(f"assignment/{course}/{aid}").get("files", [])
+        files = self._own_files(self.client.get(f"assignment/{course}/{aid}").get("files", []))
         dest.parent.mkdir(parents=True, exist_ok=True)
         written = decode_files(files, dest, max_files=self.max_files,
                                max_bytes=self._max_bytes(), only_missing=dest.exists())
         self.log.info("Fetched %s/%s: %d files into %s", course, aid, len(written), dest)
+
+    def _own_files(self, files: list) -> list:
+        """The release's files as this student gets them: with per-student notebooks
+        (``personal/<student>/<name>``), the caller's own in place of the template's and
+        nobody else's; a student with none of their own is told so."""
+        personal = [f for f in files if isinstance(f, dict)
+                    and str(f.get("path", "")).split("/")[0] == PERSONAL]
+        if not personal:
+            return files
+        prefix = f"{PERSONAL}/{self.me}/"
+        own = {str(f["path"])[len(prefix):]: f for f in personal
+               if str(f["path"]).startswith(prefix) and "/" not in str(f["path"])[len(prefix):]}
+        if not own:
+            self.fail(f"{self.coursedir.assignment_id} was released with a notebook of their "
+                      f"own to each student, and there is none for {self.me!r}: ask your "
+                      "instructor to add you to the class and release it again")
+        shared = [f for f in files if f not in personal and f.get("path") not in own]
+        return shared + [{**f, "path": name} for name, f in sorted(own.items())]
 
 
 class NgshareSubmit(NgshareExchange, abc.ExchangeSubmit):
@@ -240,7 +263,8 @@ class NgshareSubmit(NgshareExchange, abc.ExchangeSubmit):
 
     def _check_notebooks(self, course: str, aid: str, src: Path) -> None:
         listed = self.client.get(f"assignment/{course}/{aid}", list_only="true")
-        released = {f["path"] for f in listed.get("files", []) if f["path"].endswith(".ipynb")}
+        released = {f["path"] for f in listed.get("files", []) if f["path"].endswith(".ipynb")
+                    and f["path"].split("/")[0] != PERSONAL}
         mine = set(find_all_notebooks(str(src)))
         missing, extra = sorted(released - mine), sorted(mine - released)
         if missing and self.strict:

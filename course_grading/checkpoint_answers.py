@@ -25,6 +25,7 @@ array([[0. , 0.5, 0.5],
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -40,9 +41,12 @@ __all__ = [
     "CORRECT_ANSWER",
     "MISCONCEIVED",
     "MISTAKE_SOURCES",
+    "OPTIONS",
     "answer_function",
+    "duplicated_key_weight",
     "expected",
     "mistaken_weights",
+    "option_numbers",
     "shifted_key_row",
     "weights_without_self",
 ]
@@ -130,6 +134,11 @@ def answer_function(source: str, name: str = "weights_without_self") -> Callable
     return func
 
 
+@functools.cache
+def _mistake_function(mistake_id: str) -> Callable[..., Any]:
+    return answer_function(MISTAKE_SOURCES[mistake_id])
+
+
 def weights_without_self(Q: Any, K: Any) -> NDArray[np.float64]:
     """softmax(Q K^T / sqrt(d_k)) over each row with the diagonal hidden (the grader's).
 
@@ -193,6 +202,90 @@ MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
 }
 
 
+#: The options of each multiple-choice question, in the public notebook's order (letters A,
+#: B, C, D): ``(key, text)`` with ``key`` "right" or the misconception the option stands
+#: for, and ``text`` a template that :func:`course_grading.variants.mc_options` fills with
+#: one variant's numbers (:func:`option_numbers`). Every option carries the student's own
+#: numbers, and the right one has a twin worded the same way that only the student's
+#: numbers tell apart from it (question 3: the other column; question 4: what doubling the
+#: weight would give), so that the public notebook's wording narrows the choice to two at
+#: best (issue 41: the same texts in every variant let a reader of the public source pick
+#: the right one whatever its letter). A variant shuffles their order.
+OPTIONS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
+    "mc_read_table": (
+        ("division_sharpens",
+         "{U} is the one with the division: dividing the scores by sqrt(d_k) makes softmax "
+         "more peaked, which is why {U}'s largest weight climbs from {u_first} to {u_last} "
+         "as d_k grows, while {D}, without it, stays near {d_mean}."),
+        ("right",
+         "{U} is the one without the division: undivided scores spread like sqrt(d_k), so "
+         "its rows head for one-hot as d_k grows ({U}'s largest weight goes from {u_first} "
+         "to {u_last}), while dividing keeps {D}'s largest weight near {d_mean}."),
+        ("scale_like_shift",
+         "Neither column needs the division to explain it: dividing every score of a row by "
+         "the same number leaves softmax unchanged, so {u_last} against {d_last} at "
+         "d_k = {dk_last} is only the randomness of the queries and keys."),
+        ("misreads_table",
+         "{D} is the one without the division: undivided scores spread like sqrt(d_k), so "
+         "its rows head for one-hot as d_k grows ({D}'s largest weight goes from {d_first} "
+         "to {d_last}), while dividing keeps {U}'s largest weight near {u_mean}."),
+    ),
+    "mc_duplicate_key": (
+        ("copies_share_weight",
+         "Nothing changes: the two copies of '{dup}' split between them the {w} it had "
+         "({half} each), so every other weight, and the output, stay as they were."),
+        ("no_renormalising",
+         "Each copy of '{dup}' gets the {w} it had before and every other weight stays as "
+         "it was, so the row now sums to {one_plus_w} and the output grows."),
+        ("right",
+         "'{dup}' takes more of the budget: its two copies together get {pair} (one copy "
+         "had {w}), every other weight shrinks by the factor {shrink}, and the output moves "
+         "towards the value of '{dup}'."),
+        ("doubles_weight",
+         "'{dup}' takes more of the budget: its two copies together get {double} (one copy "
+         "had {w}), every other weight shrinks by the factor {rest}, and the output moves "
+         "towards the value of '{dup}'."),
+    ),
+})
+
+
+def option_numbers(question: str, inputs: Mapping[str, Any]) -> dict[str, str]:
+    """The numbers (as the options print them) of one variant for a question's options.
+
+    Parameters
+    ----------
+    question : str
+        ``"mc_read_table"`` or ``"mc_duplicate_key"``.
+    inputs : mapping
+        For the table: ``table`` (rows of (divided, undivided) largest weights, d_k
+        growing), ``unscaled_first`` (whether column X is the undivided one) and
+        ``table_setup`` (its head sizes first); for the
+        duplicated key: ``Q``, ``K``, ``tokens``, ``dup_query``, ``dup_key``.
+    """
+    if question == "mc_read_table":
+        table = np.asarray(inputs["table"], dtype=float)
+        undivided, divided = ("X", "Y") if inputs["unscaled_first"] else ("Y", "X")
+        dks = inputs["table_setup"][0]
+        return {"U": undivided, "D": divided, "u_first": f"{table[0, 1]:.2f}",
+                "u_last": f"{table[-1, 1]:.2f}", "u_mean": f"{table[:, 1].mean():.2f}",
+                "d_first": f"{table[0, 0]:.2f}", "d_last": f"{table[-1, 0]:.2f}",
+                "d_mean": f"{table[:, 0].mean():.2f}", "dk_last": str(dks[-1])}
+    if question == "mc_duplicate_key":
+        w = float(duplicated_key_weight(inputs))
+        return {"dup": str(inputs["tokens"][int(inputs["dup_key"])]), "w": f"{w:.2f}",
+                "half": f"{w / 2:.2f}", "one_plus_w": f"{1 + w:.2f}",
+                "pair": f"{2 * w / (1 + w):.2f}", "shrink": f"{1 / (1 + w):.2f}",
+                "double": f"{2 * w:.2f}", "rest": f"{(1 - 2 * w) / (1 - w):.2f}"}
+    raise KeyError(f"no options for {question!r}: expected one of {', '.join(OPTIONS)}")
+
+
+def duplicated_key_weight(inputs: Mapping[str, Any]) -> float:
+    """The weight of query ``dup_query`` on key ``dup_key`` (no mask, one copy of each)."""
+    w = attention_weights(np.asarray(inputs["Q"], dtype=float),
+                          np.asarray(inputs["K"], dtype=float))
+    return float(w[int(inputs["dup_query"]), int(inputs["dup_key"])])
+
+
 def mistaken_weights(Q: Any, K: Any, spec: QuizSpec = CHECKPOINT
                      ) -> dict[str, NDArray[np.float64]]:
     """What each of the spec's mistakes gives on these inputs (mistake id -> weights)."""
@@ -200,7 +293,7 @@ def mistaken_weights(Q: Any, K: Any, spec: QuizSpec = CHECKPOINT
     for mistake in spec.mistakes:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            func = answer_function(MISTAKE_SOURCES[mistake.id])
+            func = _mistake_function(mistake.id)
             out[mistake.id] = np.asarray(func(np.array(Q, dtype=float),
                                               np.array(K, dtype=float)), dtype=float)
     return out

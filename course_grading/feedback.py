@@ -309,12 +309,36 @@ class SafeHTMLExporter(HTMLExporter):
             raise ValueError("the feedback template produced no <head> to hold its "
                              "Content-Security-Policy")
         output = output[: head.end()] + meta + output[head.end():]
+        output = name_checks_in_contents(output, nb)
         # the stylesheet formgrader links (wrapped verdicts and written answers), last in
         # <head> so that it comes after nbconvert's
         end = output.lower().find("</head>")
         if end < 0:
             raise ValueError("the feedback template produced no </head> for its stylesheet")
         return output[:end] + f"<style>{_readable_css()}</style>\n" + output[end:], resources
+
+
+def name_checks_in_contents(page: str, nb: NotebookNode) -> str:
+    """nbgrader's feedback page lists every check as "Test cell" in its contents: each of
+    the quiz's checks is named there instead, by its grade id and what it looks at (the
+    spec's words; a grade id the spec does not know keeps nbgrader's label).
+
+    nbgrader's template (``feedback/index.html.j2``) writes that list inside its whole
+    ``body`` block, with the label as literal text: overriding the block would copy
+    nbgrader's page, so the exporter renames each check's entry in the page it produced.
+    """
+    for cell in nb.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if not _is_test(cell) or not isinstance(grade_id, str):
+            continue
+        try:
+            check = CHECKPOINT.check(grade_id)
+        except KeyError:
+            continue
+        label = html.escape(f"{grade_id}: {check.looks_at}")
+        page = page.replace(f'<a href="#{grade_id}">Test cell</a>',
+                            f'<a href="#{grade_id}">{label}</a>', 1)
+    return page
 
 
 def _readable_css() -> str:

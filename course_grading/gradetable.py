@@ -309,8 +309,9 @@ def _notebook_problem(folder: Path, notebook: str) -> str | None:
     return problem
 
 
-#: What an error in a student's own cell (not a check) means for the whole notebook.
-_STOPPING_ERRORS = {
+#: What an error in a student's own cell (not a check) means for the whole notebook (the
+#: same words reach the student: :func:`course_grading.verdicts.answer_cell_trouble`).
+STOPPING_ERRORS = {
     "CellTimeoutError": "stopped by the cell time limit",
     "TimeoutError": "stopped by the cell time limit",
     "DeadKernelError": "the kernel crashed",
@@ -318,6 +319,7 @@ _STOPPING_ERRORS = {
     "IndentationError": "does not parse",
     "TabError": "does not parse",
 }
+_STOPPING_ERRORS = STOPPING_ERRORS
 
 
 def grading_problems(nb: dict) -> list[str]:
@@ -396,7 +398,7 @@ def _hidden_words(gid: str, failed: set[str]) -> str:
     words = ("failed on its hidden inputs" + (f", built to catch: {built}" if built else "")
              + " (only pass or fail is recorded)")
     visible = [c.grade_id for c in CHECKPOINT.checks
-               if c.question == check.question and not c.hidden and c.grade_id in failed]
+               if c.question == check.question and c.on_own_inputs and c.grade_id in failed]
     return words + (f"; {', '.join(visible)} failed too" if visible else "")
 
 
@@ -541,7 +543,7 @@ def _check_errors(autograded: Path) -> dict[str, str]:
             errors[gid] = "CheckFailed"
             continue
         seen = [errors[c.grade_id] for c in CHECKPOINT.checks
-                if c.question == question and not c.hidden and c.grade_id in errors]
+                if c.question == question and c.on_own_inputs and c.grade_id in errors]
         errors[gid] = next((e for e in seen if e not in _WRONG), "CheckFailed")
     return errors
 

@@ -6,7 +6,8 @@ release has its hidden part removed), so nbgrader logs "Attribute 'checksum' for
 test_... has changed!" for each such check of every student, an untouched notebook too.
 :class:`QuietOverwriteCells` keeps that warning for a cell that differs from what was
 *released* (a student who edited a check), and says nothing when the cell is exactly the
-release's form of the source.
+release's form of the source (with per-student variants: the setup cell with the student's
+own numbers).
 
 Use it in place of nbgrader's class in ``Autograde.sanitize_preprocessors``
 (:func:`quiet_overwrite`; ``quiz/nbgrader_config.py`` calls it).
@@ -27,6 +28,11 @@ class QuietOverwriteCells(OverwriteCells):
     """``OverwriteCells`` that warns about a changed checksum only if the student changed
     the cell, not because its hidden tests were (rightly) missing."""
 
+    def preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
+        """nbgrader's, with the student's id kept at hand (per-student variants)."""
+        self._student = str(resources.get("nbgrader", {}).get("student") or "")
+        return super().preprocess(nb, resources)
+
     def preprocess_cell(self, cell: NotebookNode, resources: Any, cell_index: int
                         ) -> tuple[NotebookNode, Any]:
         """nbgrader's, with the student's cell kept at hand for :meth:`report_change`."""
@@ -46,7 +52,27 @@ class QuietOverwriteCells(OverwriteCells):
         released = NotebookNode(cell_type=source.cell_type, source=source.source,
                                 metadata={})
         ClearHiddenTests(config=self.config)._remove_hidden_test_region(released)
-        return released.source.strip() == str(self._student_cell.source).strip()
+        got = str(self._student_cell.source).strip()
+        if released.source.strip() == got:
+            return True
+        own = self._own_setup(grade_id, released.source)
+        return own is not None and own.strip() == got
+
+    def _own_setup(self, grade_id: str, source: str) -> str | None:
+        """With per-student variants, the setup cell as this student received it: their own
+        numbers in the class's template (:mod:`course_grading.personal`)."""
+        secret_file = self.config.PersonalVariant.get("secret_file")
+        student = getattr(self, "_student", "")
+        if grade_id != "setup" or not secret_file or not student:
+            return None
+        from .check_calls import QuizSourceError
+        from .personal import personal_variant, read_secret
+        from .variants import fill_setup
+
+        try:
+            return fill_setup(source, personal_variant(read_secret(secret_file), student))
+        except (OSError, ValueError, QuizSourceError):
+            return None
 
 
 def quiet_overwrite(c: Any) -> None:

@@ -20,7 +20,7 @@ Examples
 >>> sorted(KINDS)[:3]
 ['blank', 'copies_lessons', 'correct']
 >>> len(KINDS)
-18
+19
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ import numpy as np
 from .mistakes import CORRECT_ANSWER, MISTAKES
 from .variants import QuizFacts
 
-__all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "answers_for", "fill_answers", "lifted_answers",
-           "made_up_submission", "make_submission", "place_made_up"]
+__all__ = ["KINDS", "MONKEYPATCH", "NOTEBOOK", "UNIFORM_WEIGHTS", "answers_for", "fill_answers",
+           "know_nothing_answers", "lifted_answers", "made_up_submission", "make_submission",
+           "place_made_up"]
 
 #: The notebook's file name in the assignment.
 NOTEBOOK = "checkpoint.ipynb"
@@ -65,9 +66,9 @@ w[shift_key] *= np.exp(c)
 shifted_weights = w / w.sum()
 """
 
-#: lesson 16's "Stuck? Show one solution" (the plain weights), under the quiz's name: what
-#: a student who copies from the lessons hands in for question 1 (tests check that every
-#: line of its body is in lesson 16).
+#: the self-study checkpoint's "Stuck? Show one solution" (the plain weights), under the
+#: quiz's name: what a student who copies from the lessons hands in for question 1 (tests
+#: check that every line of its body is in the checkpoint notebook).
 LIFTED_WEIGHTS = '''\
 def weights_without_self(Q, K):
     d_k = Q.shape[-1]
@@ -95,9 +96,12 @@ KINDS = {
     "monkeypatches_checks": "the missing-scale mistake, and the answer cell replaces "
     "np.allclose, np.isclose, abs and course_lib's check functions to make every check agree",
     "uses_course_lib": "the function imported from course_lib, which the quiz forbids",
-    "copies_lessons": "every answer lifted from a lesson or the self-study quiz: lesson 16's "
-    "attention weights, the unshifted row (lesson 04: a shift changes nothing), the "
-    "self-study's right letters, its feedback on why_scale as the written answer",
+    "knows_nothing": "answers that never read the inputs (issue 42): uniform weights over "
+    "the other tokens, a uniform row for the derivation, no letter, no written answer",
+    "copies_lessons": "every answer lifted from a lesson or the self-study quiz: the "
+    "checkpoint notebook's attention weights, the unshifted row (lesson 04: a shift "
+    "changes nothing), the self-study's right letters, its feedback on why_scale as the "
+    "written answer",
 }
 
 #: Appended to an answer cell by the "monkeypatches_checks" kind.
@@ -135,11 +139,27 @@ def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[
     }
 
 
+#: What a student who knows nothing of attention hands in for the function: the right
+#: shape, zero on the diagonal, rows summing to 1, and Q and K never read.
+UNIFORM_WEIGHTS = '''\
+def weights_without_self(Q, K):
+    n = len(Q)
+    return (1 - np.eye(n)) / (n - 1)
+'''
+
+
+def know_nothing_answers() -> dict[str, str]:
+    """The answer cells of a student who knows nothing: :data:`UNIFORM_WEIGHTS`, a uniform
+    row for the derivation, and the multiple-choice and written cells as released."""
+    return {"weights_without_self": UNIFORM_WEIGHTS,
+            "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))"}
+
+
 def lifted_answers() -> dict[str, str]:
     """What a student hands in who copies every answer from a lesson or the self-study.
 
-    Question 1 is lesson 16's solution of the plain weights; question 2 its row, unshifted
-    (lesson 04 teaches that shifting scores changes nothing); the letters are the
+    Question 1 is the checkpoint notebook's solution of the plain weights; question 2 its
+    row, unshifted (lesson 04 teaches that shifting scores changes nothing); the letters are the
     self-study's right ones for its two questions on the scale and on a mask; the written
     answer is the self-study's feedback on why the scores are divided by sqrt(d_k).
     """
@@ -236,6 +256,8 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
             "from course_lib.checkpoint_checks import weights_without_self\n")
     elif kind == "copies_lessons":
         answers = lifted_answers()
+    elif kind == "knows_nothing":
+        answers = know_nothing_answers()
     nb = fill_answers(released, answers)
     if kind == "edited_tests":
         for cell in nb.cells:
@@ -286,23 +308,37 @@ def _course_paths(course: Path) -> tuple[Any, Path, Path]:
     return coursedir, released / NOTEBOOK, source / NOTEBOOK
 
 
-def made_up_submission(course: str | Path, kind: str) -> dict[str, bytes]:
+def made_up_submission(course: str | Path, kind: str,
+                       student: str | None = None) -> dict[str, bytes]:
     """The files of a made-up submission of ``kind`` for a course's released checkpoint.
 
     Built on the released notebook and the facts of the source nbgrader uses for the course
-    (its ``nbgrader_config.py``), so a secret variant's numbers are answered.
+    (its ``nbgrader_config.py``), so a secret variant's numbers are answered; in a course
+    with per-student variants (:mod:`course_grading.personal`), on ``student``'s own
+    notebook and numbers.
 
     Raises
     ------
     ValueError
-        If ``kind`` is unknown, ``course`` is not an nbgrader course directory or the
-        checkpoint has not been released.
+        If ``kind`` is unknown, ``course`` is not an nbgrader course directory, the
+        checkpoint has not been released, or the course has per-student variants and no
+        ``student`` is given.
     """
-    from .variants import quiz_facts
+    from .personal import personal_notebook, personal_variant, read_secret, secret_path
+    from .variants import facts_of, quiz_facts
 
     if kind not in KINDS:
         raise ValueError(f"unknown submission kind {kind!r}: expected one of {', '.join(KINDS)}")
-    _, released, source = _course_paths(Path(course).resolve())
+    course = Path(course).resolve()
+    _, released, source = _course_paths(course)
+    if secret_path(course).exists():
+        if not student:
+            raise ValueError("this course gives each student numbers of their own: name the "
+                             "student whose submission to make")
+        secret = read_secret(secret_path(course))
+        own = personal_notebook(nbformat.read(released, as_version=4), secret, student)
+        return make_submission(kind, nbformat.writes(own),
+                               facts_of(personal_variant(secret, student)))
     return make_submission(kind, released.read_text(encoding="utf-8"),
                            quiz_facts(nbformat.read(source, as_version=4)))
 
@@ -349,14 +385,21 @@ def place_made_up(course: str | Path, students: Mapping[str, str], *,
     taken = [s for s, folder in folders.items() if folder.exists()]
     if taken and not force:
         raise ValueError(f"already submitted: {', '.join(taken)} (--force replaces them)")
-    made = {kind: made_up_submission(course, kind) for kind in set(students.values())}
+    from .personal import secret_path
+
+    if secret_path(course).exists():  # each student's own numbers: one submission each
+        made = {student: made_up_submission(course, kind, student)
+                for student, kind in students.items()}
+    else:
+        by_kind = {kind: made_up_submission(course, kind) for kind in set(students.values())}
+        made = {student: by_kind[kind] for student, kind in students.items()}
     written = []
-    for student, kind in students.items():
+    for student in students:
         folder = folders[student]
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        for name, data in made[kind].items():
+        for name, data in made[student].items():
             (folder / name).write_bytes(data)
             written.append(folder / name)
     return written

@@ -1,38 +1,48 @@
-"""Fill the checkpoint quiz's source notebook with the numbers of a variant.
+"""Fill the checkpoint quiz's notebook with the numbers of a variant.
 
 The source notebook, ``quiz/source/checkpoint/checkpoint.ipynb``, is written and edited by
 hand: its questions, its wording, its test cells. A variant changes numbers only: the
 example of the setup cell (four tokens' queries and keys, which row and which key the
-derivation asks about, and the shift ``c``), the inputs of the four hidden checks of
-``weights_without_self``, the measured table of question 3 (measured afresh from the seed,
-its two columns in an order drawn from it), and the order of the multiple-choice options
-(with the right letter, and the misconception of each wrong letter, that go with it). The
-committed notebook is the public variant, whose answers are public with the repository;
-an instructor who grades a class makes a variant from a seed only they know::
+derivation asks about, the shift ``c``, question 4's query and duplicated token), the
+inputs of the four hidden checks of ``weights_without_self``, the measured table of
+question 3 (measured afresh: its head sizes, keys and entries' size, and the order of its
+two columns, drawn), and the multiple-choice options: each written with the variant's
+numbers from the instructor's templates (:data:`course_grading.checkpoint_answers.OPTIONS`)
+in an order drawn for the variant, with the right letter and the misconception of each
+wrong letter that go with it. The committed notebook is the public variant, whose
+answers are public with the repository. An instructor who grades a class gives a seed only
+they know::
 
     python -m course_grading.variants --seed "a secret of your own"   # writes quiz/secret_source
     rm -r quiz/secret_source                                          # back to the public one
+
+By default every student then gets numbers of their own, derived from the seed and their
+id (:mod:`course_grading.personal`: the seed is kept in ``secret_source/variant_secret``,
+and the notebook written is the class's template); ``--per-class`` makes one variant for
+the whole class, as a small class may prefer. The written question's model answer and
+rubric are the instructor's (``--written FILE``): the public notebook has neither.
 
 The variant goes to ``quiz/secret_source/`` (:data:`SECRET_PATH`), which git ignores, so
 that no ``git commit -a`` publishes its answers; ``quiz/nbgrader_config.py`` makes it the
 course's source directory while it exists. Writing into a file git tracks (``--out
 quiz/source/...``) is refused unless ``--overwrite-tracked`` is given.
 
-A variant is always made from the public notebook (its metadata says
-``"course_variant": "public"``); making one from another variant is refused, so that the
-option order and the right letters stay traceable. Even the public variant's numbers are
-drawn, not the lessons' worked example: no number a lesson prints answers a graded item.
+:func:`fill` writes every number, letter and option of a variant into any form of the
+notebook (the source, a release, a submission as the grader restores it), whatever it held
+before. Even the public variant's numbers are drawn, not the lessons' worked example: no
+number a lesson prints answers a graded item, and no other variant shows an option text of
+the public notebook.
 
-Every variant is checked before it is written: each hidden check must fail for exactly its
+Every variant is checked before it is used: each hidden check must fail for exactly its
 own mistake among the four it isolates (:data:`course_quiz.checkpoint_spec.CHECKPOINT`
 ``.mistakes``), for every mistake marked ``everywhere`` (what a copy of the lessons' code
-gives), and pass for the correct answer, on inputs whose correct weights are not
-saturated; the setup cell's example must show every mistake. Nothing is computed into
-the notebook but the measured table and, in the locked ``check_data`` cell, what the
-visible check compares with (the right weights of the setup cell's example and what each
-mistake gives on it, encoded on a few lines: numbers the visible check reveals in effect
-anyway). :mod:`course_lib` knows no answer; the grader computes every expected value from
-the inputs when it grades (:mod:`course_grading.checkpoint_answers`).
+gives), pass for the correct answer, and fail for every answer that never reads Q and K
+(:func:`know_nothing_answers`; issue 42), on inputs whose right weights are neither one-hot
+nor uniform in any row; the setup cell's example must show every mistake. Nothing is
+computed into what students receive but the measured table and the options' numbers:
+:mod:`course_lib` knows no answer, the visible checks confirm only the form of an answer,
+and the grader computes every expected value from the inputs when it grades
+(:mod:`course_grading.checkpoint_answers`).
 
 Examples
 --------
@@ -48,8 +58,10 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import functools
 import hashlib
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -63,17 +75,27 @@ from typing import Any
 
 import nbformat
 import numpy as np
+from nbgrader.utils import compute_checksum
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, softmax
 from course_quiz.checkpoint_spec import CHECKPOINT
 
-from .check_calls import Literal, QuizSourceError, check_calls, setup_values
+from .check_calls import (
+    BEGIN_HIDDEN,
+    Literal,
+    QuizSourceError,
+    check_calls,
+    setup_values,
+)
 from .checkpoint_answers import (
     MISCONCEIVED,
     MISTAKE_SOURCES,
+    OPTIONS,
     answer_function,
+    duplicated_key_weight,
     expected,
+    option_numbers,
     shifted_key_row,
     weights_without_self,
 )
@@ -84,15 +106,22 @@ __all__ = [
     "SOURCE_PATH",
     "QuizFacts",
     "Variant",
+    "baseline_table",
     "encode_expected",
+    "facts_of",
     "fill",
+    "fill_setup",
     "isolation_table",
+    "know_nothing_answers",
     "main",
     "make_variant",
+    "mc_letters",
+    "mc_options",
     "measure_table",
     "quiz_facts",
+    "read_rubric",
     "tracked_by_git",
-    "visible_expected",
+    "with_written",
 ]
 
 #: The seed of the public, committed quiz source.
@@ -119,17 +148,26 @@ HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
 
 #: The visible check of the function (on the setup cell's example).
 VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
-                            if c.kind == "weights" and not c.hidden)
+                            if c.kind == "weights" and not c.mistake)
+
+#: The tokens' names in the setup cell.
+TOKENS = ("we", "saw", "the", "dog")
 
 #: The head sizes of the measured table, and its keys per row.
-TABLE_DK = (4, 16, 64, 256)
-TABLE_KEYS = 16
+#: The measurements a variant's table of question 3 comes from: head sizes, keys per row,
+#: the size of the queries' and keys' entries; each variant draws one of each.
+TABLE_DKS = ((4, 16, 64, 256), (2, 8, 32, 128), (8, 32, 128, 512))
+TABLE_KEYS = (8, 10, 12, 16, 20, 24)
+TABLE_SCALES = (0.8, 0.9, 1.0, 1.1, 1.2)
 _TABLE_ROWS = 400
 
 _SATURATED = 0.9  # a correct weight above this (or below _TINY) counts as saturated
 _TINY = 0.01
 _MARGIN = 0.02  # a mistake must move some weight by at least this much to count as caught
 _OPTION = re.compile(r"^- \*\*([A-Z])\.\*\* (.+)$")
+BEGIN_SOLUTION = "### BEGIN SOLUTION"
+_TABLE_KEYS = re.compile(r"over\s+\d+\s+rows\s+of\s+\d+\s+keys")
+_TABLE_SCALE = re.compile(r"entries\s+of\s+size\s+about\s+\d+(?:\.\d+)?")
 _TABLE_ROW = re.compile(r"^\| (\d+) \| ")
 
 
@@ -147,16 +185,23 @@ class Variant:
         The derivation's row, and the key whose scores it raises.
     c : float
         How much that key's scaled scores are raised.
-    table : ndarray, shape (len(TABLE_DK), 2)
+    table : ndarray, shape (4, 2)
         Measured mean largest weight per row: column 0 with the division by sqrt(d_k),
-        column 1 without.
+        column 1 without; one row per head size of ``table_setup``.
     unscaled_first : bool
         Whether the table shows the unscaled column first (as X).
     mc_order : dict of str to tuple of int
-        For each multiple-choice question, the order in which the public notebook's
-        options appear in this variant (indices into that order).
+        For each multiple-choice question, the order in which its options
+        (:data:`course_grading.checkpoint_answers.OPTIONS`, the public notebook's order)
+        appear in this variant: ``mc_order[q][p]`` is the option shown at letter ``p``.
     hidden_inputs : dict of str to (ndarray, ndarray)
         For each hidden check of the function, the ``(Q, K)`` it uses.
+    dup_query, dup_key : int
+        Question 4: the query it asks about, and the token appended a second time.
+    tokens : tuple of str
+        The tokens' names.
+    table_setup : (tuple of int, int, float)
+        How the table was measured: the head sizes, the keys per row, the entries' size.
     """
 
     seed_id: str
@@ -170,6 +215,10 @@ class Variant:
     mc_order: dict[str, tuple[int, ...]]
     hidden_inputs: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(
         repr=False)
+    dup_query: int = 0
+    dup_key: int = 3
+    tokens: tuple[str, ...] = TOKENS
+    table_setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
 
     @property
     def shifted_row(self) -> NDArray[np.float64]:
@@ -186,8 +235,16 @@ def _shift_inputs(v: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
-def _rng(seed: str) -> np.random.Generator:
-    digest = hashlib.sha256(f"attention-course/checkpoint/v2/{seed}".encode()).digest()
+class _Redraw(Exception):
+    """The example drawn so far cannot make a usable variant: draw another."""
+
+
+def _rng(seed: str, stream: str = "") -> np.random.Generator:
+    """The generator of one stream of a seed's numbers. The hidden checks' inputs have a
+    stream of their own, so that nothing a student sees (the example, the table) is drawn
+    from the generator state that drew them."""
+    tag = f"/{stream}" if stream else ""
+    digest = hashlib.sha256(f"attention-course/checkpoint/v2{tag}/{seed}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "big"))
 
 
@@ -205,17 +262,35 @@ def _unsaturated(w: NDArray[np.float64]) -> bool:
     return bool(off.max() <= _SATURATED and off.min() >= _TINY)
 
 
+def _informative(w: NDArray[np.float64]) -> bool:
+    """Whether no row of ``w`` is one-hot and the table is not uniform over the other
+    tokens: each row has at least two weights in [0.01, 0.9], and some weight is at least
+    :data:`_MARGIN` from 1 / (n - 1)."""
+    n = w.shape[0]
+    mask = ~np.eye(n, dtype=bool)
+    inside = (w >= _TINY) & (w <= _SATURATED) & mask
+    return bool(inside.sum(axis=1).min() >= 2
+                and np.abs(w[mask] - 1.0 / (n - 1)).max() >= _MARGIN)
+
+
+@functools.cache
+def _mistaken_functions() -> dict[str, Any]:
+    return {m.id: answer_function(MISTAKE_SOURCES[m.id]) for m in CHECKPOINT.mistakes}
+
+
 def _answers() -> dict[str, Any]:
-    return {"correct": weights_without_self,
-            **{m.id: answer_function(MISTAKE_SOURCES[m.id]) for m in CHECKPOINT.mistakes}}
+    return {"correct": weights_without_self, **_mistaken_functions()}
 
 
-def _moved(func: Any, Q: NDArray[np.float64], K: NDArray[np.float64]) -> float:
-    """How far ``func``'s weights are from the right ones (NaN counts as far)."""
+def _moved(func: Any, Q: NDArray[np.float64], K: NDArray[np.float64],
+           want: NDArray[np.float64] | None = None) -> float:
+    """How far ``func``'s weights are from the right ones ``want`` (computed when None;
+    NaN counts as far)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         got = np.asarray(func(Q.copy(), K.copy()), dtype=float)
-    want = weights_without_self(Q, K)
+    if want is None:
+        want = weights_without_self(Q, K)
     if got.shape != want.shape:
         return np.inf
     return float(np.abs(np.nan_to_num(got, nan=10.0, posinf=10.0, neginf=10.0) - want).max())
@@ -238,22 +313,47 @@ def _example(rng: np.random.Generator) -> tuple[NDArray[np.float64], NDArray[np.
 
 def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64]
            ) -> tuple[int, int, float]:
-    """The derivation's row, key and c: every misconception must give other numbers."""
+    """The derivation's row, key and c: every misconception, and a uniform row (what an
+    answer that never reads the inputs can give), must give other numbers."""
     tolerance = CHECKPOINT.check("test_shifted_key").tolerance
     while True:
         row, key = (int(i) for i in rng.choice(4, size=2, replace=False))
         c = float(np.round(rng.uniform(0.8, 2.0), 1))
         inputs = {"Q": Q, "K": K, "row": row, "key": key, "c": c}
         want = shifted_key_row(inputs)
-        if all(np.abs(f(inputs) - want).max() > 4 * tolerance for f in MISCONCEIVED.values()):
+        wrong = [f(inputs) for f in MISCONCEIVED.values()] + [np.full(len(want), 1 / len(want))]
+        if all(np.abs(w - want).max() > 4 * tolerance for w in wrong):
             return row, key, c
 
 
-def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DK,
-                  n_keys: int = TABLE_KEYS, rows: int = _TABLE_ROWS) -> NDArray[np.float64]:
+def _duplicate(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64],
+               avoid: set[str] | frozenset[str] = frozenset()) -> tuple[int, int]:
+    """Question 4's query and duplicated key: two tokens, the key's weight between 0.1 and
+    0.4 (so that doubling it leaves some weight for the others), every option's numbers
+    different at two decimals, and no option reading as one of ``avoid`` (the public
+    notebook's)."""
+    pairs = [(q, k) for q in range(4) for k in range(4) if q != k]
+    for i in rng.permutation(len(pairs)):
+        query, key = pairs[int(i)]
+        inputs = {"Q": Q, "K": K, "dup_query": query, "dup_key": key, "tokens": TOKENS}
+        w = duplicated_key_weight(inputs)
+        if not 0.1 <= w <= 0.4:
+            continue
+        numbers = option_numbers("mc_duplicate_key", inputs)
+        shown = [numbers[k] for k in ("w", "half", "one_plus_w", "pair", "shrink",
+                                      "double", "rest")]
+        texts = {text.format(**numbers) for _, text in OPTIONS["mc_duplicate_key"]}
+        if len(set(shown)) == len(shown) and not texts & avoid:
+            return query, key
+    raise _Redraw("no query and key of this example give question 4 distinct options")
+
+
+def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DKS[0],
+                  n_keys: int = 16, rows: int = _TABLE_ROWS, scale: float = 1.0
+                  ) -> NDArray[np.float64]:
     """Measure the mean largest weight of a row, with and without the division by sqrt(d_k).
 
-    Queries and keys have independent standard normal entries.
+    Queries and keys have independent normal entries of standard deviation ``scale``.
 
     Returns
     -------
@@ -262,8 +362,8 @@ def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DK,
     """
     out = []
     for d in dks:
-        q = rng.standard_normal((rows, d))
-        k = rng.standard_normal((n_keys, d))
+        q = scale * rng.standard_normal((rows, d))
+        k = scale * rng.standard_normal((n_keys, d))
         scaled = attention_weights(q, k).max(axis=-1).mean()
         unscaled = softmax(q @ k.T).max(axis=-1).mean()
         out.append([scaled, unscaled])
@@ -275,12 +375,45 @@ def _symmetric_circulant(first_row: Sequence[float]) -> NDArray[np.float64]:
     return np.array([[first_row[(j - i) % n] for j in range(n)] for i in range(n)])
 
 
+def _derangement(rng: np.random.Generator, n: int) -> NDArray[np.int64]:
+    """A random permutation of ``range(n)`` that moves every index."""
+    while True:
+        perm = rng.permutation(n)
+        if not np.any(perm == np.arange(n)):
+            return perm
+
+
+def _far_key_inputs(rng: np.random.Generator, near: NDArray[np.float64],
+                    diagonal: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Four tokens, d_k = 4, whose scores are ``near[i]`` on two keys of row i, far below on
+    the third (a different key in each row and each column), ``diagonal[i]`` on itself.
+
+    The right weights of each row are then 1/2, 1/2 and 0 (to float precision) whatever the
+    scale: far keys get a weight below 1e-13 with or without the division, and the two
+    near keys share the row. Integer entries keep equal scores exactly equal. The keys are
+    a signed permutation matrix and the queries the scores carried over, so that
+    ``Q @ K.T`` is exactly the table of scores.
+    """
+    n = len(near)
+    far = _derangement(rng, n)
+    drop = rng.integers(61, 81, size=n).astype(float)
+    scores = np.tile(near[:, None], (1, n))
+    scores[np.arange(n), far] = near - drop
+    scores[np.arange(n), np.arange(n)] = diagonal
+    keys = np.eye(n)[rng.permutation(n)] * rng.choice([-1.0, 1.0], size=n)[:, None]
+    queries = scores @ keys  # keys is orthogonal: queries @ keys.T == scores
+    return queries + 0.0, keys + 0.0
+
+
 def _hidden_inputs(
     rng: np.random.Generator,
 ) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
     """Draw inputs on which each hidden check sees its own mistake and no other of the four.
 
-    All are four tokens, so that hiding the diagonal matters in every check.
+    All are four tokens, so that hiding the diagonal matters in every check, and on none is
+    the right answer uniform over the other tokens (issue 42): an answer that never reads
+    Q and K fails every one.
     """
     # missing scale: Q = K symmetric circulant and n = d_k. The scores are symmetric with
     # every row a permutation of the first, so every row (diagonal hidden) has the same
@@ -288,14 +421,16 @@ def _hidden_inputs(
     # wrong axis is the same number. Only the scale changes the answer.
     a, b, c = _r1(rng.uniform(-1.5, 1.5, size=3))
     q_scale = _symmetric_circulant([a, b, c, b])
-    # wrong axis: every key is the same, so each row's visible scores are equal and the
-    # right weights are 1/3 whatever the scale; a softmax over the queries is not.
-    q_axis = _r1(rng.uniform(-2.0, 2.0, size=(4, 2)))
-    k_axis = np.tile(_r1(rng.uniform(-2.0, 2.0, size=(1, 2))), (4, 1))
-    # naive exp: every score is the same large number (above 709 after scaling, where exp
-    # overflows in float64). The right weights are 1/3, whatever the scale or axis.
-    q_big = rng.integers(15, 31, size=(1, 2)).astype(float)
-    k_big = rng.integers(15, 31, size=(1, 2)).astype(float)
+    # wrong axis: in each row two equal scores and one far below (weights 1/2, 1/2, 0, so
+    # neither the scale nor d_k can matter: n = d_k = 4), the equal scores differing from
+    # row to row, so that a softmax down a column, over the queries, gives other weights.
+    near = rng.choice(np.arange(-3.0, 4.0), size=4, replace=False)
+    q_axis, k_axis = _far_key_inputs(rng, near, near.copy())
+    # naive exp: the same pattern with every near score the same large number (above 709
+    # after scaling, where exp overflows in float64; the far ones too): each column then
+    # has two near scores and one far, like each row, so the axis does not matter either.
+    big = np.full(4, float(rng.integers(1500, 2501)))
+    q_big, k_big = _far_key_inputs(rng, big, big.copy())
     # d_k from the wrong axis: d_k = 1, so the scale is 1 (a missing scale changes
     # nothing) while n = 4; two signs of each kind, so every row's visible scores are one
     # of each sign and one like it: every row and column has the same total.
@@ -304,9 +439,50 @@ def _hidden_inputs(
     return {
         "test_missing_scale": (q_scale, q_scale.copy()),
         "test_wrong_axis": (q_axis, k_axis),
-        "test_naive_exp_overflow": (np.tile(q_big, (4, 1)), np.tile(k_big, (4, 1))),
+        "test_naive_exp_overflow": (q_big, k_big),
         "test_dk_from_wrong_axis": (q_dk, q_dk.copy()),
     }
+
+
+def know_nothing_answers(variant: Variant) -> dict[str, Any]:
+    """Answers to ``weights_without_self`` that never read Q and K (name -> function).
+
+    Uniform weights over the other tokens (0 on the diagonal), uniform over every token,
+    the right table of the setup cell's example replayed on any input, and constant
+    tables. A student who knows nothing of attention can hand in any of these; each must
+    fail every hidden check of the function (issue 42).
+    """
+    replay = weights_without_self(variant.Q, variant.K)
+
+    def const(value: float, hide: bool) -> Any:
+        def answer(Q: Any, K: Any) -> NDArray[np.float64]:
+            n = np.shape(Q)[0]
+            out = np.full((n, n), value)
+            if hide:
+                np.fill_diagonal(out, 0.0)
+            return out
+        return answer
+
+    answers: dict[str, Any] = {
+        "uniform_over_others": lambda Q, K: (1.0 - np.eye(np.shape(Q)[0]))
+        / (np.shape(Q)[0] - 1),
+        "uniform_over_all": lambda Q, K: np.full((np.shape(Q)[0],) * 2, 1.0 / np.shape(Q)[0]),
+        "visible_example_replayed": lambda Q, K: replay.copy(),
+    }
+    for value in (0.0, 0.25, 1 / 3, 0.5, 1.0):
+        answers[f"constant_{value:.3g}"] = const(value, hide=False)
+        answers[f"constant_{value:.3g}_zero_diagonal"] = const(value, hide=True)
+    return answers
+
+
+def baseline_table(variant: Variant) -> dict[str, dict[str, float]]:
+    """How far each :func:`know_nothing_answers` answer is from the right weights, on each
+    hidden check of the function (``table[answer][grade_id]``: largest difference)."""
+    right = {test_id: weights_without_self(Q, K)
+             for test_id, (Q, K) in variant.hidden_inputs.items()}
+    return {name: {test_id: _moved(func, Q, K, right[test_id])
+                   for test_id, (Q, K) in variant.hidden_inputs.items()}
+            for name, func in know_nothing_answers(variant).items()}
 
 
 def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
@@ -322,9 +498,11 @@ def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
         ``answer`` is ``"correct"`` or a mistake id.
     """
     inputs = {VISIBLE_WEIGHT_CHECK: (variant.Q, variant.K), **variant.hidden_inputs}
+    right = {test_id: weights_without_self(Q, K) for test_id, (Q, K) in inputs.items()}
     table: dict[str, dict[str, bool]] = {}
     for name, func in _answers().items():
-        table[name] = {test_id: _moved(func, Q, K) > CHECKPOINT.check(test_id).tolerance
+        table[name] = {test_id: _moved(func, Q, K, right[test_id])
+                       > CHECKPOINT.check(test_id).tolerance
                        for test_id, (Q, K) in inputs.items()}
     return table
 
@@ -332,8 +510,12 @@ def isolation_table(variant: Variant) -> dict[str, dict[str, bool]]:
 def _check_variant(variant: Variant) -> str | None:
     """Return why the variant is unusable, or None if every check catches what it must."""
     for test_id, (Q, K) in variant.hidden_inputs.items():
-        if not _unsaturated(weights_without_self(Q, K)):
-            return f"{test_id}: the right weights are saturated"
+        if not _informative(weights_without_self(Q, K)):
+            return f"{test_id}: the right weights are one-hot or uniform in some row"
+    for name, row in baseline_table(variant).items():
+        passed = sorted(t for t, moved in row.items() if moved < _MARGIN)
+        if passed:
+            return f"{name}, which never reads Q and K, passes {passed}"
     table = isolation_table(variant)
     own = {c.grade_id: c.mistake for c in CHECKPOINT.checks if c.mistake}
     every = {m.id for m in CHECKPOINT.mistakes if m.everywhere}
@@ -376,22 +558,66 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
     """
     if not isinstance(seed, str) or not seed:
         raise ValueError(f"seed must be a non-empty string (got {seed!r})")
-    rng = _rng(seed)
-    Q, K = _example(rng)
-    row, shift_key, c = _shift(rng, Q, K)
-    table = measure_table(rng)
     public = seed == DEFAULT_SEED
-    unscaled_first = False if public else bool(rng.integers(2))
+    avoid = {} if public else _public_option_texts()
+    rng = _rng(seed)
+    while True:
+        Q, K = _example(rng)
+        row, shift_key, c = _shift(rng, Q, K)
+        try:
+            dup_query, dup_key = _duplicate(rng, Q, K, avoid.get("mc_duplicate_key", set()))
+        except _Redraw:
+            continue
+        break
+    order = _rng(seed, "order")
     mc_order = {q: tuple(range(len(CHECKPOINT.letters))) if public else
-                tuple(int(i) for i in rng.permutation(len(CHECKPOINT.letters)))
+                tuple(int(i) for i in order.permutation(len(CHECKPOINT.letters)))
                 for q in MC_QUESTIONS}
+    table_setup, table, unscaled_first = _table(
+        _rng(seed, "table"), public, avoid.get("mc_read_table", set()), mc_order)
     seed_id = "public" if public else hashlib.sha256(seed.encode()).hexdigest()[:12]
+    hidden = _rng(seed, "hidden")
     for _attempt in range(1000):
         variant = Variant(seed_id, Q, K, row, shift_key, c, table, unscaled_first, mc_order,
-                          _hidden_inputs(rng))
+                          _hidden_inputs(hidden), dup_query, dup_key, TOKENS, table_setup)
         if _check_variant(variant) is None:
             return variant
     raise RuntimeError(f"could not draw isolating hidden-check inputs for seed {seed!r}")
+
+
+@functools.cache
+def _public_option_texts() -> dict[str, frozenset[str]]:
+    """The option texts of the public notebook, which no other variant may show."""
+    public = make_variant(DEFAULT_SEED)
+    return {q: frozenset(mc_options(public, q)) for q in MC_QUESTIONS}
+
+
+def _table(rng: np.random.Generator, public: bool, avoid: set[str] | frozenset[str],
+           mc_order: dict[str, tuple[int, ...]]
+           ) -> tuple[tuple[tuple[int, ...], int, float], NDArray[np.float64], bool]:
+    """Question 3's measurement: how it was made, the table, and which column is X.
+
+    The undivided column must climb (by at least 0.3) and the divided one stay flat (within
+    0.05), as the question says they do; and no option may read as one of ``avoid`` (the
+    public notebook's).
+    """
+    while True:
+        if public:
+            setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
+        else:
+            setup = (TABLE_DKS[int(rng.integers(len(TABLE_DKS)))],
+                     int(rng.choice(TABLE_KEYS)), float(rng.choice(TABLE_SCALES)))
+        table = measure_table(rng, setup[0], setup[1], scale=setup[2])
+        unscaled_first = False if public else bool(rng.integers(2))
+        scaled, unscaled = table[:, 0], table[:, 1]
+        if not (np.all(np.diff(unscaled) > 0) and unscaled[-1] - unscaled[0] >= 0.3
+                and scaled.max() - scaled.min() <= 0.05):
+            continue
+        numbers = option_numbers("mc_read_table", {
+            "table": table, "unscaled_first": unscaled_first, "table_setup": setup})
+        texts = {text.format(**numbers) for _, text in OPTIONS["mc_read_table"]}
+        if not texts & avoid:
+            return setup, table, unscaled_first
 
 
 # --------------------------------------------------------------------------------------
@@ -411,6 +637,8 @@ def _format(value: Any, indent: int, multiline: bool) -> str:
             return "[" + ", ".join(rows) + "]"
         pad = " " * (indent + 4)
         return "[\n" + "".join(f"{pad}{r},\n" for r in rows) + " " * indent + "]"
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return "[" + ", ".join(json.dumps(x) for x in value) + "]"
     if isinstance(value, list):
         return "[" + ", ".join(_number(x) for x in value) + "]"
     if isinstance(value, _Encoded):
@@ -456,36 +684,6 @@ class _Encoded(str):
     """An :func:`encode_expected` text, written as one string literal per line."""
 
 
-#: The grade id of the locked cell that holds what the visible check compares with.
-CHECK_DATA = "check_data"
-
-_CHECK_DATA_HEAD = (
-    "# What the check of question 1 compares with on the setup cell's example, encoded (the\n"
-    "# check reads it; the grader computes its own). Nothing to read here: run this cell.\n")
-
-
-def check_data_source(value: dict[str, Any], width: int = 88) -> str:
-    """The source of the :data:`CHECK_DATA` cell: ``visible_expected`` = the encoding."""
-    text = encode_expected(value)
-    lines = "".join(f'    "{text[i:i + width]}"\n' for i in range(0, len(text), width))
-    return f"{_CHECK_DATA_HEAD}visible_expected = (\n{lines})"
-
-
-def visible_expected(Q: NDArray[np.float64], K: NDArray[np.float64]) -> dict[str, Any]:
-    """What the visible check compares with, for the setup cell's example.
-
-    The right weights and what each mistake gives, except a mistake that gives the right
-    weights or non-finite ones here (it cannot be named on this example).
-    """
-    full = expected(VISIBLE_WEIGHT_CHECK, {"Q": Q, "K": K})
-    assert full is not None
-    want = np.asarray(full["want"])
-    tol = CHECKPOINT.check(VISIBLE_WEIGHT_CHECK).tolerance
-    mistaken = {k: v for k, v in full["mistaken"].items()
-                if np.isfinite(v).all() and np.abs(np.asarray(v) - want).max() > tol}
-    return {"want": full["want"], "mistaken": mistaken}
-
-
 def _replace(source: str, edits: list[tuple[Literal, Any]]) -> str:
     """Replace literals (by their positions) with new values, keeping their layout."""
     lines = source.split("\n")
@@ -507,12 +705,8 @@ def _cells(nb: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
             if "grade_id" in c.metadata.get("nbgrader", {})}
 
 
-def _hidden_call(cell: nbformat.NotebookNode, grade_id: str):
-    calls = [c for c in check_calls(cell.source) if c.grade_id == grade_id and c.hidden]
-    if len(calls) != 1:
-        raise QuizSourceError(f"test cell {grade_id} must hold exactly one hidden "
-                              f"check(\"{grade_id}\", ...) call (found {len(calls)})")
-    return calls[0]
+def _hidden_call(cell: nbformat.NotebookNode, grade_id: str) -> Any:
+    return _hidden_calls(cell, grade_id, required=True)[0]
 
 
 #: The derivation's check.
@@ -552,6 +746,8 @@ class QuizFacts:
         Multiple-choice question (answer cell's grade id) -> its right letter.
     wrong : dict of str to dict of str to str
         Multiple-choice question -> wrong letter -> the misconception it stands for.
+    dup_query, dup_key : int
+        Question 4's query and the token appended twice.
     """
 
     Q: NDArray[np.float64]
@@ -561,6 +757,8 @@ class QuizFacts:
     c: float
     right: dict[str, str]
     wrong: dict[str, dict[str, str]]
+    dup_query: int = 0
+    dup_key: int = 3
 
     def mc_answer(self, question: str) -> str:
         """The right letter of a question (``"mc_read_table"`` or just ``"read_table"``)."""
@@ -600,92 +798,225 @@ def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
         wrong[question] = dict(named.value)
     Q, K = (np.asarray(setup[n].value, dtype=float) for n in ("Q", "K"))
     return QuizFacts(Q, K, int(setup["row"].value), int(setup["shift_key"].value),
-                     float(setup["c"].value), right, wrong)
+                     float(setup["c"].value), right, wrong, int(setup["dup_query"].value),
+                     int(setup["dup_key"].value))
+
+
+def facts_of(variant: Variant) -> QuizFacts:
+    """What :func:`quiz_facts` reads from a notebook filled with ``variant``, without one."""
+    right, wrong = {}, {}
+    for question in MC_QUESTIONS:
+        right[question], wrong[question] = mc_letters(variant, question)
+    return QuizFacts(variant.Q, variant.K, variant.row, variant.shift_key, variant.c, right,
+                     wrong, variant.dup_query, variant.dup_key)
+
+
+def _option_inputs(v: Any) -> dict[str, Any]:
+    return {"table": v.table, "unscaled_first": v.unscaled_first, "Q": v.Q, "K": v.K,
+            "tokens": v.tokens, "dup_query": v.dup_query, "dup_key": v.dup_key,
+            "table_setup": v.table_setup}
+
+
+def mc_options(variant: Variant, question: str) -> list[str]:
+    """A multiple-choice question's option texts in ``variant``, in letter order (A, B...),
+    each filled with the variant's numbers."""
+    options = OPTIONS[question]
+    numbers = option_numbers(question, _option_inputs(variant))
+    return [options[i][1].format(**numbers) for i in variant.mc_order[question]]
+
+
+def mc_letters(variant: Variant, question: str) -> tuple[str, dict[str, str]]:
+    """The right letter of a question in ``variant``, and the misconception of each wrong
+    letter (letter -> misconception id, in letter order)."""
+    keys = [OPTIONS[question][i][0] for i in variant.mc_order[question]]
+    letters = CHECKPOINT.letters
+    right = letters[keys.index("right")]
+    return right, {letters[p]: k for p, k in enumerate(keys) if k != "right"}
 
 
 def _fill_table(markdown: nbformat.NotebookNode, variant: Variant) -> None:
-    """Write the measured table into question 3's markdown, and name its columns."""
-    lines = markdown.source.split("\n")
+    """Write the measured table into question 3's markdown (column X first), and how it
+    was measured into its stem."""
+    dks, n_keys, scale = variant.table_setup
+    text = markdown.source
+    for pattern, said in ((_TABLE_KEYS, f"over {_TABLE_ROWS} rows of {n_keys} keys"),
+                          (_TABLE_SCALE, f"entries of size about {scale:g}")):
+        text, found = pattern.subn(said, text)
+        if found != 1:
+            raise QuizSourceError(f"the question before mc_read_table must say once how the "
+                                  f"table was measured ('{said}'; found {found})")
+    lines = text.split("\n")
     where = [i for i, line in enumerate(lines) if _TABLE_ROW.match(line)]
-    if len(where) != len(TABLE_DK):
-        raise QuizSourceError(f"the table of mc_read_table must have {len(TABLE_DK)} rows "
+    if len(where) != len(dks):
+        raise QuizSourceError(f"the table of mc_read_table must have {len(dks)} rows "
                               f"'| d_k | X | Y |' (found {len(where)})")
-    for i, d, (scaled, unscaled) in zip(where, TABLE_DK, variant.table, strict=True):
+    for i, d, (scaled, unscaled) in zip(where, dks, variant.table, strict=True):
         x, y = (unscaled, scaled) if variant.unscaled_first else (scaled, unscaled)
         lines[i] = f"| {d} | {x:.2f} | {y:.2f} |"
     markdown.source = "\n".join(lines)
 
 
-def _swap_xy(text: str) -> str:
-    return re.sub(r"\b([XY])\b", lambda m: "Y" if m.group(1) == "X" else "X", text)
+def _fill_options(markdown: nbformat.NotebookNode, variant: Variant, question: str) -> None:
+    lines = markdown.source.split("\n")
+    where = [i for i, line in enumerate(lines) if _OPTION.match(line)]
+    letters = CHECKPOINT.letters
+    if len(where) != len(letters):
+        raise QuizSourceError(f"the question before {question} must list {len(letters)} "
+                              f"options as '- **A.** ...' lines (found {len(where)})")
+    for letter, i, text in zip(letters, where, mc_options(variant, question), strict=True):
+        lines[i] = f"- **{letter}.** {text}"
+    markdown.source = "\n".join(lines)
 
 
-def fill(public: nbformat.NotebookNode, variant: Variant) -> nbformat.NotebookNode:
-    """The public source notebook with the numbers of ``variant``.
+def _hidden_calls(cell: nbformat.NotebookNode, grade_id: str, required: bool) -> list[Any]:
+    """The hidden check call of a test cell: exactly one where the cell has hidden tests
+    (the source, or a submission as the grader restores it), none in a release."""
+    calls = [c for c in check_calls(cell.source) if c.grade_id == grade_id and c.hidden]
+    if len(calls) > 1 or (required and not calls):
+        raise QuizSourceError(f"test cell {grade_id} must hold exactly one hidden "
+                              f"check(\"{grade_id}\", ...) call (found {len(calls)})")
+    return calls
+
+
+def _edit_call(cells: dict[str, nbformat.NotebookNode], grade_id: str, required: bool,
+               values: dict[str, Any]) -> None:
+    """Set the given inputs of a test cell's hidden call (``expected`` as its encoding)."""
+    cell = cells[grade_id]
+    for call in _hidden_calls(cell, grade_id, required):
+        edits = []
+        for name, value in values.items():
+            lit = _expected_literal(call, grade_id) if name == "expected" else \
+                call.inputs.get(name)
+            if not isinstance(lit, Literal):
+                raise QuizSourceError(f"the hidden check of {grade_id} must pass {name}= as "
+                                      "a literal")
+            edits.append((lit, _Encoded(encode_expected(value)) if name == "expected"
+                          else value))
+        cell.source = _replace(cell.source, edits)
+
+
+def fill_setup(source: str, variant: Variant) -> str:
+    """The setup cell's source with the literals of ``variant``.
 
     Raises
     ------
     QuizSourceError
-        If ``public`` is not the public variant, or a cell is not in the form expected.
+        If the cell does not assign every name of the spec's setup.
     """
-    made_from = public.metadata.get("course_variant")
-    if made_from != "public":
-        raise QuizSourceError(
-            f"this notebook is variant {made_from!r}, not the public one: make variants from "
-            f"the public notebook (git checkout {SOURCE_PATH}) or pass --template")
-    nb = copy.deepcopy(public)
-    cells = _cells(nb)
-    setup = cells["setup"]
-    values = setup_values(setup.source)
-    setup.source = _replace(setup.source, [
+    values = setup_values(source)
+    missing = [n for n in CHECKPOINT.setup_names if n not in values]
+    if missing:
+        raise QuizSourceError(f"the setup cell must assign {', '.join(missing)}")
+    return _replace(source, [
         (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
         (values["row"], variant.row), (values["shift_key"], variant.shift_key),
-        (values["c"], variant.c)])
-    if CHECK_DATA not in cells:
-        raise QuizSourceError(f"the quiz needs a locked cell {CHECK_DATA!r} (after the setup "
-                              "cell) for what the visible check compares with")
-    cells[CHECK_DATA].source = check_data_source(visible_expected(variant.Q, variant.K))
+        (values["c"], variant.c), (values["dup_query"], variant.dup_query),
+        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens))])
+
+
+def fill(template: nbformat.NotebookNode, variant: Variant, *,
+         questions: bool = True) -> nbformat.NotebookNode:
+    """A quiz notebook with the numbers of ``variant``.
+
+    ``template`` may be the source (hidden tests and solutions included: they get the
+    variant's inputs, expected values and right letters), a release (no hidden tests: its
+    setup cell, table and options get the variant's numbers, and each read-only cell whose
+    source changed its nbgrader checksum anew), or a submission as the grader restores it.
+    Whatever numbers ``template`` held, the result is the same.
+
+    Parameters
+    ----------
+    template : NotebookNode
+    variant : Variant
+    questions : bool
+        Also write the question cells (the measured table, the options) and the solutions
+        of the answer cells. False for a student's submission, whose markdown and answer
+        cells are the student's own (whatever they hold, solution markers included).
+
+    Raises
+    ------
+    QuizSourceError
+        If a cell is not in the form expected.
+    """
+    nb = copy.deepcopy(template)
+    cells = _cells(nb)
+    source_form = any(BEGIN_HIDDEN in c.source for c in nb.cells if c.cell_type == "code")
+    before = {gid: cell.source for gid, cell in cells.items()}
+    if "setup" not in cells:
+        raise QuizSourceError("the notebook has no setup cell (grade id 'setup')")
+    cells["setup"].source = fill_setup(cells["setup"].source, variant)
+    _edit_call(cells, VISIBLE_WEIGHT_CHECK, source_form, {
+        "expected": expected(VISIBLE_WEIGHT_CHECK, {"Q": variant.Q, "K": variant.K})})
     for test_id, (Q, K) in variant.hidden_inputs.items():
-        call = _hidden_call(cells[test_id], test_id)
-        cells[test_id].source = _replace(cells[test_id].source, [
-            (call.inputs["Q"], Q.tolist()), (call.inputs["K"], K.tolist()),
-            (_expected_literal(call, test_id), _Encoded(encode_expected(
-                expected(test_id, {"Q": Q, "K": K}))))])
-    shift_call = _hidden_call(cells[SHIFT_CHECK], SHIFT_CHECK)
-    cells[SHIFT_CHECK].source = _replace(cells[SHIFT_CHECK].source, [
-        (_expected_literal(shift_call, SHIFT_CHECK),
-         _Encoded(encode_expected(expected(SHIFT_CHECK, _shift_inputs(variant)))))])
-    table_md = _question_markdown(nb, "mc_read_table")
-    _fill_table(table_md, variant)
-    facts = quiz_facts(public)
-    letters = CHECKPOINT.letters
+        _edit_call(cells, test_id, source_form, {
+            "Q": Q.tolist(), "K": K.tolist(), "expected": expected(test_id, {"Q": Q, "K": K})})
+    _edit_call(cells, SHIFT_CHECK, source_form, {
+        "expected": expected(SHIFT_CHECK, _shift_inputs(variant))})
     for question in MC_QUESTIONS:
-        order = variant.mc_order[question]
-        markdown = _question_markdown(nb, question)
-        lines = markdown.source.split("\n")
-        where = [i for i, line in enumerate(lines) if _OPTION.match(line)]
-        if len(where) != len(letters):
-            raise QuizSourceError(f"the question before {question} must list {len(letters)} "
-                                  f"options as '- **A.** ...' lines (found {len(where)})")
-        texts = [_OPTION.match(lines[i]).group(2) for i in where]  # type: ignore[union-attr]
-        if question == "mc_read_table" and variant.unscaled_first:
-            texts = [_swap_xy(t) for t in texts]
-        for pos, i in enumerate(where):
-            lines[i] = f"- **{letters[pos]}.** {texts[order[pos]]}"
-        markdown.source = "\n".join(lines)
-        new_letter = {letters[order.index(old)]: letters[old] for old in range(len(letters))}
-        new_letter = {old: new for new, old in new_letter.items()}
-        new_right = new_letter[facts.right[question]]
-        new_wrong = {new_letter[old]: m for old, m in facts.wrong[question].items()}
-        new_wrong = dict(sorted(new_wrong.items()))
+        right, wrong = mc_letters(variant, question)
         (test_id,) = CHECKPOINT.question(question).checks
-        call = _hidden_call(cells[test_id], test_id)
-        cells[test_id].source = _replace(cells[test_id].source, [
-            (call.inputs["right"], new_right), (call.inputs["wrong"], new_wrong)])
+        _edit_call(cells, test_id, source_form, {"right": right, "wrong": wrong})
         answer = cells[question]
-        answer.source = re.sub(r'= "[A-Z]"', f'= "{new_right}"', answer.source, count=1)
+        if questions and BEGIN_SOLUTION in answer.source:  # a submission's are the student's
+            answer.source = re.sub(r'= "[A-Z]"', f'= "{right}"', answer.source, count=1)
+        if questions:
+            _fill_options(_question_markdown(nb, question), variant, question)
+    if questions:
+        _fill_table(_question_markdown(nb, "mc_read_table"), variant)
+    for gid, cell in cells.items():
+        meta = cell.metadata["nbgrader"]
+        if cell.source != before[gid] and "checksum" in meta:
+            meta["checksum"] = compute_checksum(cell)
     nb.metadata["course_variant"] = variant.seed_id
     nbformat.validate(nb)
+    return nb
+
+
+#: The grade id of the written answer (graded by hand).
+WRITTEN = next(q.id for q in CHECKPOINT.questions if q.manual)
+
+_RUBRIC_LINE = re.compile(r"^\s*[-*]\s+(\d+)\s+points?:\s*(\S.*)$")
+
+
+def read_rubric(text: str, question: str = WRITTEN) -> list[tuple[int, str]]:
+    """The rubric of a written answer's model answer: its ``- N point(s): criterion`` lines.
+
+    Parameters
+    ----------
+    text : str
+        The instructor's model answer and rubric (markdown), as the written answer's cell
+        of their private source holds it.
+    question : str
+        The written question (its points are the spec's).
+
+    Raises
+    ------
+    QuizSourceError
+        If there are no rubric lines, or their points do not add up to the question's.
+
+    Examples
+    --------
+    >>> read_rubric("She is not right...\\n\\n- 2 points: shift\\n- 1 point: training\\n")
+    [(2, 'shift'), (1, 'training')]
+    """
+    points = CHECKPOINT.question(question).points
+    rubric = [(int(m.group(1)), m.group(2).strip()) for m in map(_RUBRIC_LINE.match,
+                                                                  text.splitlines()) if m]
+    if sum(p for p, _ in rubric) != points:
+        raise QuizSourceError(
+            f"the rubric of {question} must give its {points} points as lines "
+            f"'- N point(s): what earns them' (got {len(rubric)} lines, "
+            f"{sum(p for p, _ in rubric)} points)")
+    return rubric
+
+
+def with_written(nb: nbformat.NotebookNode, text: str,
+                 question: str = WRITTEN) -> nbformat.NotebookNode:
+    """A copy of a source notebook whose written answer holds ``text``: the instructor's
+    model answer and rubric (checked with :func:`read_rubric`)."""
+    read_rubric(text, question)
+    nb = copy.deepcopy(nb)
+    _cells(nb)[question].source = text.strip()
     return nb
 
 
@@ -706,6 +1037,19 @@ def tracked_by_git(path: Path) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return run.returncode == 0
+
+
+#: The file of the per-student secret in the secret source directory
+#: (:mod:`course_grading.personal`).
+SECRET_FILE = "variant_secret"
+
+
+def _secret_file(out: Path) -> Path | None:
+    """Where the per-student secret goes for a variant written to ``out``: beside the
+    assignment folders of a ``secret_source/`` directory; None elsewhere (a variant written
+    to some other place is one for the class)."""
+    source_dir = out.resolve().parent.parent
+    return source_dir / SECRET_FILE if source_dir.name == SECRET_SOURCE else None
 
 
 def _default_out(template: Path) -> Path:
@@ -730,6 +1074,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--overwrite-tracked", action="store_true",
                         help="allow --out to name a file tracked by git (its answers are "
                              "then one 'git commit -a' away from being published)")
+    parser.add_argument("--per-class", action="store_true",
+                        help="one variant for the whole class (a small class); by default "
+                             "each student gets numbers of their own, derived from the seed "
+                             "and their id (course_grading.personal)")
+    parser.add_argument("--written", type=Path, default=None, metavar="FILE",
+                        help="your model answer and rubric of the written question "
+                             "(markdown, with '- N point(s): ...' lines adding up to its "
+                             "points); the public notebook has neither")
     args = parser.parse_args(argv)
     if not args.seed:
         parser.error("--seed must not be empty")
@@ -743,12 +1095,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         public = nbformat.read(args.template, as_version=4)
         nb = fill(public, make_variant(args.seed))
-    except (OSError, QuizSourceError, nbformat.ValidationError) as exc:
+        if args.written is not None:
+            nb = with_written(nb, args.written.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, QuizSourceError, nbformat.ValidationError) as exc:
         print(f"variants: {exc}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-    print(f"wrote {out} (variant {nb.metadata['course_variant']})")
+    secret = _secret_file(out)
+    if args.per_class or secret is None:
+        print(f"wrote {out} (variant {nb.metadata['course_variant']}, one for the class)")
+        if secret is not None and secret.exists():
+            secret.unlink()  # a per-student secret left from before would still be used
+    else:
+        fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(args.seed + "\n")
+        os.chmod(secret, 0o600)
+        print(f"wrote {out} (the class's template) and {secret} (mode 0600): each student "
+              "gets numbers of their own, derived from the seed and their id")
+    if args.written is None:
+        print(f"variants: the written question ({WRITTEN}) has no model answer or rubric "
+              f"yet: write yours into its cell in {out}, or run again with --written FILE",
+              file=sys.stderr)
     print(_next_step(out))
     return 0
 

@@ -34,7 +34,10 @@ exactly one of two verdicts, passed or failed, each in words fixed by the quiz's
 memory or output, or a kernel that ended) shows only the checks that could not run, failed,
 and no note of why. What the grader really saw goes to its log, for the instructor. The
 student's own cells' time (``metadata["course"]["seconds"]``) ends where the hidden checks
-begin.
+begin. A function's check on the setup cell's own example (the graded call of
+``test_weights_visible``, whose expected weights are its hidden part) sends nothing the
+student's notebook does not hold: it is read with the checks that send nothing
+(:func:`sends_hidden_inputs`).
 
 It also bounds what a submission can cost: output kept per cell and per notebook, a kernel
 killed when it floods the grader with output, and the sandbox's wall-time budget per
@@ -55,6 +58,7 @@ import asyncio
 import importlib
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -104,7 +108,10 @@ class PlannedCheck:
     kind: str
     answer: str
     inputs: dict[str, Any]
-    deferred: bool  # has hidden inputs: probed after the student's last cell
+    deferred: bool  # has hidden parts: probed after the student's last cell
+    #: whether an input comes from the instructor's hidden call rather than the setup cell
+    #: (a student knows their setup cell: a function called on it learns nothing hidden)
+    secret_inputs: bool = True
 
 
 def _load_spec(dotted: str) -> QuizSpec:
@@ -156,9 +163,11 @@ def plan_checks(nb: NotebookNode, spec: QuizSpec) -> dict[int, PlannedCheck]:
             raise QuizSourceError(f"test cell {grade_id!r} checks {call.answer!r}; the spec "
                                   f"says {check.answer!r}")
         inputs: dict[str, Any] = {}
+        secret = False
         for name, given in call.inputs.items():
             if name == "expected":  # for the student's kernel only: the grader computes its own
                 continue
+            secret = secret or not isinstance(given, SetupName)
             if isinstance(given, SetupName):
                 if given.name not in spec.setup_names or given.name not in values:
                     raise QuizSourceError(f"test cell {grade_id!r} uses {given.name!r}, which "
@@ -167,7 +176,7 @@ def plan_checks(nb: NotebookNode, spec: QuizSpec) -> dict[int, PlannedCheck]:
             assert isinstance(given, Literal)
             inputs[name] = given.value
         plan[index] = PlannedCheck(index, check.grade_id, check.kind, check.answer, inputs,
-                                   any(c.hidden for c in calls))
+                                   any(c.hidden for c in calls), secret)
     return plan
 
 
@@ -181,9 +190,50 @@ def verdict_output(verdict: Verdict) -> NotebookNode:
                                   traceback=[f"{ename}: {verdict.message}"])
 
 
-def _sends_inputs(planned: PlannedCheck) -> bool:
-    """Whether a check's probe hands inputs to the student's code (a function's check)."""
-    return planned.kind == "weights"
+def sends_hidden_inputs(planned: PlannedCheck) -> bool:
+    """Whether a check's probe hands the student's code inputs it has not seen: a function's
+    check on the instructor's inputs. A function's check on the setup cell's own example
+    (the graded call of ``test_weights_visible``, whose expected weights are the hidden
+    part) sends only what the student's notebook already holds."""
+    return planned.kind == "weights" and planned.secret_inputs
+
+
+_sends_inputs = sends_hidden_inputs
+
+
+def answer_cell_trouble(nb: NotebookNode, answer: str, question: str,
+                        cell_limit: float) -> str | None:
+    """Why the student's answer ``answer`` is not defined, when its own cell says why: the
+    answer cell of ``question`` (its grade id), or a cell that defines the name, does not
+    parse or was stopped by the cell time limit, in the words of the instructor's grade
+    table (:data:`course_grading.gradetable.STOPPING_ERRORS`); None when no such cell is
+    found (the name was never written, or renamed).
+
+    The error's name comes from the student's own cell, run before any hidden input reaches
+    the kernel, so it tells the student nothing they could not see in their notebook.
+    """
+    from .gradetable import STOPPING_ERRORS
+
+    defines = re.compile(rf"^\s*(def\s+{re.escape(answer)}\b|{re.escape(answer)}\s*=)",
+                         re.MULTILINE)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("solution") or not (
+                meta.get("grade_id") == question or defines.search(cell.source[:100_000])):
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "error":
+                continue
+            what = STOPPING_ERRORS.get(str(out.get("ename"))[:80])
+            if what == "does not parse":
+                return (f"its cell does not parse ({str(out.get('ename'))[:80]}), so none of "
+                        "it ran: fix the line the error points to, then run the cell")
+            if what == "stopped by the cell time limit":
+                return (f"its cell was stopped by the cell time limit ({cell_limit:g} s) "
+                        "before it got there: make the cell finish well within the limit")
+            if what:
+                return f"its cell stopped: {what}"
+    return None
 
 
 def _answer_cells_using(nb: NotebookNode, packages: tuple[str, ...]) -> list[str]:
@@ -487,6 +537,12 @@ class DecideOnHost(SandboxedExecute):
             else:
                 verdict = judge(planned.grade_id, reply, planned.inputs, self._spec,
                                 expected(planned.grade_id, planned.inputs, self._spec))
+                why = answer_cell_trouble(
+                    self.nb, planned.answer, self._spec.check(planned.grade_id).question,
+                    float(self.timeout or 0)) if verdict.reason == "missing" else None
+                if why:
+                    verdict = Verdict(planned.grade_id, False, f"`{planned.answer}` is not "
+                                      f"defined: {why}.", "missing")
         if planned.deferred and _sends_inputs(planned):
             verdict = self._hidden_verdict(planned, verdict)
         elif planned.deferred:
@@ -514,8 +570,9 @@ class DecideOnHost(SandboxedExecute):
                    f"failure usually means: {check.hint}. For a hidden check the grader "
                    "tells only whether it passed, not what your function returned, "
                    "whether it raised or which exception, nor how long it took.")
+        # the checks of the same question decided before any hidden input was sent
         visible = [c.grade_id for c in self._spec.checks
-                   if c.question == check.question and not c.hidden]
+                   if c.question == check.question and c.on_own_inputs]
         failed_before = [gid for gid in visible if any(
             v.grade_id == gid and not v.passed for v in self._verdicts.values())]
         if failed_before:

@@ -12,7 +12,9 @@ Around it, one folder per job:
 - :mod:`course_lib.checks`: the self-checks of the lessons' exercises (``checks.check_x``);
 - :mod:`course_lib.explore`: figures, their descriptions in words, and the explorers;
 - :mod:`course_lib.experiments`: the measurements behind the lessons' claims;
-- :mod:`course_lib.real_model`: a real model's attention (all-MiniLM-L6-v2), recomputed.
+- :mod:`course_lib.real_model`: a real model's attention (all-MiniLM-L6-v2), recomputed;
+- :mod:`course_lib.tiny_gpt`: a small transformer made of these parts, trained by the
+  course, and its heads read (lesson 16).
 
 The quizzes are not here: the self-study quiz and the checkpoint's checks are in
 :mod:`course_quiz`.

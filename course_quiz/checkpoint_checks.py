@@ -11,15 +11,16 @@ A check of the checkpoint quiz has two halves, kept apart on purpose:
 
 This module holds no answer of the quiz and computes none (STYLE.md habit 9): the expected
 values come from the instructor's package (``course_grading.checkpoint_answers``). In the
-student's notebook both halves run in the student's kernel: the visible test cell calls
-:func:`check` with the expected values of the setup cell's example written into the cell
-when the quiz is made (one line, see :func:`read_expected`), and :func:`check` raises
-:class:`CheckFailed` with one sentence naming the mistake (that is also what nbgrader's
-*Validate* prints). When the quiz is graded, the instructor's grader
-(``course_grading.verdicts``) runs only the first half in the student's kernel, receives
-the data as JSON, computes the expected values itself and runs the second half on the
-instructor's side, where nothing the student's code did can reach the expectations or the
-comparison.
+student's notebook both halves run in the student's kernel, and a check knows no expected
+value: it confirms the form of an answer (the shape of the weights, a zero diagonal, rows
+summing to 1, a row of finite numbers, a letter) and names the mistakes that show in the
+form alone, never whether the values are right (issue 41: a visible check that confirmed
+the weights could be passed by trial and error). :func:`check` raises
+:class:`CheckFailed` with one sentence (that is also what nbgrader's *Validate* prints).
+When the quiz is graded, the instructor's grader (``course_grading.verdicts``) runs only
+the first half in the student's kernel, receives the data as JSON, computes the expected
+values itself and runs the second half on the instructor's side, where nothing the
+student's code did can reach the expectations or the comparison.
 
 Examples
 --------
@@ -29,10 +30,10 @@ Examples
 ...             "mistaken": {"no_mask": [[0.67, 0.33], [0.33, 0.67]]}}
 >>> def answer(Q, K):  # returns the expected table, whatever Q and K
 ...     return np.array(expected["want"])
->>> check("test_weights_visible", answer, Q=Q, K=K, expected=expected)
-✓ test_weights_visible: passed (weights_without_self on the setup cell's example: ...).
+>>> check("test_weights_visible", answer, Q=Q, K=K)  # in the notebook: the form only
+✓ test_weights_visible: `weights_without_self` has the form of the weights (...
 >>> judge("test_weights_visible", {"value": [[0.67, 0.33], [0.33, 0.67]]},
-...       {"Q": Q, "K": K}, expected=expected).mistake
+...       {"Q": Q, "K": K}, expected=expected).mistake  # as the grader judges
 'no_mask'
 """
 
@@ -246,8 +247,8 @@ def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
         What the answer is compared with, computed by whoever calls (the grader, or the
         quiz maker for the test cells; None: ``inputs["expected"]``): for weights ``{"want": table,
         "mistaken": {mistake id: table}}``; for an output with inputs ``{"want": row,
-        "misconceived": {misconception id: row}}``; None for a letter, or an output
-        without inputs (only its form is checked).
+        "misconceived": {misconception id: row}}``; None for a letter, an output without
+        inputs, or weights in the student's notebook (only their form is checked).
 
     Returns
     -------
@@ -256,7 +257,7 @@ def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
     Raises
     ------
     ValueError
-        If a weights check, or an output check with inputs, is given no ``expected``.
+        If an output check with inputs is given no ``expected``.
     """
     check_ = spec.check(grade_id)
     if expected is None:
@@ -285,8 +286,10 @@ def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
         return _fail(check_, "format", f"`{check_.answer}` gave far more numbers than "
                      f"expected (shape {tuple(value)}).")
     if check_.kind == "weights":
-        return _judge_weights(check_, np.asarray(value, dtype=float),
-                              _needed(check_, expected), spec)
+        got = np.asarray(value, dtype=float)
+        if expected is None:  # in the student's notebook: the form only
+            return _judge_weights_form(check_, got, inputs, spec)
+        return _judge_weights(check_, got, _needed(check_, expected), spec)
     if check_.kind == "output":
         return _judge_output(check_, np.asarray(value, dtype=float), inputs,
                              _needed(check_, expected) if "Q" in inputs else {}, spec)
@@ -343,6 +346,47 @@ def _judge_weights(check_: Check, got: NDArray[np.float64], expected: Mapping[st
     # where, never the expected numbers
     return _fail(check_, "wrong", f"Row {row} of the weights (query {row}'s) is "
                  f"{_round(got[row])}: {check_.hint}.")
+
+
+def _hint(spec: QuizSpec, mistake_id: str) -> str:
+    hint = spec.mistake(mistake_id).hint
+    return f"{hint[0].upper()}{hint[1:]}."
+
+
+def _judge_weights_form(check_: Check, got: NDArray[np.float64], inputs: Mapping[str, Any],
+                        spec: QuizSpec) -> Verdict:
+    """The form of the weights, without knowing what they should be: the shape, finite
+    numbers, none negative, a zero diagonal, each row summing to 1. A mistake that shows in
+    the form alone is named (the spec's words); the values are never confirmed."""
+    n = int(np.shape(inputs["Q"])[0])
+    if got.shape != (n, n):
+        return _fail(check_, "format", f"expected weights of shape {(n, n)} (one row per "
+                     f"query, one column per key), got shape {got.shape}.")
+    if not np.isfinite(got).all():
+        rows = sorted({int(i) for i in np.argwhere(~np.isfinite(got))[:, 0]})
+        return _fail(check_, "wrong", f"Row(s) {', '.join(map(str, rows))} of the weights "
+                     "hold NaN or infinite values.")
+    if (got < -check_.tolerance).any():
+        return _fail(check_, "wrong", "Some weights are negative: a softmax gives weights "
+                     "between 0 and 1.")
+    diagonal = np.abs(np.diag(got))
+    if diagonal.max() > check_.tolerance:
+        above = np.abs(got[np.triu_indices(n, 1)]).max()
+        mistake = "causal_mask" if above <= check_.tolerance else "no_mask"
+        return _fail(check_, "wrong", _hint(spec, mistake), mistake)
+    sums = got.sum(axis=-1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > check_.tolerance)
+    if bad.size:
+        if np.abs(got.sum(axis=0) - 1.0).max() <= check_.tolerance:
+            return _fail(check_, "wrong", _hint(spec, "wrong_axis"), "wrong_axis")
+        if (sums < 1.0).all():
+            return _fail(check_, "wrong", _hint(spec, "mask_after_softmax"),
+                         "mask_after_softmax")
+        return _fail(check_, "wrong", f"Row {bad[0]} of the weights sums to "
+                     f"{sums[bad[0]]:.4g}, not 1: each query's weights must sum to 1.")
+    return _pass(check_, f"`{check_.answer}` has the form of the weights (shape {(n, n)}, a "
+                 "zero diagonal, each row summing to 1); whether they are right is checked "
+                 "when the quiz is graded.")
 
 
 def _judge_output(check_: Check, got: NDArray[np.float64], inputs: Mapping[str, Any],

@@ -10,21 +10,24 @@ the submission kinds made for tests.
 The checkpoint asks what no lesson and no self-study question answers (issue 30): a
 function the lessons do not write (attention weights with each token hidden from itself),
 a short derivation on the numbers of the instructor's seeded variant, a measured table to
-read, a prediction to explain, and a written answer graded by hand with the rubric below.
+read, a prediction to explain, and a written answer graded by hand with the instructor's
+rubric (kept in the instructor's private source, never here: issue 41).
 Every wrong option of a multiple-choice question, and every wrong number of the
 derivation, is a named :class:`Misconception`; every wrong function a named
 :class:`Mistake`.
 
 **What one mistake costs (decided, issue 33).** The function question's 5 points are one
-for the visible check (the setup cell's example, which students run before handing in) and
-one for each hidden check, built to catch one :class:`Mistake` alone. A mistake that the
-example shows (a missing division by sqrt(d_k), the wrong axis, d_k from the wrong axis)
-so costs 2 of the function's 5 points: the visible check, because it failed in front of
-the student, and the hidden check, which names the mistake. That is intended: handing in a
-function whose own visible check fails costs a point, whatever the mistake. A naive exp
-costs 1 (the example's scores are too small to overflow); a mistake every check catches
-(the lessons' plain weights, a causal mask) costs all 5. The feedback and the class report
-name the mistake for every lost point, and call the second one "same mistake as" the first
+for the check on the setup cell's example and one for each hidden check, built to catch
+one :class:`Mistake` alone. Students run the example's check before handing in, but it
+shows them only the form of their weights (shape, zero diagonal, rows summing to 1) and
+the mistakes that show in the form; its point is for the weights themselves, judged when
+the quiz is graded (issue 41: a check that confirmed the values could be passed by trial
+and error). A mistake that the example shows (a missing division by sqrt(d_k), the wrong
+axis, d_k from the wrong axis) so costs 2 of the function's 5 points: the example's check
+and the hidden check, which names the mistake. A naive exp costs 1 (the example's scores
+are too small to overflow); a mistake every check catches (the lessons' plain weights, a
+causal mask) costs all 5. The feedback and the class report name the mistake for every
+lost point, and call the second one "same mistake as" the first
 (:func:`course_grading.gradetable.lost_points`).
 
 It holds no answer, no number of a quiz and no right letter
@@ -45,8 +48,8 @@ Examples
  'written_shift_or_scale']
 >>> CHECKPOINT.question("weights_without_self").points, CHECKPOINT.total_points
 (5, 13)
->>> sum(p for p, _ in CHECKPOINT.question("written_shift_or_scale").rubric)
-3
+>>> CHECKPOINT.question("written_shift_or_scale").manual
+True
 """
 
 from __future__ import annotations
@@ -135,6 +138,9 @@ class Check:
         The :class:`Mistake` this check is built to catch alone (hidden checks), or None.
     hidden : bool
         True when part of the check is hidden from students until grading.
+    example : bool
+        True for a hidden check whose inputs are the setup cell's example, which the
+        student has: only its expected values are hidden (:attr:`on_own_inputs`).
     tolerance : float
         Largest difference from the expected numbers that still passes.
     computes : str or None
@@ -151,23 +157,32 @@ class Check:
     hint: str
     mistake: str | None = None
     hidden: bool = False
+    example: bool = False
     tolerance: float = 1e-6
     computes: str | None = None
+
+    @property
+    def on_own_inputs(self) -> bool:
+        """Whether the student's code meets only inputs the student has in this check (a
+        visible check, or the graded call on the setup cell's example): what it saw may be
+        told in full, and it is decided before any hidden input reaches the kernel."""
+        return not self.hidden or self.example
 
 
 @dataclass(frozen=True)
 class Question:
     """A question of the quiz: its answer cell, title and points.
 
-    A question with no checks is graded by hand (the written answer), with its ``rubric``:
-    ``(points, what earns them)`` pairs that add up to its points.
+    A question with no checks is graded by hand (the written answer). Its model answer and
+    rubric are the instructor's, in their private source notebook
+    (:func:`course_grading.variants.read_rubric`): anything written here would be public,
+    in the repository and in every student's library.
     """
 
     id: str
     title: str
     points: int
     checks: tuple[str, ...] = ()
-    rubric: tuple[tuple[int, str], ...] = ()
 
     @property
     def manual(self) -> bool:
@@ -213,9 +228,6 @@ class QuizSpec:
 
     def __post_init__(self) -> None:
         for q in self.questions:
-            if q.manual and sum(p for p, _ in q.rubric) != q.points:
-                raise ValueError(f"the rubric of {q.id!r} must add up to its {q.points} "
-                                 f"points (got {sum(p for p, _ in q.rubric)})")
             if not q.manual and sum(self.check(c).points for c in q.checks) != q.points:
                 raise ValueError(f"the checks of {q.id!r} must add up to its {q.points} points")
         for m in self.misconceptions:
@@ -289,31 +301,11 @@ class QuizSpec:
 _WEIGHTS_CHECK = dict(question="weights_without_self", points=1,
                       answer="weights_without_self", kind="weights", hidden=True)
 
-_RUBRIC = (
-    (1, "Subtracting each row's maximum is a shift of the row: it leaves the weights exactly "
-        "as they were and only keeps exp finite; so it cannot do the job of the division."),
-    (1, "Dividing by sqrt(d_k) is a scale, which does change the weights: unscaled scores "
-        "spread like sqrt(d_k), so rows get more peaked as d_k grows; the answer reads this "
-        "off the measured table of question 3 (a number from it, in its own words)."),
-    (1, "Says what to measure to find out whether the division matters for training at "
-        "d_k = 64, or explains the effect with what the course measured; either gets the "
-        "point. Any concrete measurement counts: train the same heads with and without "
-        "the division (tuned learning rates, several seeds) and compare held-out loss or "
-        "accuracy; or measure, example by example, the gradient that reaches the scores "
-        "or W_Q (the fraction of rows near 0) or how far the scores move per step. So "
-        "does an explanation the course's measurements support, for example that "
-        "undivided rows saturate (lesson 03: median largest weight 0.97 at d_k = 128) and "
-        "that a saturated row sends almost no gradient back through softmax, so its "
-        "example is hardly learnt from (lesson 13); 'the gradient vanishes', said of the "
-        "saturated rows, is that explanation. No credit for a bare assertion with neither "
-        "a measurement nor a mechanism."),
-)
-
 #: The checkpoint quiz of the course (nbgrader assignment ``checkpoint``).
 CHECKPOINT = QuizSpec(
     assignment="checkpoint",
     notebook="checkpoint",
-    setup_names=("tokens", "Q", "K", "row", "shift_key", "c"),
+    setup_names=("tokens", "Q", "K", "row", "shift_key", "c", "dup_query", "dup_key"),
     course_lib_allowed=False,
     questions=(
         Question("weights_without_self", "attention weights with each token hidden from "
@@ -325,8 +317,7 @@ CHECKPOINT = QuizSpec(
         Question("mc_read_table", "read a measured table", 2, ("test_mc_read_table",)),
         Question("mc_duplicate_key", "predict, then explain: a token twice", 1,
                  ("test_mc_duplicate_key",)),
-        Question("written_shift_or_scale", "in your own words: shift or scale?", 3,
-                 rubric=_RUBRIC),
+        Question("written_shift_or_scale", "in your own words: shift or scale?", 3),
     ),
     mistakes=(
         Mistake("missing_scale", "forgot to divide the scores by sqrt(d_k)",
@@ -375,10 +366,10 @@ CHECKPOINT = QuizSpec(
         Misconception("scale_like_shift", "mc_read_table",
                       "thinks softmax ignores a division of the scores, like a shift",
                       "a shift of a row leaves softmax unchanged; a division does not"),
-        Misconception("overflow_not_saturation", "mc_read_table",
-                      "blames overflow for the one-hot rows, not saturation",
-                      "a stable softmax never overflows; peaked rows come from large score "
-                      "differences"),
+        Misconception("misreads_table", "mc_read_table",
+                      "read the columns the wrong way round: the flat one as undivided",
+                      "the column you chose as undivided is the one whose largest weight "
+                      "stays flat: read how each column moves as d_k grows"),
         Misconception("copies_share_weight", "mc_duplicate_key",
                       "thinks two copies of a key share the weight one copy had",
                       "softmax gives each copy the weight of a key with that score: two "
@@ -386,16 +377,17 @@ CHECKPOINT = QuizSpec(
         Misconception("no_renormalising", "mc_duplicate_key",
                       "forgets that each row still sums to 1 after adding a key",
                       "a row of weights always sums to 1, whatever keys are added"),
-        Misconception("permutation_invariance", "mc_duplicate_key",
-                      "confuses duplicating a token with reordering the tokens",
-                      "reordering the keys leaves each output unchanged; adding a copy "
-                      "of one is not a reordering"),
+        Misconception("doubles_weight", "mc_duplicate_key",
+                      "doubles the key's weight and shares what is left among the others",
+                      "the two copies do not get twice the old weight: each gets e^s over "
+                      "the new total, Z + e^s, which is larger than before"),
     ),
     checks=(
         Check("test_weights_visible", question="weights_without_self", points=1,
-              answer="weights_without_self", kind="weights",
+              answer="weights_without_self", kind="weights", hidden=True, example=True,
               looks_at="weights_without_self on the setup cell's example: the shape, rows "
-                       "summing to 1, the diagonal, the weights",
+                       "summing to 1, the diagonal (shown in your notebook), and the weights "
+                       "(checked when graded)",
               hint="the weights are not softmax(Q K^T / sqrt(d_k)) over each row with the "
                    "diagonal hidden"),
         Check("test_missing_scale", **_WEIGHTS_CHECK, mistake="missing_scale",

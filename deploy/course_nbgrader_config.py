@@ -8,6 +8,11 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 # accepts `nbgrader submit --student=<someone else>` and collects it, with only a warning.
 c.ExchangeFactory.collect = "course_exchange.exchange.OwnerCheckedCollect"
 
+# With per-student variants (python -m course_grading.variants --seed ...), the release also
+# gives each student of the gradebook's class list a notebook of their own numbers, readable
+# by them only; students' PersonalFetch (deploy/nbgrader_config.py) hands it to them.
+c.ExchangeFactory.release_assignment = "course_grading.personal.PersonalRelease"
+
 # release_feedback refuses while any student it would release to has answers that wait to be
 # graded by hand (formgrader's Manual Grading), naming them; generate_feedback refuses the
 # same (quiz/nbgrader_config.py). --ManualGradesFirst.allow_pending=True sends it anyway.

@@ -9,3 +9,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 # --ManualGradesFirst.allow_pending=True sends it anyway. Here, not in the global config:
 # students' nbgrader reads that one, and students cannot import course_grading.
 c.ExchangeFactory.release_feedback = "course_grading.feedback.CheckedNgshareReleaseFeedback"
+
+# With per-student variants (python -m course_grading.variants --seed ...), the release also
+# uploads each student's own notebook; the course's ngshare fetch gives each their own.
+c.ExchangeFactory.release_assignment = "course_grading.personal.PersonalNgshareRelease"

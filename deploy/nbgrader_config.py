@@ -16,3 +16,7 @@ c.Exchange.root = "/srv/nbgrader/exchange"
 # them world-readable, hidden by an unguessable name). Needs course_exchange (not
 # course_grading, which students cannot import: docs/deploy.md step 3) in the environment.
 c.ExchangeFactory.submit = "course_exchange.exchange.PrivateSubmit"
+
+# Per-student variants: a student's fetch gives them the notebook the instructor released
+# with their own numbers (readable by them only), in place of the class's template.
+c.ExchangeFactory.fetch_assignment = "course_exchange.exchange.PersonalFetch"

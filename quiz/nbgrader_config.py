@@ -42,6 +42,17 @@ from course_grading.verdicts import enable  # noqa: E402
 
 enable(c, wall_time_limit=30)
 
+# Per-student variants (python -m course_grading.variants --seed ..., the normal way to run
+# a class): while secret_source/variant_secret exists, each submission is graded with the
+# numbers of the student it was collected from (submitted/<student>/), derived from that
+# secret and the student's id; the numbers in the notebook are never read.
+# course_grading/personal.py; the release and hand-out of each student's own notebook too.
+_secret = os.path.join(c.CourseDirectory.root, "secret_source", "variant_secret")
+if os.path.isfile(_secret):
+    from course_grading.personal import enable as per_student
+
+    per_student(c, _secret)
+
 # No feedback while a written answer waits to be graded by hand (formgrader's Manual
 # Grading): generate_feedback refuses such a student's notebook, naming the cells, unless
 # c.ManualGradesFirst.allow_pending = True (or --ManualGradesFirst.allow_pending=True).

@@ -22,7 +22,7 @@ The template itself may not give the answer away either: the ``...`` of a templa
 stand for most of what the solution adds. A template that writes out more than two thirds
 of the characters the student's lines need (leaving only ``...`` for an axis, say) fails.
 
-Lessons join through :data:`LESSONS`; lesson 16 (its own issue) joins by adding its
+Lessons join through :data:`LESSONS`; the self-study checkpoint (its own issue) joins by adding its
 notebook there and, for its self-study questions, an entry in :data:`EXTRA_ANSWERS` that
 returns each question's right option (letter and text) with the index of the cell that
 asks it.
@@ -62,7 +62,7 @@ class Answer:
     exercise: str
 
 
-#: Other answers a lesson asks for (lesson 16's self-study questions): notebook name ->
+#: Other answers a lesson asks for (the self-study checkpoint's questions): notebook name ->
 #: a function of the notebook that returns its Answers.
 EXTRA_ANSWERS: dict[str, Callable[[nbformat.NotebookNode], list[Answer]]] = {}
 
@@ -85,6 +85,12 @@ PREDICTED: dict[str, list[str]] = {
                                    "instead of $n^2$", "nothing grows with $n$"],
     "15_kv_cache_and_block.ipynb": ["changes no earlier row", "only row 5",
                                     "rows 0 to 4 change"],
+    # which head does which job (above both predict cells), and what removing one
+    # induction head does (above the second)
+    "16_trained_transformer.ipynb": ["0.1 is the previous-token", "layer 1's heads",
+                                     "previous-token head in layer 0",
+                                     "induction heads in layer 1", "covers for",
+                                     "changes almost nothing", "the whole job"],
 }
 
 #: The formula a by-hand exercise asks the student to find (exercise name -> how a

@@ -154,23 +154,23 @@ def test_no_module_of_the_students_library_spells_out_a_solution():
         assert not re.search(r"fill_diagonal\([^)]*-\s*np\.inf|~\s*np\.eye\(", text), path.name
 
 
-def test_the_visible_check_in_the_students_kernel_still_names_each_mistake():
-    """What course_lib no longer computes, the released notebook's check_data cell holds
-    for the setup cell's example only: run as a student runs it, the visible check passes
-    the right answer and names every mistake the example shows."""
+def test_the_released_notebook_holds_no_expected_weights():
+    """Issue 41: the released notebook's check_data cell decoded (zlib + base64) to the right
+    weights of the setup cell's example. The release holds no encoded data now, and its
+    visible check runs as a student runs it: the right answer and uniform weights pass
+    alike (the form), a diagonal not hidden is named."""
     from course_grading.checkpoint_answers import MISTAKE_SOURCES, answer_function
+    from course_grading.feedback import visible_part
     from course_quiz.checkpoint_checks import CheckFailed, check
     from course_quiz.checkpoint_spec import CHECKPOINT
 
     nb = nbformat.read(ROOT / SOURCE_PATH, as_version=4)
+    released = [visible_part(c.source) for c in nb.cells]
+    assert not any("expected" in text or "eNp" in text for text in released)
     namespace: dict = {}
-    for cell_id in ("setup", "check-data"):
-        exec(next(c.source for c in nb.cells if c.get("id") == cell_id), namespace)
-    Qs, Ks, data = namespace["Q"], namespace["K"], namespace["visible_expected"]
-    check("test_weights_visible", weights_without_self, Q=Qs, K=Ks, expected=data)
-    for mistake in CHECKPOINT.mistakes:
-        if mistake.id == "naive_exp_overflow":  # small scores: nothing overflows here
-            continue
-        with pytest.raises(CheckFailed, match=re.escape(mistake.hint[1:30])):
-            check("test_weights_visible", answer_function(MISTAKE_SOURCES[mistake.id]),
-                  Q=Qs, K=Ks, expected=data)
+    exec(next(c.source for c in nb.cells if c.get("id") == "setup"), namespace)
+    Qs, Ks = namespace["Q"], namespace["K"]
+    check("test_weights_visible", weights_without_self, Q=Qs, K=Ks)
+    check("test_weights_visible", lambda Q, K: (1 - np.eye(len(Q))) / (len(Q) - 1), Q=Qs, K=Ks)
+    with pytest.raises(CheckFailed, match=re.escape(CHECKPOINT.mistake("no_mask").hint[1:30])):
+        check("test_weights_visible", answer_function(MISTAKE_SOURCES["no_mask"]), Q=Qs, K=Ks)

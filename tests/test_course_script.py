@@ -177,7 +177,8 @@ def test_a_fresh_student_environment(tmp_path):
     found = json.loads(subprocess.run([str(python), "-c", probe], capture_output=True,
                                       text=True, check=True, cwd=tmp_path).stdout)
     assert found.pop("course_lib") == str(ROOT / "course_lib" / "__init__.py")
-    assert found.pop("course_quiz") == str(ROOT / "course_quiz" / "__init__.py")  # lesson 16
+    # the self-study checkpoint's quiz
+    assert found.pop("course_quiz") == str(ROOT / "course_quiz" / "__init__.py")
     assert found == {"numpy": True, "matplotlib": True, "ipywidgets": True,
                      "jupyterlab": True, "nbgrader": False, "pytest": False,
                      "playwright": False, "setuptools": False}

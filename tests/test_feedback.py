@@ -136,3 +136,29 @@ def test_feedback_pages_carry_a_policy_that_forbids_every_script():
     assert head.split(">", 1)[1].lstrip().startswith(
         f'<meta http-equiv="Content-Security-Policy" content="{FEEDBACK_CSP}">')
     assert "script-src" not in FEEDBACK_CSP and "default-src 'none'" in FEEDBACK_CSP
+
+
+def test_the_contents_list_names_each_check():
+    """nbgrader's feedback page lists every check as "Test cell" (issue 41): each is named by
+    its grade id and what it looks at; an id the spec does not know keeps nbgrader's label."""
+    from pathlib import Path
+
+    import nbgrader
+    from traitlets.config import Config
+
+    formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+    config = Config()  # what nbgrader's GenerateFeedback gives the exporter
+    config.HTMLExporter.template_name = "feedback"
+    config.HTMLExporter.extra_template_basedirs = [str(formgrader / "templates")]
+    config.HTMLExporter.extra_template_paths = [
+        str(formgrader / "static" / "node_modules" / "bootstrap" / "dist" / "css")]
+    cells = [_test_cell("test_missing_scale", HIDDEN, 0.0, WRONG),
+             _test_cell("test_not_in_the_spec", "assert True", 1.0)]
+    exporter = SafeHTMLExporter(config=config)
+    page, _ = exporter.from_notebook_node(
+        nbformat.v4.new_notebook(cells=cells),
+        {"nbgrader": {"notebook": "checkpoint", "score": 1, "max_score": 2, "late_penalty": 0}})
+    looks_at = CHECKPOINT.check("test_missing_scale").looks_at
+    assert f'<a href="#test_missing_scale">test_missing_scale: {looks_at}</a>' in page
+    assert '<a href="#test_not_in_the_spec">Test cell</a>' in page
+    assert page.count("Test cell") == 1

@@ -7,7 +7,7 @@ modules once imported each other so). The layers, from the bottom:
 
 - ``course_lib``, the students' library; in it, the attention maths at the top
   (``course_lib/*.py``) import none of its folders (``checks/``, ``explore/``,
-  ``experiments/``, ``real_model/``), which build on them;
+  ``experiments/``, ``real_model/``, ``tiny_gpt/``), which build on them;
 - ``course_quiz``, the quizzes students have, on ``course_lib``;
 - ``course_exchange`` and ``course_site``; ``course_grading`` on ``course_quiz`` and
   ``course_lib``.
@@ -33,7 +33,7 @@ MAY_IMPORT = {
     "course_grading": {"course_lib", "course_quiz", "course_exchange"},
 }
 #: The folders of course_lib that the maths at its top never import.
-LIBRARY_FOLDERS = ("checks", "explore", "experiments", "real_model")
+LIBRARY_FOLDERS = ("checks", "explore", "experiments", "real_model", "tiny_gpt")
 
 
 def module_name(path: Path, root: Path) -> str:

@@ -93,7 +93,20 @@ LIBRARY_ANSWERS = {
     "check_generate_with_cache": lambda Q, K, V: cl.attention(Q, K, V,
                                                               mask=cl.causal_mask(len(Q)))[0],
     "check_multiply_adds": lambda: [2 * 1500 * 64, 2 * 1500**2 * 64],
+    # lesson 16 (issue 46): your attention in the trained model; the circuit by hand, its
+    # letters read from the exercise's sequence
+    "check_attend_in_model": lambda Q, K, V, mask: cl.attention(Q, K, V, mask=mask)[0],
+    "check_induction_by_hand": lambda: _induction_letters(),
 }
+
+
+def _induction_letters() -> list[str]:
+    """At the last letter of lesson 16's sequence: the letter after its earlier occurrence
+    (where an induction head looks) and the letter itself (what layer 0 wrote there)."""
+    from course_lib.tiny_gpt import circuit, letters
+
+    seq = letters(circuit.exercise_sequence())
+    return [seq[seq.index(seq[-1]) + 1], seq[-1]]
 
 
 CHECK_CALL = re.compile(r"^checks\.(check_\w+)\((\w+)\)$")

@@ -135,6 +135,8 @@ def test_a_non_editable_install_holds_the_packages_and_their_files(tmp_path):
         "for m in mods: importlib.import_module(m)\n"
         "from course_lib import real_model\n"
         "assert real_model.load_model_attention().heads == 12  # package data (lesson 11)\n"
+        "from course_lib import tiny_gpt  # the trained model's weights, checked by sha256\n"
+        "assert tiny_gpt.load_model().model.heads == 2\n"
         "import pkgutil, course_quiz  # every module of the students' packages imports\n"
         "for pkg in (course_lib, course_quiz):\n"
         "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"

@@ -76,7 +76,7 @@ def test_bad_requests_are_refused_clearly():
         make_submission("typo", RELEASED, VARIANT)
     with pytest.raises(KeyError, match="no answer cell with grade id nope"):
         fill_answers(nbformat.reads(RELEASED, as_version=4), {"nope": "x = 1"})
-    assert len(KINDS) == 18
+    assert len(KINDS) == 19
 
 
 def test_the_copier_lifts_every_answer_from_a_lesson_or_the_self_study():

@@ -103,9 +103,21 @@ def test_a_bad_seed_is_refused_with_a_clear_message(seed):
         make_variant(seed)
 
 
-def test_a_variant_is_never_made_from_another_variant():
-    with pytest.raises(QuizSourceError, match="not the public one"):
-        fill(fill(PUBLIC, make_variant("x")), make_variant("y"))
+def test_filling_another_variant_gives_the_same_notebook():
+    """fill writes every number, letter and option of the variant, whatever the notebook
+    held before: a variant made from another is the one made from the public notebook."""
+    twice = fill(fill(PUBLIC, make_variant("x")), make_variant("y"))
+    assert nbformat.writes(twice) == nbformat.writes(fill(PUBLIC, make_variant("y")))
+
+
+def test_a_source_cell_in_the_wrong_form_is_refused_by_name():
+    broken = fill(PUBLIC, make_variant("x"))
+    cell = _cells(broken)["test_wrong_axis"]
+    cell.source = cell.source.replace("### BEGIN HIDDEN TESTS", "").replace(
+        "### END HIDDEN TESTS", "")
+    with pytest.raises(QuizSourceError, match="test cell test_wrong_axis must hold exactly "
+                       "one hidden"):
+        fill(broken, make_variant("y"))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -151,10 +163,11 @@ def test_each_hidden_check_fails_for_exactly_its_own_mistake(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_isolation_table_and_unsaturated_inputs(seed):
+def test_isolation_table_and_informative_inputs(seed):
     """Each of the four mistakes fails its own hidden check only; what a copy of the
     lessons' code gives (no mask, lesson 07's mask, a mask after the softmax) fails every
-    check; the setup example shows every mistake but the overflow."""
+    check; the setup example shows every mistake but the overflow; no hidden input has a
+    one-hot row or a right answer uniform over the other tokens."""
     v = make_variant(seed)
     table = isolation_table(v)
     assert not any(table["correct"].values())
@@ -167,8 +180,53 @@ def test_isolation_table_and_unsaturated_inputs(seed):
         if mistake.id != "naive_exp_overflow":
             assert table[mistake.id]["test_weights_visible"], mistake.id
     for test_id, (Q, K) in v.hidden_inputs.items():
-        off = weights_without_self(Q, K)[~np.eye(len(Q), dtype=bool)]
-        assert off.max() <= 0.9 and off.min() >= 0.01, test_id
+        w = weights_without_self(Q, K)
+        inside = (w >= 0.01) & (w <= 0.9) & ~np.eye(len(Q), dtype=bool)
+        assert inside.sum(axis=1).min() >= 2, (test_id, w)  # no row is one-hot
+        uniform = (1 - np.eye(len(Q))) / (len(Q) - 1)
+        assert np.abs(w - uniform).max() >= 0.02, (test_id, w)  # and none uniform
+
+
+KNOW_NOTHING = {
+    "uniform over the others": "def weights_without_self(Q, K):\n"
+    "    n = len(Q)\n    return (1 - np.eye(n)) / (n - 1)\n",
+    "uniform over all": "def weights_without_self(Q, K):\n"
+    "    return np.full((len(Q), len(Q)), 1 / len(Q))\n",
+    "zeros": "def weights_without_self(Q, K):\n    return np.zeros((len(Q), len(Q)))\n",
+    "a constant": "def weights_without_self(Q, K):\n    return np.full((len(Q), len(K)), 0.5)\n",
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_an_answer_that_never_reads_Q_and_K_fails_every_hidden_check(seed):
+    """Issue 42: uniform weights over the other tokens passed test_wrong_axis and
+    test_naive_exp_overflow (four identical keys, identical rows: the right answer was
+    uniform). Judged as the grader judges, on the notebook's own inputs: no answer that
+    ignores Q and K passes a hidden check, nor does the example's right table replayed."""
+    nb = fill(PUBLIC, make_variant(seed))
+    facts = quiz_facts(nb)
+    replay = weights_without_self(facts.Q, facts.K).tolist()
+    answers = {name: answer_function(source) for name, source in KNOW_NOTHING.items()}
+    answers["the example's right table replayed"] = lambda Q, K: np.array(replay)
+    for name, func in answers.items():
+        for test_id in HIDDEN_WEIGHT_CHECKS:
+            inputs = _inputs(nb, test_id)
+            verdict = judge(test_id, json.loads(json.dumps(answer_as_data(
+                "weights", func, (inputs["Q"], inputs["K"])))), inputs,
+                expected=expected(test_id, inputs))
+            assert not verdict.passed, (seed, name, test_id)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_variant_proof_covers_answers_that_never_read_Q_and_K(seed):
+    """make_variant refuses inputs on which such an answer comes within 0.02 of the right
+    weights; measured here on what it returned."""
+    v = make_variant(seed)
+    table = variants.baseline_table(v)
+    assert {"uniform_over_others", "visible_example_replayed"} <= set(table)
+    for name, row in table.items():
+        assert set(row) == set(HIDDEN_WEIGHT_CHECKS)
+        assert min(row.values()) >= 0.02, (name, row)
 
 
 def test_the_overflow_check_really_overflows_a_naive_exp():
@@ -179,38 +237,57 @@ def test_the_overflow_check_really_overflows_a_naive_exp():
     assert np.isnan(got[~np.eye(len(Q), dtype=bool)]).all()  # every weight but the hidden
 
 
+def _options(nb, cell_id: str) -> dict[str, str]:
+    text = next(c.source for c in nb.cells if c.id == cell_id)
+    return {line[4]: line.split("** ", 1)[1] for line in text.splitlines()
+            if line.startswith("- **")}
+
+
 @pytest.mark.parametrize("seed", SEEDS)
-def test_mc_options_move_with_their_right_letter_and_misconceptions(seed):
+def test_each_option_carries_the_variants_numbers_and_its_letter_the_grade(seed):
+    """Issue 41: the option texts were the same in every variant, so a reader of the public
+    source knew the right text whatever its letter. Each option is now written with the
+    variant's own numbers (its table's columns and values, its query and duplicated key);
+    the grader's right letter and misconceptions are those of the text at each letter."""
+    from course_grading.checkpoint_answers import OPTIONS, option_numbers
+
     variant = make_variant(seed)
     nb = fill(PUBLIC, variant)
-    public_md = {c.id: c.source for c in PUBLIC.cells}
-    md = {c.id: c.source for c in nb.cells}
-    facts, public = quiz_facts(nb), quiz_facts(PUBLIC)
-    swap = variants._swap_xy if variant.unscaled_first else (lambda text: text)
+    facts = quiz_facts(nb)
     for question, cell_id in (("mc_read_table", "q3"), ("mc_duplicate_key", "q4")):
-        fix = swap if question == "mc_read_table" else (lambda text: text)
-
-        def option(text, letter):
-            return next(line.split("** ", 1)[1] for line in text.splitlines()
-                        if line.startswith(f"- **{letter}.**"))
-
-        new, old = md[cell_id], public_md[cell_id]
-        assert option(new, facts.right[question]) == fix(option(old, public.right[question]))
-        for letter, named in public.wrong[question].items():
-            assert option(new, facts.mc_letter_for(question, named)) == fix(option(old, letter))
+        numbers = option_numbers(question, variants._option_inputs(variant))
+        templates = dict(OPTIONS[question])
+        shown = _options(nb, cell_id)
+        assert shown[facts.right[question]] == templates["right"].format(**numbers)
+        for letter, named in facts.wrong[question].items():
+            assert shown[letter] == templates[named].format(**numbers)
         assert f'= "{facts.right[question]}"' in _cells(nb)[question].source  # the solution
+    assert facts.dup_query != facts.dup_key
+
+
+def test_no_variant_shows_an_option_text_of_the_public_notebook():
+    public = {text for cell_id in ("q3", "q4") for text in _options(PUBLIC, cell_id).values()}
+    for seed in [s for s in SEEDS if s != DEFAULT_SEED] + [f"id{i}" for i in range(20)]:
+        nb = fill(PUBLIC, make_variant(seed))
+        for cell_id in ("q3", "q4"):
+            assert not public & set(_options(nb, cell_id).values()), (seed, cell_id)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_table_is_the_variants_measurement(seed):
-    """The unscaled column climbs towards one-hot; the scaled one stays near 1/4."""
+    """The unscaled column climbs towards one-hot; the scaled one stays flat. The stem says
+    how this variant's table was measured (head sizes, keys, entries' size)."""
     v = make_variant(seed)
     md = next(c.source for c in fill(PUBLIC, v).cells if c.id == "q3")
     rows = [line.split("|")[1:4] for line in md.splitlines() if variants._TABLE_ROW.match(line)]
+    dks, n_keys, scale = v.table_setup
+    assert [int(r[0]) for r in rows] == list(dks)
+    assert f"over 400 rows of {n_keys} keys" in md
+    assert f"entries of size about {scale:g}.\n" in md
     x, y = (np.array([float(r[i]) for r in rows]) for i in (1, 2))
     unscaled, scaled = (x, y) if v.unscaled_first else (y, x)
-    assert np.all(np.diff(unscaled) > 0) and unscaled[-1] > 0.85
-    assert np.all(np.abs(scaled - 0.24) < 0.05)
+    assert np.all(np.diff(unscaled) > 0) and unscaled[-1] - unscaled[0] >= 0.3
+    assert scaled.max() - scaled.min() <= 0.05
     assert np.array_equal(np.stack([scaled, unscaled], axis=1), v.table)
 
 
@@ -222,8 +299,9 @@ def test_command_line_writes_a_variant_and_keeps_the_seed_private(tmp_path, caps
     assert "my secret" not in text
     assert "wrote" in capsys.readouterr().out
     assert variants.main(["--seed", "other", "--template", str(out), "--out",
-                          str(tmp_path / "again.ipynb")]) == 2
-    assert "not the public one" in capsys.readouterr().err
+                          str(tmp_path / "again.ipynb")]) == 0
+    assert (tmp_path / "again.ipynb").read_text() == nbformat.writes(
+        fill(PUBLIC, make_variant("other"))) + "\n"
     with pytest.raises(SystemExit):
         variants.main(["--seed", ""])
 
@@ -261,17 +339,50 @@ def test_every_wrong_answer_is_a_misconception_named_in_the_spec():
         assert m.words and m.hint, m.id
 
 
-def test_the_written_answer_is_graded_with_the_specs_rubric():
-    """The source's model answer carries the spec's rubric, word for word."""
-    written = CHECKPOINT.question("written_shift_or_scale")
-    assert written.manual and sum(p for p, _ in written.rubric) == written.points == 3
-    [cell] = [c for c in PUBLIC.cells
-              if c.metadata.get("nbgrader", {}).get("grade_id") == written.id]
-    text = " ".join(cell.source.split())
-    for points, criterion in written.rubric:
-        assert f"{points} point{'s' if points > 1 else ''}: {' '.join(criterion.split())}" \
-            in text
-    # issue 40: the last point credits any concrete measurement and the explanations the
-    # course measured (a saturated row sends almost no gradient back, lesson 13)
-    last = written.rubric[-1][1]
-    assert "training" in last and "Any concrete measurement" in last
+MY_WRITTEN = """She is not right: a shift leaves softmax as it was, a scale does not.
+
+*Rubric:*
+
+- 1 point: a shift leaves the weights unchanged
+- 1 point: a scale changes them, read off the table
+- 1 point: train with and without it and compare
+"""
+
+
+def test_the_model_answer_and_rubric_are_in_no_public_file():
+    """Issue 41: the written question's model answer was in the public source and its
+    rubric in the spec (course_lib: the repository and every student's library). The public
+    notebook's written cell says where they are instead, and the spec holds no words of a
+    rubric; the instructor's go into their private variant with --written."""
+    import course_quiz.checkpoint_spec as spec_module
+
+    written = CHECKPOINT.question(variants.WRITTEN)
+    assert written.manual and written.points == 3 and not hasattr(written, "rubric")
+    cell = _cells(PUBLIC)[variants.WRITTEN]
+    assert "No model answer or rubric here" in cell.source
+    with pytest.raises(QuizSourceError, match="must give its 3 points"):
+        variants.read_rubric(cell.source)
+    text = " ".join(Path(spec_module.__file__).read_text().split()).lower()
+    for words in ("loss curves", "gradient vanishes", "keeps exp finite", "spread like"):
+        assert words not in text, words
+
+
+def test_the_instructors_written_answer_goes_into_the_private_variant(tmp_path, capsys):
+    mine = tmp_path / "written.md"
+    mine.write_text(MY_WRITTEN)
+    out = tmp_path / "v.ipynb"
+    assert variants.main(["--seed", "s", "--out", str(out), "--written", str(mine)]) == 0
+    cell = _cells(nbformat.read(out, as_version=4))[variants.WRITTEN]
+    assert cell.source == MY_WRITTEN.strip()
+    assert variants.read_rubric(cell.source) == [
+        (1, "a shift leaves the weights unchanged"),
+        (1, "a scale changes them, read off the table"),
+        (1, "train with and without it and compare")]
+    assert "no model answer" not in capsys.readouterr().err
+    assert variants.main(["--seed", "s", "--out", str(out)]) == 0  # without: said so
+    assert "has no model answer or rubric yet" in capsys.readouterr().err
+    mine.write_text(MY_WRITTEN.replace("- 1 point: train", "- 2 points: train"))
+    assert variants.main(["--seed", "s", "--out", str(tmp_path / "w.ipynb"), "--written",
+                          str(mine)]) == 2
+    assert "must give its 3 points" in capsys.readouterr().err
+    assert not (tmp_path / "w.ipynb").exists()

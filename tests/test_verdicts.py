@@ -15,13 +15,18 @@ import pytest
 from benchmark_scripts import load_benchmark
 
 from course_grading.checkpoint_answers import expected
-from course_grading.verdicts import DecideOnHost, plan_checks
+from course_grading.verdicts import (
+    DecideOnHost,
+    answer_cell_trouble,
+    plan_checks,
+    sends_hidden_inputs,
+)
 from course_quiz.checkpoint_checks import Verdict, judge
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 bits = load_benchmark("hidden_check_bits")
 PLAN = plan_checks(nbformat.read(bits.SOURCE, as_version=4), CHECKPOINT)
-HIDDEN = [p for p in PLAN.values() if p.deferred and p.kind == "weights"]
+HIDDEN = [p for p in PLAN.values() if p.deferred and sends_hidden_inputs(p)]
 
 
 def _grader(visible_failed: bool = False) -> DecideOnHost:
@@ -37,6 +42,20 @@ def test_the_public_variant_has_the_four_hidden_weights_checks():
     assert [p.grade_id for p in HIDDEN] == [
         "test_missing_scale", "test_wrong_axis", "test_naive_exp_overflow",
         "test_dk_from_wrong_axis"]
+
+
+def test_the_examples_graded_call_sends_nothing_hidden():
+    """test_weights_visible's graded call (its expected weights hidden, its inputs the setup
+    cell's own Q and K) is decided before any hidden input reaches the kernel, and may name
+    the mistake it sees: the function knew nothing the student does not."""
+    (example,) = [p for p in PLAN.values() if p.grade_id == "test_weights_visible"]
+    assert example.deferred and example.kind == "weights"
+    assert not sends_hidden_inputs(example)
+    # the spec says the same of every check (the grade table reads the spec)
+    for planned in PLAN.values():
+        check = CHECKPOINT.check(planned.grade_id)
+        assert sends_hidden_inputs(planned) == (check.kind == "weights"
+                                                and not check.on_own_inputs), check.grade_id
 
 
 @pytest.mark.parametrize("planned", HIDDEN, ids=lambda p: p.grade_id)
@@ -72,3 +91,39 @@ def test_a_hidden_check_that_could_not_run_is_told_like_any_failure(why):
     assert grader._hidden_verdict(planned, verdict) == grader._hidden_verdict(
         planned, Verdict(planned.grade_id, False, "x", "wrong", "no_mask"))
     assert grader._hidden_verdict(planned, verdict).message == wrong[1]
+
+
+def _answer_nb(source: str, grade_id: str, ename: str | None) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": grade_id}
+    if ename:
+        cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue="", traceback=[])]
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+@pytest.mark.parametrize("ename, words", [
+    ("SyntaxError", "its cell does not parse (SyntaxError)"),
+    ("IndentationError", "its cell does not parse (IndentationError)"),
+    ("CellTimeoutError", "its cell was stopped by the cell time limit (10 s)")])
+def test_a_missing_answer_says_why_its_cell_did_not_define_it(ename, words):
+    """Issue 41: the feedback said "`weights_without_self` is not defined: run its cell"
+    where the grade table said "does not parse" or "stopped by the cell time limit"."""
+    broken = _answer_nb("def weights_without_self(Q, K:\n    return Q",
+                        "weights_without_self", ename)
+    assert words in answer_cell_trouble(broken, "weights_without_self",
+                                        "weights_without_self", 10)
+    # found by the answer cell's grade id when the name is never written
+    loop = _answer_nb("while True:\n    pass", "shifted_key", ename)
+    assert words in answer_cell_trouble(loop, "shifted_weights", "shifted_key", 10)
+
+
+def test_a_missing_answer_with_no_stopped_cell_keeps_the_plain_words():
+    assert answer_cell_trouble(_answer_nb("x = 1", "shifted_key", None), "shifted_weights",
+                               "shifted_key", 10) is None
+    # an error of the student's own (not a stop) is not read as one
+    assert answer_cell_trouble(_answer_nb("shifted_weights = 1/0", "shifted_key",
+                                          "ZeroDivisionError"), "shifted_weights",
+                               "shifted_key", 10) is None
+    # another question's broken cell is not this answer's
+    assert answer_cell_trouble(_answer_nb("def f(:", "mc_read_table", "SyntaxError"),
+                               "shifted_weights", "shifted_key", 10) is None

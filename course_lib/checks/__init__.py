@@ -15,6 +15,7 @@ module                                 the checks of
 :mod:`course_lib.checks.backward`      the backward pass and training (lessons 12, 13)
 :mod:`course_lib.checks.online_softmax`  attention without the table (lesson 14)
 :mod:`course_lib.checks.kv_cache`      the KV cache (lesson 15)
+:mod:`course_lib.checks.tiny_gpt`      the trained transformer and its heads (lesson 16)
 :mod:`course_lib.checks.reasoning`     the exercises that are not fill-ins, every lesson:
                                        derive a number, choose, find the bug
 :mod:`course_lib.checks.predictions`   every lesson's predictions: the guess read back
@@ -91,6 +92,7 @@ from .terms import (
     check_shapes,
     check_softmax,
 )
+from .tiny_gpt import check_attend_in_model, check_induction_by_hand
 
 __all__ = [
     "REASONS",
@@ -98,6 +100,7 @@ __all__ = [
     "ExerciseNotDone",
     "GuessComparison",
     "Part",
+    "check_attend_in_model",
     "check_attention",
     "check_attention_backward",
     "check_attention_weights",
@@ -108,6 +111,7 @@ __all__ = [
     "check_cross_attention",
     "check_generate_with_cache",
     "check_head_table_sizes",
+    "check_induction_by_hand",
     "check_masked_attention",
     "check_mat_key",
     "check_model_weights",

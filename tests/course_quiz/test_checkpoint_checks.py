@@ -15,7 +15,7 @@ from course_grading.checkpoint_answers import (
     expected,
     weights_without_self,
 )
-from course_grading.variants import SOURCE_PATH, make_variant, visible_expected
+from course_grading.variants import SOURCE_PATH, make_variant
 from course_quiz.checkpoint_checks import (
     CheckFailed,
     answer_as_data,
@@ -48,6 +48,49 @@ def test_the_right_answer_passes_and_each_mistake_is_named_on_the_setup_example(
         assert verdict.message.lower().startswith(mistake.hint[:20].lower())
 
 
+def _in_notebook(fn, inputs=WORKED):
+    """The visible check as the student's notebook runs it: no expected values."""
+    data = answer_as_data("weights", fn, (inputs["Q"], inputs["K"]))
+    return judge("test_weights_visible", json.loads(json.dumps(data)), inputs)
+
+
+def test_the_students_check_confirms_the_form_never_the_weights():
+    """Issue 41: the visible check confirmed the weights, so question 1 could be passed by
+    trial and error against it. In the notebook it now passes any table of the right form:
+    the right one, uniform weights and a wrong one alike, in the same words."""
+    wrong = weights_without_self(EX.Q, EX.K)
+    wrong[1] = [0.125, 0.0, 0.375, 0.5]
+    uniform = (1 - np.eye(4)) / 3
+    verdicts = [_in_notebook(f) for f in (weights_without_self, lambda Q, K: uniform,
+                                          lambda Q, K: wrong)]
+    assert all(v.passed for v in verdicts)
+    assert len({v.message for v in verdicts}) == 1
+    assert "checked when the quiz is graded" in verdicts[0].message
+    for value in weights_without_self(EX.Q, EX.K).ravel():
+        if value:
+            assert f"{value:.2f}" not in verdicts[0].message
+
+
+def test_the_students_check_names_the_mistakes_that_show_in_the_form():
+    """Hiding the diagonal after the softmax, not at all, causally, or a softmax down the
+    columns: each shows in the form of the weights and is named with the spec's words.
+    The others (the scale, d_k, overflow) do not, and pass until the quiz is graded."""
+    named = {"no_mask": "no_mask", "zero_score": "no_mask", "causal_mask": "causal_mask",
+             "mask_after_softmax": "mask_after_softmax", "wrong_axis": "wrong_axis"}
+    for mistake in CHECKPOINT.mistakes:
+        verdict = _in_notebook(answer_function(MISTAKE_SOURCES[mistake.id]))
+        if mistake.id in named:
+            want = CHECKPOINT.mistake(named[mistake.id])
+            assert not verdict.passed and verdict.mistake == want.id, (mistake.id, verdict)
+            assert verdict.message.lower().startswith(want.hint[:20].lower())
+        else:
+            assert verdict.passed, (mistake.id, verdict)
+    assert "shape (4, 4)" in _in_notebook(lambda Q, K: np.ones((2, 4)) / 4).message
+    assert "NaN" in _in_notebook(lambda Q, K: np.full((4, 4), np.nan)).message
+    assert "negative" in _in_notebook(lambda Q, K: (np.ones((4, 4)) - 2 * np.eye(4)) / 2
+                                      ).message
+
+
 def test_answers_of_the_wrong_form_are_named_not_crashed():
     assert _weights(lambda Q, K: 1 / 0).reason == "raised"
     assert "ZeroDivisionError" in _weights(lambda Q, K: 1 / 0).message
@@ -61,7 +104,7 @@ def test_a_failed_check_names_the_row_never_the_expected_numbers():
     wrong = weights_without_self(EX.Q, EX.K)
     wrong[1] = [0.125, 0.0, 0.375, 0.5]  # row 1 wrong, still summing to 1
     v = _weights(lambda Q, K: wrong)
-    assert not v.passed and v.message.startswith("Row 1 of the weights")
+    assert not v.passed and CHECKPOINT.check("test_weights_visible").hint in v.message
     for number in np.delete(weights_without_self(EX.Q, EX.K)[1], 1):  # not the diagonal's 0
         assert f"{number:.2f}" not in v.message
 
@@ -107,7 +150,7 @@ def test_the_derivation_stem_states_the_tolerance_the_check_uses():
 
 def test_letters_name_the_misconception_of_a_wrong_option():
     inputs = {"right": "B", "wrong": {"A": "division_sharpens", "C": "scale_like_shift",
-                                      "D": "overflow_not_saturation"}}
+                                      "D": "misreads_table"}}
     assert judge("test_mc_read_table", answer_as_data("letter", " b\n"), inputs).passed
     v = judge("test_mc_read_table", answer_as_data("letter", "C"), inputs)
     assert not v.passed and v.mistake == "scale_like_shift"
@@ -129,7 +172,7 @@ def test_only_plain_data_is_accepted():
 def test_check_raises_one_sentence_without_a_traceback(capsys):
     with pytest.raises(CheckFailed) as info:
         check("test_weights_visible", answer_function(MISTAKE_SOURCES["wrong_axis"]),
-              Q=EX.Q, K=EX.K, expected=visible_expected(EX.Q, EX.K))
+              Q=EX.Q, K=EX.K)
     assert info.value._render_traceback_() == [f"CheckFailed: {info.value}"]
     check("test_mc_read_table", "a")
     assert "whether it is the right one is checked when the quiz is graded" in \
@@ -137,6 +180,7 @@ def test_check_raises_one_sentence_without_a_traceback(capsys):
     with pytest.raises(TypeError, match="needs the inputs Q and K"):
         check("test_weights_visible", lambda Q, K: Q)
     with pytest.raises(ValueError, match="needs expected="):
-        check("test_weights_visible", lambda Q, K: Q, Q=EX.Q, K=EX.K)
+        check("test_shifted_key", [0.25, 0.25, 0.25, 0.25], Q=EX.Q, K=EX.K, row=0, key=1,
+              c=1.0)
     with pytest.raises(KeyError, match="has no check 'test_typo'"):
         check("test_typo", 1)

@@ -45,6 +45,8 @@ FAILS = {
     "uses_course_lib": {VISIBLE, *HIDDEN_TEST_IDS},
     # every answer lifted from a lesson or the self-study (issue 30): nothing scores
     "copies_lessons": set(AUTO),
+    # answers that never read Q and K (issue 42: uniform weights passed two hidden checks)
+    "knows_nothing": set(AUTO),
 }
 UNGRADABLE = {"renamed", "corrupt_json"}  # autograde refuses them; the gradebook holds 0s
 
@@ -66,6 +68,7 @@ TOTALS = {
     "monkeypatches_checks": 8,
     "uses_course_lib": 5,
     "copies_lessons": 0,
+    "knows_nothing": 0,
     "renamed": 0,
     "corrupt_json": 0,
 }

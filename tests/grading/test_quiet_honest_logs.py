@@ -132,6 +132,31 @@ def test_generate_feedback_prints_no_config_warning(course, engine):
     assert "not recognized" not in done.stderr, done.stderr
 
 
+def test_the_feedback_says_what_the_grade_table_says(course, engine):
+    """Issue 41: the feedback of an answer that does not parse, or whose cell the time limit
+    stopped, said "`...` is not defined: run its cell" where the instructor's table said
+    "does not parse" / "stopped by the cell time limit"; and its contents list named every
+    check "Test cell"."""
+    done = _run(course, "nbgrader", "generate_feedback", ASSIGNMENT, "--force",
+                "--ManualGradesFirst.allow_pending=True")
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    def words(student: str, grade_id: str) -> str:
+        page = (course / "feedback" / student / ASSIGNMENT / "checkpoint.html").read_text()
+        found = re.search(rf'<div class="course-check" data-check="{grade_id}".*?</div>',
+                          page, flags=re.S)
+        assert found, (student, grade_id)
+        return found.group(0)
+
+    assert "`weights_without_self` is not defined: its cell does not parse (SyntaxError)" \
+        in words("erin", "test_weights_visible")
+    assert "`shifted_weights` is not defined: its cell was stopped by the cell time limit" \
+        in words("dave", "test_shifted_key")
+    page = (course / "feedback" / "ada" / ASSIGNMENT / "checkpoint.html").read_text()
+    assert "Test cell" not in page
+    assert '<a href="#test_missing_scale">test_missing_scale: whether the scores' in page
+
+
 def test_nbgrader_warns_about_changed_checks_only_when_they_were_changed(course, engine):
     """No "checksum has changed" for a check whose only difference is its hidden tests."""
     done = _run(course, "nbgrader", "autograde", ASSIGNMENT, "--force", "--student", "ada")

@@ -48,7 +48,8 @@ def test_the_release_holds_no_solution_hidden_test_or_answer(graded_course):
     source = nbformat.read(course / "source" / "checkpoint" / "checkpoint.ipynb", as_version=4)
     released = graded_course.released_text
     solutions = _solution_lines(source)
-    assert any("keepdims" in s for s in solutions) and any("Rubric" in s for s in solutions)
+    # the written cell is searched too (the public one says where the model answer is)
+    assert any("keepdims" in s for s in solutions) and any("model answer" in s for s in solutions)
     needles = [
         *solutions,
         *secrets(course),
@@ -94,8 +95,10 @@ def _validator(course):
     [
         ("correct", set()),
         ("mistake_naive_exp_overflow", set()),  # only a hidden test catches it
-        # question 2's visible check looks at the form only: a wrong function passes it
-        ("mistake_missing_scale", {"test_weights_visible"}),
+        # the visible checks look at the form only (issue 41): a missing scale keeps it,
+        # a softmax down the columns does not (its rows do not sum to 1)
+        ("mistake_missing_scale", set()),
+        ("mistake_wrong_axis", {"test_weights_visible"}),
         (
             "blank",
             {

@@ -109,11 +109,14 @@ def test_cli_writes_the_report(mini_graded_course, tmp_path):
 
 def test_real_checkpoint_mistakes_are_diagnosed_one_each(graded_course):
     s = summarize(build_grade_table(graded_course.course))
+    # knows_nothing (uniform weights) fails every hidden check with no mistake of the spec
+    # matched: a failed hidden check is counted as the mistake it was built to catch
     assert s.mistakes == {
-        "test_missing_scale": ["edited_tests", "mistake_missing_scale", "monkeypatches_checks"],
-        "test_wrong_axis": ["mistake_wrong_axis"],
-        "test_naive_exp_overflow": ["mistake_naive_exp_overflow"],
-        "test_dk_from_wrong_axis": ["mistake_dk_from_wrong_axis"],
+        "test_missing_scale": ["edited_tests", "knows_nothing", "mistake_missing_scale",
+                               "monkeypatches_checks"],
+        "test_wrong_axis": ["knows_nothing", "mistake_wrong_axis"],
+        "test_naive_exp_overflow": ["knows_nothing", "mistake_naive_exp_overflow"],
+        "test_dk_from_wrong_axis": ["knows_nothing", "mistake_dk_from_wrong_axis"],
     }
     # the copy of the lessons fails every hidden check with the verdict "no_mask": no
     # hidden check's own mistake is counted for it

@@ -22,7 +22,12 @@ from course_grading.pipeline import (
     open_api,
     place_submission,
 )
-from course_grading.submissions import answers_for, fill_answers, lifted_answers
+from course_grading.submissions import (
+    answers_for,
+    fill_answers,
+    know_nothing_answers,
+    lifted_answers,
+)
 from course_grading.variants import quiz_facts
 from course_quiz.checkpoint_spec import CHECKPOINT
 
@@ -62,7 +67,7 @@ def _variants(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_path):
     repo = _repository_copy(tmp_path / "repo")
     course = repo / "quiz"
-    run = _variants(repo, "--seed", SEED)  # as the README says, from the repository's root
+    run = _variants(repo, "--seed", SEED, "--per-class")  # from the repository's root
     assert run.returncode == 0, run.stderr
     assert _git(repo, "status", "--porcelain") == ""  # nothing tracked changed, nothing new
     written = run.stdout.split()[1]
@@ -89,7 +94,8 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     copied["shifted_key"] = (
         f"shifted_weights = np.array({np.round(public.shifted_row, 3).tolist()})")
     students = {"right": right, "copied": fill_answers(released, copied),
-                "lessons": fill_answers(released, lifted_answers()), "blank": released}
+                "lessons": fill_answers(released, lifted_answers()), "blank": released,
+                "knows_nothing": fill_answers(released, know_nothing_answers())}
     for student, nb in students.items():
         place_submission(course, student, {"checkpoint.ipynb": nbformat.writes(nb).encode()})
     result = api.autograde(ASSIGNMENT, "*")
@@ -102,6 +108,8 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     assert grades(course, "copied") == {**full, **dict.fromkeys(lost, 0.0), written: 0.0}
     # issue 30: copying the lessons earns no more than knowing nothing, in a private variant
     assert sum(grades(course, "lessons").values()) <= sum(grades(course, "blank").values())
+    # issue 42: answers that never read the inputs earn nothing in a private variant either
+    assert sum(grades(course, "knows_nothing").values()) == 0
 
 
 def test_writing_a_variant_into_a_tracked_file_needs_a_flag(tmp_path):

@@ -39,6 +39,7 @@ from course_grading.parallel import grade_all
 from course_grading.pipeline import copy_course, open_api, tool_path
 from course_grading.probe import REPORTED_EXCEPTIONS
 from course_grading.report import _lost_rows, summarize
+from course_grading.verdicts import plan_checks, sends_hidden_inputs
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
@@ -104,7 +105,9 @@ STUDENTS = {"raises_by_hash": RAISES_BY_HASH, "raises_value_error": RAISES_VALUE
             "dies_on_hidden": DIES_ON_HIDDEN}
 PAIRS = [("raises_by_hash", "raises_value_error"), ("imitates_by_hash", "zeros_on_hidden"),
          ("dies_on_hidden", "zeros_on_hidden")]
-HIDDEN = [c.grade_id for c in CHECKPOINT.checks if c.hidden and c.kind == "weights"]
+_SOURCE = nbformat.read(QUIZ / "source" / "checkpoint" / NOTEBOOK, 4)
+HIDDEN = [p.grade_id for p in plan_checks(_SOURCE, CHECKPOINT).values()
+          if sends_hidden_inputs(p)]
 
 
 @pytest.fixture(scope="module")

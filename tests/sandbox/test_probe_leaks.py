@@ -2,7 +2,8 @@
 
 The checkpoint quiz (quiz/), with the hidden ``Q`` of ``test_wrong_axis`` (a check of
 ``weights_without_self``) replaced by numbers that serve as a marker (:data:`MARKED_Q`:
-``0.31415``, ``1.27182``, ...) and its ``expected`` written afresh for them. The ``leaky``
+``0.31415``, ``1.27182``, ...; 4 x 4, like the check's own) and its ``expected`` written
+afresh for them. The ``leaky``
 student answers right on the setup cell's example, on ``test_missing_scale`` and on
 ``mc_duplicate_key``, and sends the marked inputs back every way it can when it sees them:
 
@@ -47,11 +48,11 @@ from course_quiz.checkpoint_checks import read_expected
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
-#: The hidden check whose inputs are marked, and the marked queries (its keys stay: every
-#: key the same, so the right weights are a third each, as the check was built).
+#: The hidden check whose inputs are marked, and the marked queries (its keys stay: a
+#: signed permutation matrix, d_k = 4, as the check was built).
 MARKED_CHECK = "test_wrong_axis"
-MARKED_Q = [[0.31415, 1.27182], [1.41421, 0.57721], [0.69314, -0.86602],
-            [1.61803, -2.50290]]
+MARKED_Q = [[0.31415, 1.27182, 1.41421, 0.57721], [0.69314, -0.86602, 1.61803, -2.50290],
+            [2.23606, 0.91596, -1.20205, 4.66920], [1.73205, -0.78539, 2.66514, 3.35988]]
 #: The marked inputs' digits: in the instructor's hidden test (so in autograded/'s test
 #: cell and the gradebook's copy of it), nowhere else.
 DIGITS = [f"{abs(v):.5f}".replace(".", "").lstrip("0").rstrip("0")
@@ -83,8 +84,9 @@ def weights_without_self(Q, K):
     """Right on the example; on the hidden inputs, sends them back every way it can."""
     Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
     w = _right_weights(Q, K)
-    if "Q" not in _SEEN and Q.shape == (4, 2) and len(np.unique(K, axis=0)) == 1:
-        # the first hidden check whose keys are all the same: the marked one
+    permutation = Q.shape == (4, 4) and np.array_equal(np.abs(K) @ np.ones(4), np.ones(4))
+    if "Q" not in _SEEN and permutation and np.abs(Q).max() < 1000:
+        # the first hidden check whose keys are a signed permutation: the marked one
         text = repr(Q.tolist())
         digits = "_".join(f"{abs(v):.5f}".replace(".", "").lstrip("0") for v in Q.ravel())
         _SEEN["Q"] = Q
@@ -97,7 +99,7 @@ def weights_without_self(Q, K):
         globals()["answer_read_table"] = digits.split("_")[0]
         globals()["shifted_weights"] = np.zeros((30 + 1, 400 + 15))
         raise type("Le" + "ak_" + digits, (Exception,), {})(tag + text)
-    if "Q" in _SEEN and Q.shape == (4, 2):  # the next hidden check: rows sum to Q[0, 0]
+    if "Q" in _SEEN and Q.shape == (4, 4):  # the next hidden check: rows sum to Q[0, 0]
         return w * _SEEN["Q"][0, 0]
     if "Q" in _SEEN and Q.shape == (4, 1):
         return np.zeros((300 + 14, 15))

@@ -206,7 +206,7 @@ def test_empty_packages_stand_in_for_what_a_browser_tab_cannot_use(site: Path) -
 
 def test_the_site_has_the_students_packages_and_not_the_instructors(site: Path) -> None:
     folder = site / "static" / "pyodide"
-    for package in ("course_lib", "course_quiz"):  # the lessons' library, lesson 16's quiz
+    for package in ("course_lib", "course_quiz"):  # the lessons' library, the self-study quiz
         [wheel] = folder.glob(f"{package}-*.whl")
         names = zipfile.ZipFile(wheel).namelist()
         assert f"{package}/__init__.py" in names

@@ -27,7 +27,7 @@ def _package(root: Path, name: str, code: str = "") -> None:
 
 def test_the_course_ships_what_its_lessons_import() -> None:
     packages = student_packages()
-    # the lessons' library, and lesson 16's self-study quiz (which imports course_lib too)
+    # the lessons' library, and the self-study checkpoint's quiz (which imports course_lib too)
     assert packages == [ROOT / "course_lib", ROOT / "course_quiz"]
     assert not {p.name for p in packages} & {"course_grading", "course_exchange", "course_site"}
 
