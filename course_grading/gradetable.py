@@ -630,9 +630,9 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
 def _too_many_files(submitted: Path) -> str | None:
     """Why autograde refused a submission folder for its size (the limit autograde uses by
     default, course_grading.submission_shape), or None."""
-    from .submission_shape import SubmissionShape, too_many_files
+    from .submission_shape import not_graded_why
 
-    return too_many_files(submitted, SubmissionShape().max_entries)
+    return not_graded_why(submitted)
 
 
 def _student_row(gb, course, assignment, notebooks, answers, student) -> StudentRow:

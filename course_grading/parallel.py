@@ -201,7 +201,8 @@ def _reason(log: str, error: str | None) -> str:
     text = f"{log}\n{error or ''}"
     if any(u in text for u in _UNREACHABLE):
         return "the gradebook cannot be reached"
-    too_many = re.search(r"Not graded: (too many files \([^()\n]{0,80}\))", text)
+    too_many = re.search(r"Not graded: (too (?:many files|large|large a notebook) "
+                         r"\([^()\n]{0,80}\))", text)
     if too_many:  # refused by course_grading.submission_shape before nbgrader listed it
         return too_many.group(1)
     known = [

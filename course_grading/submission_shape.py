@@ -17,6 +17,16 @@ past the limit) before nbgrader's own ``init_assignment`` runs, and refuse it wi
 name it ``ungraded: too many files (more than N files and folders)``
 (:func:`too_many_files`).
 
+Size and shape count as well (a red team's runs, issue 42): a submission's files together
+may hold no more than ``max_bytes`` (apparent sizes: a 3 GB sparse file beside a right
+notebook took 69 s and wrote 3.1 GB into ``autograded/``), and each notebook in it no more
+than ``max_notebook_bytes``, ``max_notebook_objects`` JSON objects (every ``{`` counted in one
+streaming pass, an upper bound: 20,000 one-letter markdown cells held autograde 94 s against
+13 s for an honest notebook) and ``max_source_characters`` of cell source (one 45 MB code
+cell cost ``generate_feedback`` 70 minutes and 20 GB of the instructor's machine).
+Everything is read before nbgrader parses anything; no file name a student chose appears in
+the reason.
+
 nbgrader has no per-submission hook before ``init_assignment`` that can refuse one
 submission: ``BaseConverter.pre_convert_hook`` runs there, but its exceptions are logged and
 ignored, and it is told the ``--student`` glob, not the student being graded. So the check
@@ -38,6 +48,7 @@ Examples
 from __future__ import annotations
 
 import functools
+import json
 import os
 from typing import Any
 
@@ -46,7 +57,8 @@ from traitlets.config import Configurable
 
 from course_exchange.inbound import Limits, count_entries
 
-__all__ = ["SubmissionShape", "TooManyFiles", "refuse_large_submissions", "too_many_files"]
+__all__ = ["SubmissionShape", "TooManyFiles", "not_graded_why", "refuse_large_submissions",
+           "too_many_files"]
 
 
 class SubmissionShape(Configurable):
@@ -55,10 +67,24 @@ class SubmissionShape(Configurable):
     max_entries = Int(Limits().max_files, help=(
         "Entries (files, folders, links, anything) a submission folder may hold; one with "
         "more is not graded (the course's collect refuses it too).")).tag(config=True)
+    max_bytes = Int(Limits().max_bytes, help=(
+        "Bytes (apparent sizes, links not followed) the files of a submission may hold "
+        "together; a larger one is not graded (the course's collect refuses it too)."
+    )).tag(config=True)
+    max_notebook_bytes = Int(20_000_000, help=(
+        "Bytes one notebook of a submission may have (the quiz's, run, is about 0.2 MB)."
+    )).tag(config=True)
+    max_notebook_objects = Int(20_000, help=(
+        "JSON objects one notebook may hold, counted as its '{' characters (an upper "
+        "bound; the quiz's has a few hundred).")).tag(config=True)
+    max_source_characters = Int(200_000, help=(
+        "Characters of cell source one notebook may hold, all cells together (the quiz's "
+        "has about 20,000).")).tag(config=True)
 
 
 class TooManyFiles(RuntimeError):
-    """A submission folder holds more entries than autograde takes; nothing of it ran."""
+    """A submission folder is larger than autograde takes (entries, bytes or a notebook's
+    size and shape); nothing of it ran."""
 
 
 def too_many_files(folder: str | os.PathLike[str], limit: int) -> str | None:
@@ -69,17 +95,83 @@ def too_many_files(folder: str | os.PathLike[str], limit: int) -> str | None:
     return None
 
 
+def _braces(path: str, limit: int) -> int:
+    """``{`` characters in the file, counted in 1 MB reads, stopping once past ``limit``."""
+    found = 0
+    with open(path, "rb") as f:
+        while found <= limit and (chunk := f.read(1 << 20)):
+            found += chunk.count(b"{")
+    return found
+
+
+def _notebook_why(path: str, size: int, shape: SubmissionShape) -> str | None:
+    if size > shape.max_notebook_bytes:
+        return f"too large a notebook (more than {shape.max_notebook_bytes} bytes)"
+    if _braces(path, shape.max_notebook_objects) > shape.max_notebook_objects:
+        return (f"too large a notebook (more than {shape.max_notebook_objects} "
+                "JSON objects)")
+    try:
+        with open(path, "rb") as f:
+            cells = json.load(f).get("cells", [])
+        source = sum(len("".join(c["source"]) if isinstance(c.get("source"), list)
+                         else str(c.get("source", ""))) for c in cells if isinstance(c, dict))
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+        return None  # not a notebook nbgrader can read: its own error says so
+    if source > shape.max_source_characters:
+        return (f"too large a notebook (more than {shape.max_source_characters} "
+                "characters of cell source)")
+    return None
+
+
+def not_graded_why(folder: str | os.PathLike[str], shape: SubmissionShape | None = None
+                   ) -> str | None:
+    """Why autograde refuses this submission folder for its size or shape, or None.
+
+    Entries first (:func:`too_many_files`, so the walk below sees at most ``max_entries``),
+    then the bytes of all files together, then each notebook's bytes, JSON objects and
+    characters of cell source.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with open(os.path.join(d, "a.ipynb"), "w") as f:
+    ...         _ = f.write(json.dumps({"cells": [{"source": "x" * 30}]}))
+    ...     (not_graded_why(d, SubmissionShape(max_source_characters=30)),
+    ...      not_graded_why(d, SubmissionShape(max_source_characters=29)))
+    (None, 'too large a notebook (more than 29 characters of cell source)')
+    """
+    shape = shape or SubmissionShape()
+    why = too_many_files(folder, shape.max_entries)
+    if why:
+        return why
+    total = 0
+    notebooks = []
+    for root, dirs, files in os.walk(folder):  # links are not followed
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            total += st.st_size
+            if name.endswith(".ipynb") and not os.path.islink(path):
+                notebooks.append((path, st.st_size))
+    if total > shape.max_bytes:
+        return f"too large (more than {shape.max_bytes} bytes)"
+    for path, size in notebooks:
+        why = _notebook_why(path, size, shape)
+        if why:
+            return why
+    return None
+
+
 def _bounded(init_assignment: Any) -> Any:
     @functools.wraps(init_assignment)
     def init_assignment_bounded(self: Any, assignment_id: str, student_id: str) -> None:
         folder = self._format_source(assignment_id, student_id)
-        limit = SubmissionShape(parent=self).max_entries
-        why = too_many_files(folder, limit) if os.path.isdir(folder) else None
+        shape = SubmissionShape(parent=self)
+        why = not_graded_why(folder, shape) if os.path.isdir(folder) else None
         if why:
             self.log.error("Not graded: %s in %s", why, folder)
             raise TooManyFiles(f"Not graded: {why} in {folder}; nothing of it was run. "
-                               "The submission is kept as it is; c.SubmissionShape."
-                               "max_entries sets the limit.")
+                               "The submission is kept as it is; c.SubmissionShape "
+                               "sets the limits.")
         init_assignment(self, assignment_id, student_id)
 
     init_assignment_bounded.course_bounded = True  # type: ignore[attr-defined]

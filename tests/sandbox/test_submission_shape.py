@@ -15,6 +15,12 @@ the honest student waits for whatever the folders cost:
   case, not a clock: on a busy machine both grow);
 * ``b_honest`` gets every autograded point.
 
+Size and shape too (a red team's runs): ``a_bigcell`` (every answer right, plus one code
+cell of 300,000 characters: 45 MB of them cost ``generate_feedback`` 70 minutes and 20 GB),
+``a_manycells`` (plus 20,000 one-letter markdown cells: autograde 94 s against 13 s) and
+``a_sparse`` (plus a 3 GB sparse file: 69 s, and 3.1 GB written into ``autograded/``) are
+refused by both graders and named in the grade table and the report.
+
 ``benchmarks/submission_shape.py`` prints the times.
 """
 
@@ -26,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 from hostile_quiz import place, right_answers
 
@@ -39,6 +46,10 @@ from course_quiz.checkpoint_spec import CHECKPOINT
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 FOLDERS = 10_000
 WHY = "too many files (more than 1000 files and folders)"
+#: the other oversized students, each with the reason both graders give
+SHAPES = {"a_bigcell": "too large a notebook (more than 200000 characters of cell source)",
+          "a_manycells": "too large a notebook (more than 20000 JSON objects)",
+          "a_sparse": "too large (more than 100000000 bytes)"}
 
 
 def _course(base: Path) -> Path:
@@ -50,6 +61,18 @@ def _course(base: Path) -> Path:
     folder = course / "submitted" / "a_folders" / "checkpoint"
     for i in range(FOLDERS):
         (folder / f"empty{i:05d}").mkdir()
+    for student in SHAPES:
+        place(course, student, right)
+    bigcell = course / "submitted" / "a_bigcell" / "checkpoint" / "checkpoint.ipynb"
+    nb = nbformat.read(bigcell, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1\n" * 50_000))
+    nbformat.write(nb, bigcell)
+    manycells = course / "submitted" / "a_manycells" / "checkpoint" / "checkpoint.ipynb"
+    nb = nbformat.read(manycells, as_version=4)
+    nb.cells += [nbformat.v4.new_markdown_cell("a") for _ in range(20_000)]
+    nbformat.write(nb, manycells)
+    with open(course / "submitted" / "a_sparse" / "checkpoint" / "data.bin", "wb") as f:
+        f.truncate(3 * 10**9)  # apparent size: no disk used
     return course
 
 
@@ -69,10 +92,14 @@ def graded(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str
                             check=False)
     graded_honest = time.perf_counter() - start
     assert honest.returncode == 0, honest.stderr[-3000:]
+    shapes = {student: subprocess.run(
+        [sys.executable, "-m", "nbgrader", "autograde", "checkpoint", "--student", student],
+        cwd=serial, capture_output=True, text=True, timeout=900,
+        env=dict(os.environ, PATH=tool_path()), check=False) for student in SHAPES}
     engine = _course(tmp_path_factory.mktemp("shape-engine"))
     summary = grade_all(engine, "checkpoint", jobs=1, progress=False)
     return {"serial": serial, "engine": engine, "proc": proc, "refused": refused,
-            "graded_honest": graded_honest, "summary": summary}
+            "graded_honest": graded_honest, "summary": summary, "shapes": shapes}
 
 
 def test_plain_autograde_refuses_it_before_listing_it(graded):
@@ -96,6 +123,16 @@ def test_the_engine_refuses_it_and_the_honest_neighbour_waits_less_than_its_own_
     assert f"FAILED a_folders: {WHY}" in graded["summary"].render()
 
 
+@pytest.mark.parametrize("student", SHAPES)
+def test_both_graders_refuse_oversized_notebooks_and_files(graded, student):
+    proc = graded["shapes"][student]
+    assert proc.returncode != 0 and f"Not graded: {SHAPES[student]}" in proc.stderr, (
+        proc.stderr[-3000:])
+    assert not (graded["serial"] / "autograded" / student).exists()
+    results = {r.student: r for r in graded["summary"].results}
+    assert not results[student].ok and results[student].reason == SHAPES[student]
+
+
 @pytest.mark.parametrize("run", ["serial", "engine"])
 def test_the_grade_table_and_the_report_name_it(graded, run, tmp_path):
     course = graded[run]
@@ -105,4 +142,8 @@ def test_the_grade_table_and_the_report_name_it(graded, run, tmp_path):
     full = {g: float(p) for g, p in CHECKPOINT.autograded.items()}
     assert {g: s for g, s in grades(course, "b_honest").items() if g in full} == full
     write_report(course, tmp_path / "report", "checkpoint")
-    assert f"| a_folders | {WHY} |" in (tmp_path / "report" / "report.md").read_text()
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert f"| a_folders | {WHY} |" in report
+    for student, why in SHAPES.items():
+        assert rows[student].status == f"ungraded: {why}"
+        assert f"| {student} | {why} |" in report
