@@ -292,6 +292,19 @@ def load_block(layer: int = 0, folder: str | Path | None = None) -> BlockWeights
                   f"all-MiniLM-L6-v2, layer {layer}")
 
 
+def _open_model(sentences: Sequence[str], folder: str | Path | None
+                ) -> tuple[Path, dict, dict[str, NDArray[np.generic]], dict]:
+    """The model's folder, config, weights and tokenizer, once ``sentences`` is a non-empty
+    list (what run_model and run_padded both start with)."""
+    if isinstance(sentences, str) or not sentences:
+        raise AttentionInputError(f"sentences must be a non-empty list of strings (got "
+                                  f"{sentences!r})")
+    folder = find_model_files() if folder is None else Path(folder)
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    return (folder, _config(folder), read_safetensors(folder / "model.safetensors"),
+            tokenizer)
+
+
 def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> ModelAttention:
     """Run all-MiniLM-L6-v2 on ``sentences`` in numpy; every layer's Q, K, V and weights.
 
@@ -313,13 +326,7 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
     AttentionInputError
         If the model's files are missing, or a sentence is empty or too long.
     """
-    if isinstance(sentences, str) or not sentences:
-        raise AttentionInputError(f"sentences must be a non-empty list of strings (got "
-                                  f"{sentences!r})")
-    folder = find_model_files() if folder is None else Path(folder)
-    config = _config(folder)
-    w = read_safetensors(folder / "model.safetensors")
-    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    folder, config, w, tokenizer = _open_model(sentences, folder)
     heads = int(config["num_attention_heads"])
     d_model = int(config["hidden_size"])
     d_k = d_model // heads
@@ -428,13 +435,7 @@ def run_padded(sentences: Sequence[str], folder: str | Path | None = None, *,
     AttentionInputError
         If the model's files are missing, or a sentence is empty or too long.
     """
-    if isinstance(sentences, str) or not sentences:
-        raise AttentionInputError(f"sentences must be a non-empty list of strings (got "
-                                  f"{sentences!r})")
-    folder = find_model_files() if folder is None else Path(folder)
-    config = _config(folder)
-    w = read_safetensors(folder / "model.safetensors")
-    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    folder, config, w, tokenizer = _open_model(sentences, folder)
     eps = float(config["layer_norm_eps"])
     blocks = [_block(w, config, i, f"all-MiniLM-L6-v2, layer {i}")
               for i in range(int(config["num_hidden_layers"]))]
