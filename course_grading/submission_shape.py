@@ -50,6 +50,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 from typing import Any
 
 from traitlets import Int
@@ -150,7 +151,7 @@ def not_graded_why(folder: str | os.PathLike[str], shape: SubmissionShape | None
             path = os.path.join(root, name)
             st = os.lstat(path)
             total += st.st_size
-            if name.endswith(".ipynb") and not os.path.islink(path):
+            if name.endswith(".ipynb") and stat.S_ISREG(st.st_mode):  # no link, no FIFO
                 notebooks.append((path, st.st_size))
     if total > shape.max_bytes:
         return f"too large (more than {shape.max_bytes} bytes)"
