@@ -36,6 +36,8 @@ def test_a_fifo_named_like_a_notebook_is_not_opened(tmp_path: Path) -> None:
     ('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}", "None"),  # nbgrader's own error
     ('{"cells": [' + ",".join(['{"source": "a"}'] * 20_001) + "]}",
      "too large a notebook (more than 20000 JSON objects)"),
+    # 25,000 braces of a student's LaTeX inside one string are text, not objects
+    ('{"cells": [{"source": "$' + "{" * 25_000 + "x" + "}" * 25_000 + ' \\"{\\" $"}]}', "None"),
     ('{"cells": [{"source": "' + "x" * 200_001 + '"}]}',
      "too large a notebook (more than 200000 characters of cell source)"),
 ])
