@@ -430,8 +430,10 @@ def compare_guess(guess: Any, *parts: Part, name: str = "my_guess") -> GuessComp
     if not parts or not all(isinstance(p, Part) for p in parts):
         raise AttentionInputError("compare_guess needs one Part per part of the question "
                                   f"(got {[type(p).__name__ for p in parts]})")
-    form = (parts[0].form if len(parts) == 1
-            else "a tuple (" + "; ".join(p.form for p in parts) + ")")
+    forms = [p.form for p in parts]
+    form = (forms[0] if len(parts) == 1
+            else f"a tuple of {len(parts)}, each {forms[0]}" if len(set(forms)) == 1
+            else "a tuple (" + "; ".join(forms) + ")")
     if _unanswered(guess) or (len(parts) > 1 and isinstance(guess, (tuple, list))
                               and all(_unanswered(g) for g in guess)):
         return GuessComparison(False, (NOT_GUESSED,) * len(parts),

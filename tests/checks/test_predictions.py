@@ -105,6 +105,10 @@ def test_an_unanswered_guess_is_nudged_and_shows_nothing_of_the_run():
         "No guess yet: write it in `my_guesses` above as a tuple (one of 'the', 'cat', 'sat' "
         "or 'a tie'; True or False), then")
     assert "Measured" not in str(two) and "symmetric" not in str(two)
+    # parts asked the same way are described once (lesson 16 said one form four times)
+    same = checks.compare_guess((..., ...), tie(), tie())
+    assert str(same).startswith("No guess yet: write it in `my_guess` above as a tuple of 2, "
+                                "each one of 'the', 'cat', 'sat' or 'a tie', then"), str(same)
 
 
 def test_a_filled_guess_is_shown_beside_the_measurement_in_words():
