@@ -73,6 +73,7 @@ from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from course_exchange.exchange import symbolic_links
 
+from .kernel_messages import CheckedSession
 from .sandbox_cgroup import SandboxCgroup
 
 __all__ = [
@@ -400,6 +401,11 @@ class SandboxKernelManager(AsyncKernelManager):
     _memory_killed: int | None = None  # the group's memory limit, once it killed for it
     #: The first ``kernel_log_size`` bytes the kernel wrote to its stdout/stderr.
     kernel_log: bytes = b""
+
+    def _session_default(self) -> CheckedSession:  # jupyter_client's default for .session
+        # every message from the kernel is read as hostile: of the protocol's shape, or a
+        # KernelMessageError (course_grading.kernel_messages), never a library's KeyError
+        return CheckedSession(parent=self)
 
     # -- the notebook's files ---------------------------------------------------------
     def fill_submission_dir(self, path: str | os.PathLike[str]) -> None:
