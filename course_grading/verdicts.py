@@ -82,7 +82,7 @@ from .probe import (
     read_reply,
     reported_exception,
 )
-from .sandbox import SandboxedExecute, SandboxKernelManager
+from .sandbox import SandboxedExecute, sandbox_of
 from .shown_ids import for_terminal
 
 __all__ = ["DecideOnHost", "PlannedCheck", "enable", "plan_checks", "verdict_output"]
@@ -284,17 +284,17 @@ _HIDDEN_WORDS = {
 }
 
 
-def _memory_reason(km: Any) -> str | None:
+def _memory_reason(sandbox: Any) -> str | None:
     """"it used more than N MB of memory" when the sandbox's control group killed the
-    kernel for memory (:meth:`SandboxKernelManager.killed_for_memory`), else None."""
-    asked = getattr(km, "killed_for_memory", None)
+    kernel for memory (:meth:`SandboxProvisioner.killed_for_memory`), else None."""
+    asked = getattr(sandbox, "killed_for_memory", None)
     return asked() if asked is not None else None
 
 
-def _alive_after(km: Any, seconds: float) -> bool:
-    """Whether ``km``'s sandbox process still runs after ``seconds`` (True at once when it
-    has none to ask about: not a sandbox)."""
-    alive = getattr(km, "process_alive", None)
+def _alive_after(sandbox: Any, seconds: float) -> bool:
+    """Whether the ``sandbox``'s process still runs after ``seconds`` (True at once when
+    there is none to ask about: not a sandbox)."""
+    alive = getattr(sandbox, "process_alive", None)
     if alive is None:
         return True
     deadline = time.monotonic() + seconds
@@ -481,22 +481,22 @@ class DecideOnHost(SandboxedExecute):
             self._monitor.recv_multipart(zmq.NOBLOCK)
         except zmq.Again:
             return False
-        km = self.km
+        sandbox = sandbox_of(self.km)
         # a kernel killed for memory drops its channel too (asked first: its sandbox can
         # take a while to go, while the memory it filled is freed)
-        if getattr(km, "killed_because", None) or _memory_reason(km) or \
-                not _alive_after(km, 0.5):
+        if getattr(sandbox, "killed_because", None) or _memory_reason(sandbox) or \
+                not _alive_after(sandbox, 0.5):
             self._stopped = self._death_reason()
             return True
-        limit = getattr(km, "max_message_size", 0)
+        limit = getattr(sandbox, "max_message_size", 0)
         self._stop(f"it sent an output message larger than the grader accepts "
                    f"({limit / 2**20:g} MB)" if limit else "its output could not be received")
         return True
 
     def _death_reason(self) -> str:
-        km = self.km
-        why = getattr(km, "killed_because", None) if km is not None else None
-        return why or _memory_reason(km) or \
+        sandbox = sandbox_of(self.km)
+        why = getattr(sandbox, "killed_because", None)
+        return why or _memory_reason(sandbox) or \
             "the kernel died (it crashed, or the student's code ended it)"
 
     def _decide(self, planned: PlannedCheck) -> None:
@@ -698,10 +698,10 @@ class DecideOnHost(SandboxedExecute):
     def _stop(self, why: str) -> None:
         if self._stopped is None:
             self._stopped = why
-            km = self.km
-            if isinstance(km, SandboxKernelManager):
-                km.killed_because = why
-                km.kill_now()
+            sandbox = sandbox_of(self.km)
+            if sandbox is not None:
+                sandbox.killed_because = why
+                sandbox.kill_now()
 
     def _bound(self, cell: NotebookNode) -> None:
         """Cut a cell's outputs to the per-cell and per-notebook budgets, with a marker."""
@@ -746,7 +746,7 @@ def enable(c: Any, **limits: Any) -> None:
     ----------
     c : traitlets.config.Config
     **limits
-        Traits of :class:`~course_grading.sandbox.SandboxKernelManager`, e.g.
+        Traits of :class:`~course_grading.sandbox.SandboxProvisioner`, e.g.
         ``wall_time_limit=30``.
     """
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
