@@ -1005,11 +1005,14 @@ class SandboxedExecute(Execute):
     #: The roster's factor on every time limit of this notebook's student's code.
     _time_limit_factor: float = 1.0
 
+    #: The instructor's own ``timeout_func`` (nbclient's), if any, under the factor's.
+    _instructors_timeout_func: Any = None
+
     def _scale_time_limits(self, ids: dict[str, Any]) -> None:
         """Give this notebook's student their accommodation (the roster's
         ``time_limit_factor``): every time limit on their code is multiplied by it, each
-        cell's (:meth:`_get_timeout`) and the notebook's wall-time budget
-        (:meth:`create_kernel_manager`)."""
+        cell's (:meth:`_cell_time_limit`) and the notebook's wall-time budget (both set in
+        :meth:`create_kernel_manager`)."""
         from .roster import time_limit_factor
 
         self._time_limit_factor = time_limit_factor(ids.get("db_url"), ids.get("student"))
@@ -1017,12 +1020,25 @@ class SandboxedExecute(Execute):
             self.log.info("Time limits of %s's code multiplied by %g (the roster's "
                           "time_limit_factor)", ids.get("student"), self._time_limit_factor)
 
-    def _get_timeout(self, cell: Any) -> int | None:
-        """nbclient's time limit for ``cell``, times the student's time-limit factor."""
-        timeout = super()._get_timeout(cell)
-        if timeout is None or self._time_limit_factor == 1.0:
-            return timeout
-        return int(-(-timeout * self._time_limit_factor // 1))
+    def _cell_time_limit(self, cell: Any) -> int | None:
+        """nbclient's ``timeout_func`` for a student with a time-limit factor: the cell's
+        limit (the instructor's ``timeout_func``, else ``timeout``, read at each cell, so a
+        probe's own limit counts too) times the factor."""
+        own = self._instructors_timeout_func
+        limit = own(cell) if own is not None else self.timeout
+        if not limit or limit < 0:
+            return limit
+        return int(-(-limit * self._time_limit_factor // 1))
+
+    def _use_time_limit_factor(self) -> None:
+        """Set nbclient's ``timeout_func`` (its documented way to choose a cell's limit) for
+        this notebook's student: :meth:`_cell_time_limit` under a factor, else the
+        instructor's own (nbclient keeps a value across notebooks unless the config sets
+        one)."""
+        if self.timeout_func != self._cell_time_limit:
+            self._instructors_timeout_func = self.timeout_func
+        self.timeout_func = (self._cell_time_limit if self._time_limit_factor != 1.0
+                             else self._instructors_timeout_func)
 
     def _execute_notebook(self, nb: Any, resources: Any, km: Any) -> Any:
         """Run every cell (nbgrader's Execute); :class:`DecideOnHost` runs its own loop."""
@@ -1056,6 +1072,7 @@ class SandboxedExecute(Execute):
             If the configured ``kernel_manager_class`` gives its kernels no
             :class:`SandboxProvisioner`.
         """
+        self._use_time_limit_factor()  # after nbclient has set itself up for this notebook
         km = super().create_kernel_manager()
         sandbox = sandbox_of(km)
         if sandbox is None:
