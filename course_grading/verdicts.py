@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import nbformat
+from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from traitlets import Dict, Float, Int, Unicode
@@ -442,29 +443,32 @@ class DecideOnHost(SandboxedExecute):
         self._monitor = zmq.Context.shadow(socket.context.underlying).socket(zmq.PAIR)
         self._monitor.connect(address)
 
-    async def _async_poll_for_reply(self, msg_id: str, cell: NotebookNode, timeout: Any,
-                                    task_poll_output_msg: Any,
-                                    task_poll_kernel_alive: Any) -> Any:
-        """nbclient's wait for a cell's reply and then its output, the output watched."""
-        watched = asyncio.ensure_future(self._output_unless_refused(task_poll_output_msg))
-        return await super()._async_poll_for_reply(msg_id, cell, timeout, watched,
-                                                   task_poll_kernel_alive)
+    async def async_execute_cell(self, cell: NotebookNode, cell_index: int,
+                                 execution_count: int | None = None,
+                                 store_history: bool = True) -> NotebookNode:
+        """nbclient's execution of one cell, with the kernel's output channel watched.
 
-    async def _output_unless_refused(self, output: Any) -> None:
-        """Wait for the cell's output (nbclient's task), or stop waiting as soon as the
-        output channel has dropped a message or the kernel was stopped: no more output
-        will come then, and the notebook's budget should not go on the wait."""
+        A message too large for the channel is dropped and the channel disconnects: no more
+        output will come, and nbclient would wait ``iopub_timeout`` seconds for it after the
+        cell's reply. So while the cell runs, the channel is looked at every quarter of a
+        second (:meth:`_output_refused`), and the kernel is killed as soon as it dropped a
+        message; nbclient's own check on the kernel (once a second) then ends its wait with
+        ``DeadKernelError``, and the notebook stops with the reason recorded here.
+        """
+        watcher = asyncio.ensure_future(self._kill_if_output_refused())
         try:
-            while True:
-                done, _ = await asyncio.wait({output}, timeout=0.25)
-                if done:
-                    return output.result()
-                if self._output_refused():
-                    output.cancel()
-                    return None
-        except asyncio.CancelledError:  # nbclient gave up waiting (or the kernel died)
-            output.cancel()
-            raise
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        finally:
+            watcher.cancel()
+
+    # nbclient binds the synchronous wrapper to its own coroutine: rebind it to this one.
+    execute_cell = run_sync(async_execute_cell)
+
+    async def _kill_if_output_refused(self) -> None:
+        """Look at the output channel until it refused a message (the kernel is killed)."""
+        while not self._output_refused():
+            await asyncio.sleep(0.25)
 
     def _output_refused(self) -> bool:
         """True (and the kernel killed) when its output channel dropped a message.
