@@ -136,3 +136,12 @@ def test_a_run_that_skipped_everyone_does_not_say_it_graded_them(monkeypatch, ca
     assert [ln for ln in lines if "alice" in ln or "bob" in ln] == [
         "  skipped alice (autograded before): 10.0 / 13.0 in the gradebook",
         "  skipped bob (autograded before): 10.0 / 13.0 in the gradebook"]
+
+
+def test_the_report_reads_the_notebook_budget_where_enable_sets_it() -> None:
+    """quiz/nbgrader_config.py: enable(c, wall_time_limit=30), c.Execute.timeout = 10."""
+    from pathlib import Path
+
+    from course_grading.report import time_limits
+
+    assert time_limits(Path(__file__).resolve().parents[1] / "quiz") == (10.0, 30.0)
