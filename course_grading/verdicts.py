@@ -623,7 +623,8 @@ class DecideOnHost(SandboxedExecute):
 
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
-        self._check_assign_resources(resources)
+        if resources or not hasattr(self, "resources"):  # as nbconvert's preprocess keeps
+            self.resources = resources                      # them across notebooks
         started = False
         try:
             with self.setup_kernel():
