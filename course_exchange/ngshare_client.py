@@ -185,6 +185,17 @@ def encode_files(folder: str | os.PathLike[str],
     return files
 
 
+def entries_of(files: Iterable[dict]) -> int:
+    """Files and the folders their paths make: what :func:`decode_files` counts.
+
+    >>> entries_of([{"path": "a.ipynb"}, {"path": "data/x/1.csv"}, {"path": "data/2.csv"}])
+    5
+    """
+    paths = [str(f["path"]) for f in files]
+    folders = {"/".join(p.split("/")[:n]) for p in paths for n in range(1, p.count("/") + 1)}
+    return len(paths) + len(folders)
+
+
 def decode_files(files: Iterable[dict], dest: str | os.PathLike[str], *,
                  max_files: int = 1000, max_bytes: int = 100_000_000,
                  only_missing: bool = False) -> list[str]:

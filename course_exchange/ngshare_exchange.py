@@ -46,6 +46,7 @@ from .ngshare_client import (
     NgshareError,
     decode_files,
     encode_files,
+    entries_of,
     files_json,
     md5_of,
 )
@@ -257,7 +258,9 @@ class NgshareSubmit(NgshareExchange, abc.ExchangeSubmit):
         cache = self._cache_path() / course / f"{self.me}+{aid}+{stamp}"
         cache.parent.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(cache, ignore_errors=True)
-        decode_files(files, cache, max_files=len(files), max_bytes=self._max_bytes() + 1)
+        # the student's own files, just sent: the cache holds exactly them and their folders
+        decode_files(files, cache, max_files=entries_of(files),
+                     max_bytes=self._max_bytes() + 1)
         (cache / "timestamp.txt").write_text(stamp)
         self.log.info("Submitted as: %s %s %s", course, aid, stamp)
 

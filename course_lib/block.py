@@ -208,28 +208,44 @@ def _step(name: str, reads: FloatArray, w: BlockWeights, skip: FloatArray) -> Fl
     raise AttentionInputError(f"step must be one of {STEPS[1:]} (got {name!r})")
 
 
-def _check(x: ArrayLike, w: BlockWeights, causal: bool) -> tuple[FloatArray, NDArray | None]:
+def _check(x: ArrayLike, w: BlockWeights, causal: bool, key_mask: ArrayLike | None = None
+           ) -> tuple[FloatArray, NDArray | None]:
     if not isinstance(w, BlockWeights):
         raise AttentionInputError(f"weights must be BlockWeights, from random_block() or "
                                   f"model_forward.load_block() (got {type(w).__name__})")
     rows = _as_float_array("x", x, min_ndim=2, layout="(n, d_model)")
-    if rows.ndim != 2 or rows.shape[1] != w.d_model or rows.shape[0] == 0:
-        raise AttentionInputError(f"x must have shape (n, {w.d_model}) = (n, d_model) for "
-                                  f"this block (got shape {rows.shape})")
+    if rows.shape[-1] != w.d_model or rows.shape[-2] == 0:
+        raise AttentionInputError(f"x must have shape (n, {w.d_model}) = (n, d_model), or "
+                                  f"(batch, n, {w.d_model}), for this block (got shape "
+                                  f"{rows.shape})")
     _check_finite("x", rows)
-    return rows, (causal_mask(rows.shape[0]) if causal else None)
+    mask = causal_mask(rows.shape[-2]) if causal else None
+    if key_mask is not None:
+        keys = np.asarray(key_mask)
+        if keys.dtype != np.bool_ or keys.shape != rows.shape[:-1]:
+            raise AttentionInputError(
+                f"key_mask must hold one boolean per token of x, shape {rows.shape[:-1]}, "
+                f"True for a real token (got dtype {keys.dtype}, shape {keys.shape})")
+        keys = keys[..., None, None, :]  # the same keys hidden from every head and query
+        mask = keys if mask is None else mask & keys
+    return rows, mask
 
 
-def block_steps(x: ArrayLike, weights: BlockWeights, *, causal: bool = False) -> BlockSteps:
+def block_steps(x: ArrayLike, weights: BlockWeights, *, causal: bool = False,
+                key_mask: ArrayLike | None = None) -> BlockSteps:
     """Run one block on the rows ``x``, keeping what every step computed.
 
     Parameters
     ----------
-    x : array_like, shape (n, d_model)
-        One row per token.
+    x : array_like, shape (n, d_model) or (batch, n, d_model)
+        One row per token (of each sentence of a batch).
     weights : BlockWeights
     causal : bool, default False
         Attention with the causal mask (a decoder's block); MiniLM uses none.
+    key_mask : array_like of bool, shape (n,) or (batch, n), optional
+        Which tokens are real in a padded batch (:func:`course_lib.padding.padding_mask`):
+        every head of every query attends to those keys only. Only attention mixes tokens,
+        so a real token's rows are then those of its sentence run alone.
 
     Returns
     -------
@@ -238,7 +254,8 @@ def block_steps(x: ArrayLike, weights: BlockWeights, *, causal: bool = False) ->
     Raises
     ------
     AttentionInputError
-        If ``x`` does not have ``d_model`` columns or holds a number that is not finite.
+        If ``x`` does not have ``d_model`` columns or holds a number that is not finite, or
+    ``key_mask`` is not one boolean per token.
 
     Examples
     --------
@@ -246,8 +263,15 @@ def block_steps(x: ArrayLike, weights: BlockWeights, *, causal: bool = False) ->
     >>> run = block_steps(np.ones((3, 8)), w)
     >>> list(run.steps) == list(STEPS), run.output.shape, run.weights.shape
     (True, (3, 8), (2, 3, 3))
+    >>> x = np.random.default_rng(0).normal(size=(3, 8))
+    >>> padded = np.vstack([x[:2], 9.0 * np.ones((1, 8))])  # 2 real tokens, 1 of padding
+    >>> alone = block_steps(x[:2], w).output
+    >>> masked = block_steps(padded, w, key_mask=np.array([True, True, False])).output
+    >>> bool(np.allclose(masked[:2], alone)), bool(np.allclose(block_steps(padded, w).output[:2],
+    ...                                                        alone))
+    (True, False)
     """
-    rows, mask = _check(x, weights, causal)
+    rows, mask = _check(x, weights, causal, key_mask)
     q, k, v, attn_weights, concatenated = _heads(rows, weights, mask)
     steps = {"attention": concatenated}
     for before, name in itertools.pairwise(STEPS):
@@ -296,6 +320,9 @@ def rows_each_step_changes(x: ArrayLike, weights: BlockWeights, token: int, *,
     ((1, 2, 3), (1,))
     """
     rows, mask = _check(x, weights, causal)
+    if rows.ndim != 2:
+        raise AttentionInputError(f"x must have shape (n, {weights.d_model}) = (n, d_model): "
+                                  f"one sentence (got shape {rows.shape})")
     n = rows.shape[0]
     if isinstance(token, bool) or not isinstance(token, int | np.integer) or not 0 <= token < n:
         raise AttentionInputError(f"token must be a row of x, 0 to {n - 1} (got {token!r})")

@@ -9,6 +9,10 @@ Every notebook of ``notebooks/`` says what it is in ``metadata.lesson``::
 - ``part``: the part of the course it belongs to (:data:`PARTS`); not on the contents page;
 - ``summary``: one line for the contents page and the README (not on the contents page).
 
+Each lesson and the self-study checkpoint also says how long it takes, in its first cell:
+``**Time:** about 20 minutes``; a part's time (:func:`part_minutes`) is the sum of its
+notebooks' times, which the contents page and the README show.
+
 The scripts (``update_nav.py``, ``run_lessons.py``), the tests and the benchmarks select
 notebooks through :func:`read_index` and :func:`select`, by kind and part, never by the
 number in a file's name: that number only orders them, and a new lesson is held to every
@@ -17,7 +21,8 @@ does not know, stops :func:`read_index` with a message naming the file.
 
 Usage::
 
-    python scripts/lesson_index.py     # every notebook: number, kind, part, title
+    python scripts/lesson_index.py     # every notebook: number, kind, part, time, title;
+                                       # then each part's time
 """
 
 from __future__ import annotations
@@ -48,8 +53,12 @@ PARTS = {
     2: "Attention in a real model",
     3: "Under the hood",
 }
+#: Part 1 is the unit a class takes; parts 2 and 3 are optional, each built on part 1 only.
+OPTIONAL_PARTS = (2, 3)
 #: Every notebook's file name: a two-digit number (its place in the course) and a name.
 NAME = re.compile(r"^(\d\d)_([a-z0-9_]+)\.ipynb$")
+#: The time a lesson states in its first cell: ``**Time:** about 20 minutes``.
+TIME = re.compile(r"\*\*Time:\*\*\s+about\s+(\d+)\s+minutes")
 
 
 class LessonDataError(ValueError):
@@ -65,6 +74,7 @@ class Notebook:
     part: int | None
     title: str
     summary: str | None
+    minutes: int | None = None  # its Time: line; None if it states none (part_minutes refuses)
 
     @property
     def number(self) -> str:
@@ -125,7 +135,10 @@ def read_notebook(path: Path) -> Notebook:
                   if line.startswith("# ")), None)
     if title is None:
         raise _fail(path, "no '# ' title heading in any markdown cell")
-    return Notebook(path, kind, part, title, meta.get("summary"))
+    first = "".join(cells[0].get("source", "")) if cells else ""
+    stated = TIME.search(" ".join(first.split())) if kind != CONTENTS else None
+    return Notebook(path, kind, part, title, meta.get("summary"),
+                    int(stated.group(1)) if stated else None)
 
 
 def read_index(folder: Path = NOTEBOOKS) -> list[Notebook]:
@@ -181,6 +194,23 @@ def with_exercises(folder: Path = NOTEBOOKS) -> list[Notebook]:
     return select(read_index(folder), kind=(LESSON, CHECKPOINT))
 
 
+def part_minutes(notebooks: Iterable[Notebook], part: int) -> int:
+    """The stated time of a part: the sum of its lessons' and checkpoint's ``Time:`` lines.
+
+    Raises
+    ------
+    LessonDataError
+        If ``part`` is not one the course has, or one of its notebooks states no time
+        (the message names it).
+    """
+    found = select(notebooks, kind=(LESSON, CHECKPOINT), part=part)
+    silent = [n.path.name for n in found if n.minutes is None]
+    if silent:
+        raise LessonDataError(f"{', '.join(silent)}: its first cell states no time; a lesson "
+                              "says how long it takes as '**Time:** about N minutes'")
+    return sum(n.minutes for n in found)
+
+
 def the_one(folder: Path = NOTEBOOKS, *, kind: str) -> Notebook:
     """The one notebook of ``kind`` (the contents page, the self-study checkpoint).
 
@@ -197,9 +227,13 @@ def the_one(folder: Path = NOTEBOOKS, *, kind: str) -> Notebook:
 
 
 def main() -> int:
-    for n in read_index():
+    index = read_index()
+    for n in index:
         part = f"part {n.part}" if n.part else ""
-        print(f"{n.number}  {n.kind:<22} {part:<7} {n.title}")
+        minutes = f"{n.minutes} min" if n.minutes else ""
+        print(f"{n.number}  {n.kind:<22} {part:<7} {minutes:>7}  {n.title}")
+    for part, title in PARTS.items():
+        print(f"part {part}, {title}: {part_minutes(index, part)} minutes")
     return 0
 
 

@@ -6,7 +6,10 @@ rewrites each of them to link the previous notebook, the contents and the next o
 order of their numbers, using their own titles (the first ``# `` heading of each). It also
 writes the contents page (the notebook of kind ``contents``, ``notebooks/00_contents.ipynb``)
 and the list between the ``lessons`` markers of README.md, from the same titles and each
-notebook's ``metadata.lesson.summary``.
+notebook's ``metadata.lesson.summary``, grouped by part (``metadata.lesson.part``), each
+part with its time: the sum of its notebooks' ``Time:`` lines. Part 1 is the unit a class
+takes, and ends with the checkpoint; parts 2 and 3 are said to be optional, each built on
+part 1 only (``lesson_index.OPTIONAL_PARTS``).
 
 Usage::
 
@@ -44,6 +47,9 @@ class LessonInfo:
     path: Path
     title: str
     summary: str
+    part: int | None = None
+    minutes: int | None = None
+    kind: str = lesson_index.LESSON
 
     @property
     def link(self) -> str:
@@ -57,7 +63,41 @@ def find_lessons(folder: Path) -> list[LessonInfo]:
         worked = lesson_index.with_exercises(folder)
     except lesson_index.LessonDataError as err:
         raise SystemExit(str(err)) from None
-    return [LessonInfo(n.path, n.title, n.summary or "") for n in worked]
+    for part in lesson_index.PARTS:
+        try:
+            lesson_index.part_minutes(worked, part)
+        except lesson_index.LessonDataError as err:
+            raise SystemExit(str(err)) from None
+    return [LessonInfo(n.path, n.title, n.summary or "", n.part, n.minutes, n.kind)
+            for n in worked]
+
+
+def by_part(lessons: list[LessonInfo]) -> list[tuple[int, str, int, list[LessonInfo]]]:
+    """(part, its title, its minutes, its notebooks in order) for each part with notebooks;
+    the self-study checkpoint is listed last in its part, as it is numbered last."""
+    found = []
+    for part, title in lesson_index.PARTS.items():
+        mine = [lesson for lesson in lessons if lesson.part == part]
+        mine.sort(key=lambda lesson: lesson.kind == lesson_index.CHECKPOINT)
+        if mine:
+            found.append((part, title, sum(lesson.minutes or 0 for lesson in mine), mine))
+    return found
+
+
+def part_heading(part: int, title: str, minutes: int) -> str:
+    """A part's name and time, and whether a class may leave it out."""
+    if part in lesson_index.OPTIONAL_PARTS:
+        return (f"Part {part} · {title} (optional, about {minutes} minutes; it builds on "
+                "part 1 only)")
+    return f"Part {part} · {title} (about {minutes} minutes; a class can stop after it)"
+
+
+def listed(lesson: LessonInfo) -> str:
+    """A notebook's line in a list: its title, linked, and its summary; the checkpoint,
+    numbered after every part, says when to take it."""
+    when = (" (it comes last in the course; take it where your class stops, after part 1 "
+            "or after the optional parts)" if lesson.kind == lesson_index.CHECKPOINT else "")
+    return f"{lesson.link}: {lesson.summary}{when}"
 
 
 def nav_text(lessons: list[LessonInfo], i: int, contents: str = CONTENTS) -> str:
@@ -87,10 +127,14 @@ def contents_notebook(lessons: list[LessonInfo], old: nbformat.NotebookNode | No
     lines = ["# Attention, Term by Term: contents", "",
              "$$\\mathrm{Attention}(Q, K, V) = \\mathrm{softmax}\\!\\left("
              "\\frac{QK^T}{\\sqrt{d_k}}\\right) V$$", "",
-             "One lesson per term of the equation. Work through them in order; each ends "
-             "with exercises that check themselves.", ""]
-    lines += [f"{n}. {lesson.link}: {lesson.summary}" for n, lesson in
-              enumerate(lessons, start=1)]
+             "The course has three parts. **Part 1** is the equation itself, one lesson per "
+             "term, and ends with the checkpoint: it is the unit, and a class can stop "
+             "there. **Parts 2 and 3 are optional**: each builds on part 1 only, so take "
+             "either, both or neither. Work through a part in order; each lesson ends with "
+             "exercises that check themselves. The times are the lessons' own, added up."]
+    for part, title, minutes, mine in by_part(lessons):
+        lines += ["", f"## {part_heading(part, title, minutes)}", ""]
+        lines += [f"- {listed(lesson)}" for lesson in mine]
     source = "\n".join(lines)
     if old is not None and len(old.cells) == 1 and old.cells[0].source == source:
         return None
@@ -111,8 +155,13 @@ def readme_text(lessons: list[LessonInfo], readme: str) -> str | None:
     if README_START not in readme or README_END not in readme:
         raise SystemExit(f"README.md: the markers {README_START!r} and {README_END!r} "
                          "are missing")
-    listing = "\n".join(f"- [`notebooks/{lesson.path.name}`](notebooks/{lesson.path.name}) "
-                        f"**{lesson.title}**: {lesson.summary}" for lesson in lessons)
+    blocks = []
+    for part, title, minutes, mine in by_part(lessons):
+        blocks.append("\n".join(
+            [f"**{part_heading(part, title, minutes)}**"]
+            + [f"- [`notebooks/{lesson.path.name}`](notebooks/{lesson.path.name}) "
+               f"**{lesson.title}**: {lesson.summary}" for lesson in mine]))
+    listing = "\n\n".join(blocks)
     head, rest = readme.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
     new = f"{head}{README_START}\n{listing}\n{README_END}{tail}"

@@ -107,8 +107,18 @@ def test_random_block_refuses_bad_sizes(kwargs, message):
 def test_bad_inputs_get_clear_errors():
     w = small()
     with pytest.raises(cl.AttentionInputError, match=r"x must have shape \(n, 12\) = \(n, "
-                       r"d_model\) for this block \(got shape \(3, 5\)\)"):
+                       r"d_model\), or \(batch, n, 12\), for this block \(got shape "
+                       r"\(3, 5\)\)"):
         block.block_steps(np.ones((3, 5)), w)
+    with pytest.raises(cl.AttentionInputError, match=r"key_mask must hold one boolean per "
+                       r"token of x, shape \(2, 3\), True for a real token \(got dtype "
+                       r"int64, shape \(2, 3\)\)"):
+        block.block_steps(np.ones((2, 3, 12)), w, key_mask=np.ones((2, 3), dtype=np.int64))
+    with pytest.raises(cl.AttentionInputError, match=r"shape \(3,\), True for a real token "
+                       r"\(got dtype bool, shape \(2,\)\)"):
+        block.block_steps(np.ones((3, 12)), w, key_mask=np.array([True, False]))
+    with pytest.raises(cl.AttentionInputError, match=r"one sentence \(got shape \(2, 3, 12\)"):
+        block.rows_each_step_changes(np.ones((2, 3, 12)), w, token=0)
     with pytest.raises(cl.AttentionInputError, match="weights must be BlockWeights"):
         block.block_steps(np.ones((3, 12)), {"W_Q": 1})
     with pytest.raises(cl.AttentionInputError, match=r"x must hold finite numbers"):
@@ -148,3 +158,31 @@ def test_load_block_reads_a_layer_as_run_model_uses_it(tmp_path):
     np.testing.assert_allclose(block.block_steps(x, w).output, by_hand(x, w), atol=1e-12)
     with pytest.raises(cl.AttentionInputError, match=r"layer must be 0 to 1 \(got 2\)"):
         model_forward.load_block(2, folder=tmp_path)
+
+
+def test_a_padded_batch_with_its_key_mask_equals_each_sentence_alone():
+    """Issue 44: two sentences of 5 and 3 tokens padded to 5, in one batch; with the key
+    mask every real token's every step equals its sentence run alone, whatever the padding
+    holds; without it, the shorter sentence's real rows change (the padding's keys draw
+    weight), and a causal mask combines with it."""
+    from course_lib import padding
+
+    w = small()
+    rng = np.random.default_rng(3)
+    long, short = rng.normal(size=(5, 12)), rng.normal(size=(3, 12))
+    real = padding.padding_mask([5, 3])
+    for fill in (0.0, 7.0):
+        batch = np.stack([long, np.vstack([short, np.full((2, 12), fill)])])
+        for causal in (False, True):
+            masked = block.block_steps(batch, w, key_mask=real, causal=causal)
+            for b, rows in enumerate((long, short)):
+                alone = block.block_steps(rows, w, causal=causal)
+                n = len(rows)
+                for step in block.STEPS:
+                    np.testing.assert_allclose(masked.steps[step][b, :n], alone.steps[step],
+                                               rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(masked.weights[b, :, :n, :n], alone.weights,
+                                           atol=1e-15)
+            assert (masked.weights[1, :, :, 3:] == 0).all()  # no weight on the padding
+        unmasked = block.block_steps(batch, w).output[1, :3]
+        assert np.abs(unmasked - block.block_steps(short, w).output).max() > 1e-2

@@ -174,8 +174,12 @@ def test_reset_names_the_lessons_when_it_cannot_tell_which(
         done = course_script(upstream, "reset", *wrong)
         assert done.returncode == 2, done
         assert "./course reset 04" in done.stderr, done.stderr
-    assert "(got '99', which names 0; lessons: 00_contents, 01_overview," in course_script(
-        upstream, "reset", "99").stderr
+    assert ("(got '99', which names no lesson; lesson numbers have two digits; lessons: "
+            "00_contents, 01_overview,") in course_script(upstream, "reset", "99").stderr
+    # a one-digit number is the lesson with that number (issue 44: `reset 1` was refused)
+    done = course_script(upstream, "reset", "4")
+    assert done.returncode == 0 and "04_softmax.ipynb" in done.stdout, done
+    assert "which names no lesson" in course_script(upstream, "reset", "7x").stderr
     # a reset of an untouched copy keeps no backup, and fills nothing else
     done = course_script(upstream, "reset", "04_softmax.ipynb")
     assert done.returncode == 0 and "your copy had no changes of yours" in done.stdout, done

@@ -49,10 +49,9 @@ def test_a_sum_written_out_adds_up(path: Path) -> None:
 
 
 def test_the_blend_sums_are_checked_somewhere() -> None:
-    """The test above must find the worked example's sum, rounded and unrounded."""
+    """The test above must find a blend's sum written out (lesson 05's second row)."""
     text = text_of(NOTEBOOKS / "05_blend.ipynb")
-    assert ("0.50·[2.00, 2.00] = [1.25, 1.50] with these rounded weights "
-            "(≈ [1.26, 1.50] with the unrounded ones)") in text
+    assert "0.10·[1.00, 0.00] + 0.40·[0.00, 2.00] + 0.50·[2.00, 2.00] = [1.10, 1.80]" in text
 
 
 def test_02_says_the_diagonal_is_highest_only_because_k_is_q() -> None:
@@ -64,7 +63,7 @@ def test_04_says_why_softmax_and_its_budget_uses_the_scaled_scores() -> None:
     text = text_of(NOTEBOOKS / "04_softmax.ipynb")
     assert "### Why softmax, and not something simpler?" in text
     assert "argmax, cat +0.1: [0. 0. 1.]" in text  # the argmax does not move
-    assert "Softmax turns sat's scaled scores 0.71, 0.71, 1.41" in text
+    assert "Softmax turns barked's scaled scores 0.50, 2.00, 1.00" in text
     assert "0.21 to the" not in text  # the raw scores' weights, once called attention's
 
 
@@ -144,15 +143,16 @@ def test_09_says_what_more_heads_cost() -> None:
     assert "runs its own softmax" in text and r"\sqrt{d_\text{model}/h}" in text
 
 
-def test_04_shifts_sats_row() -> None:
-    """Issue 30, error 5: the "only differences matter" demo ran on the loops' last row."""
-    from course_lib import scaled_scores, softmax, the_cat_sat
+def test_04_shifts_the_row_it_computed() -> None:
+    """Issue 30, error 5: the "only differences matter" demo ran on the loops' last row; it
+    shifts the row whose softmax section 1 computed step by step."""
+    from course_lib import softmax
 
-    ex = the_cat_sat()
-    sat = scaled_scores(ex.Q, ex.K)[2]
+    row = np.array([0.5, 2.0, 1.0])
     shown = outputs_of(lesson("04_"))
+    assert "array([0.14, 0.63, 0.23])" in shown  # section 1's weights of that row
     for shift in (0.0, 10.0, -100.0):
-        assert f"shift {shift:+7.1f}: {softmax(sat + shift).round(4)}" in shown
+        assert f"shift {shift:+7.1f}: {softmax(row + shift).round(4)}" in shown
 
 
 # "length" is the Euclidean norm (02, 08); the number of entries d_k, d_v is a dimension.
@@ -258,28 +258,19 @@ def test_a_k_not_q_example_stands_beside_the_seeds_from_lesson_02() -> None:
     assert "the_cat_sat_own_keys()" in cells[ask + 1].source  # the guess comes before the run
 
 
-def test_04_and_05_show_the_k_not_q_weights_and_output_beside_the_seeds() -> None:
-    """With keys of their own, sat gives half its budget to 'cat', and its output leans to
-    v_cat: "half on itself" came from K = Q (issue 30)."""
-    from course_lib import attention_weights, scaled_scores, the_cat_sat_own_keys
-    from course_lib.explore import plots
-
-    own = the_cat_sat_own_keys()
-    row = scaled_scores(own.Q, own.K)[2]
-    weights = attention_weights(own.Q, own.K)[2]
-    assert own.tokens[int(np.argmax(weights))] == "cat"
-    assert plots.budget_bars(row, own.tokens, query="sat").description in outputs_of(
-        lesson("04_"))
-    assert plots.blend_triangle(weights, own.V, own.tokens, query="sat").description in (
-        outputs_of(lesson("05_")))
-    for prefix in ("04_", "05_"):
-        cells = nbformat.read(lesson(prefix), as_version=4).cells
-        [ask] = [i for i, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
-        assert "the_cat_sat_own_keys()" in cells[ask + 1].source
+def test_the_side_example_has_its_places_and_is_not_repeated() -> None:
+    """Issue 44: the keys of their own recurred in 02 and 04-08. In part 1 they stand beside
+    the main example where it is introduced (02) and where it is worked by hand (06); lesson
+    08 (part 2) shows where they come from."""
+    using = {n.name for n in lesson_index.lessons(NOTEBOOKS, part=1)
+             if "the_cat_sat_own_keys()" in "\n".join(
+                 c.source for c in nbformat.read(n.path, as_version=4).cells
+                 if c.cell_type == "code")}
+    assert using == {"scores", "worked_example"}, using
 
 
-def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
-    """The worked example's weights and its causal mask, with keys of their own beside."""
+def test_06_shows_the_k_not_q_example_beside_the_seeds() -> None:
+    """The worked example's weights, with keys of their own beside (issue 30)."""
     from course_lib import attention_weights, the_cat_sat, the_cat_sat_own_keys
     from course_lib.explore import plots
 
@@ -291,13 +282,10 @@ def test_06_and_07_show_the_k_not_q_example_beside_the_seeds() -> None:
     np.testing.assert_allclose(w_own[0], 1 / 3)
     assert [own.tokens[int(np.argmax(r))] for r in w_own[1:]] == ["cat", "cat"]
     assert plots.attention_heatmap(w_own, own.tokens).description in outputs_of(lesson("06_"))
-    assert plots.causal_mask_pair(own.Q, own.K, own.tokens).description in outputs_of(
-        lesson("07_"))
-    for prefix in ("06_", "07_"):  # a guess in code, right before the example's first run
-        cells = nbformat.read(lesson(prefix), as_version=4).cells
-        [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])
-               and "their own" in cells[k - 1].source + c.source]
-        assert "the_cat_sat_own_keys()" in cells[i + 1].source
+    cells = nbformat.read(lesson("06_"), as_version=4).cells
+    [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])
+           and "their own" in cells[k - 1].source + c.source]
+    assert "the_cat_sat_own_keys()" in cells[i + 1].source  # a guess right before the run
 
 
 # ------------------------------------------------------------------ lesson 03 (issue 31)
@@ -353,9 +341,9 @@ def test_03_calls_d_k_a_dimension_not_a_length() -> None:
 
 
 def _before_and_after_the_guess(path: Path) -> tuple[str, str]:
-    """What a student sees above a lesson's predict-first cell, and the reveal after it."""
+    """What a student sees above a lesson's first predict-first cell, and its reveal."""
     cells = nbformat.read(path, as_version=4).cells
-    [i] = [k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", [])]
+    i = next(k for k, c in enumerate(cells) if "predict" in c.metadata.get("tags", []))
     above = []
     for cell in cells[:i]:
         above.append(cell.source)
@@ -1091,6 +1079,41 @@ def test_14_beside_the_output_the_tiled_peak_is_a_constant() -> None:
     assert max(rest) - min(rest) < 4096 and 8 * 32 * 32 < min(rest) < 8 * 128 * 32
     assert "the rest of `tiled_attention`'s peak is the same at every $n$" in text
     assert "its peak is $8nd$ bytes plus a constant" in text
+
+
+# ------------------------------------------------------------ lesson 11: two masks (issue 44)
+
+
+def test_11_padding_and_dropout_say_what_their_cells_measure() -> None:
+    """The padded batch moves the short sentence's weights without the mask and leaves them
+    with it; dropout keeps the average output (0.3% off over 10,000 draws) while one draw's
+    row sum scatters. Recomputed here, as the lesson computes them."""
+    from course_lib import attention_weights, dropout, padding, real_model
+
+    shown = outputs_of(lesson("11_"))
+    text = " ".join(markdown_of(lesson("11_")).split())
+    batch, data = real_model.load_padded_batch(), real_model.load_model_attention()
+    Q, K = batch.Q.astype(np.float64), batch.K.astype(np.float64)
+    n = batch.lengths[1]
+    alone = data.layer(sentence=batch.indices[1], layer=0).probabilities
+    change = np.abs(attention_weights(Q, K)[1, :, :n, :n] - alone).max()
+    assert f"without a mask, its real weights move by up to {change:.2f}" in shown
+    assert change > 0.1 and "**What happened.** They move" in text
+    masked = attention_weights(Q, K, mask=padding.key_mask(batch.lengths, heads=True))
+    assert np.abs(masked[1, :, :n, :n] - alone).max() < 1e-5
+    assert "as alone, to float32 rounding: True;  weight on [PAD]: 0.0" in shown
+    # dropout, as the lesson draws it
+    head_0 = data.layer(sentence=0, layer=0)
+    row, V = head_0.probabilities[0, 3].astype(np.float64), head_0.V[0].astype(np.float64)
+    rng = np.random.default_rng(0)
+    dropout.attention_dropout(row, 0.1, rng)
+    draws = dropout.attention_dropout(np.tile(row, (10_000, 1)), 0.1, rng)
+    off = np.abs((draws @ V).mean(axis=0) - row @ V).max() / np.abs(row @ V).max()
+    assert off < 0.02 and f"off by {off:.1%} at most" in shown
+    assert "**What happened.** The same, to within the spread of 10,000 draws" in text
+    sums = draws.sum(axis=1)
+    assert f"mean {sums.mean():.3f}, from {sums.min():.2f} to {sums.max():.2f}" in shown
+    assert np.mean(np.abs(sums - 1) < 0.01) < 0.5  # most draws' rows do not sum to 1
 
 
 # ------------------------------------------------------- a teacher's corrections (issue 40)

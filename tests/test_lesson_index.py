@@ -113,3 +113,28 @@ def test_a_selection_names_only_kinds_and_parts_the_course_has(folder: Path) -> 
     with pytest.raises(LessonDataError, match=r"exactly one notebook of kind 'self-study "
                        r"checkpoint' \(got \[\]\)"):
         lesson_index.the_one(folder, kind=lesson_index.CHECKPOINT)
+
+
+def test_each_lesson_states_its_time_and_a_part_adds_them_up() -> None:
+    index = lesson_index.read_index()
+    worked = lesson_index.with_exercises()
+    assert all(isinstance(n.minutes, int) and n.minutes > 0 for n in worked)
+    assert lesson_index.the_one(kind=lesson_index.CONTENTS).minutes is None
+    for part in lesson_index.PARTS:
+        assert lesson_index.part_minutes(index, part) == sum(
+            n.minutes for n in worked if n.part == part)
+    with pytest.raises(LessonDataError, match=r"part must be one of \[1, 2, 3\] \(got 4\)"):
+        lesson_index.part_minutes(index, 4)
+
+
+def test_a_lesson_without_its_time_is_named(folder: Path) -> None:
+    nb = json.loads((folder / "02_scores.ipynb").read_text(encoding="utf-8"))
+    first = "".join(nb["cells"][0]["source"])
+    nb["cells"][0]["source"] = first.replace("**Time:**", "Time:")
+    (folder / "02_scores.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    index = lesson_index.read_index(folder)  # what it is is still read
+    assert [n.minutes for n in index[1:]] == [index[1].minutes, None]
+    with pytest.raises(LessonDataError, match=r"^02_scores.ipynb: its first cell states no "
+                       r"time; a lesson says how long it takes as '\*\*Time:\*\* about N "
+                       r"minutes'"):
+        lesson_index.part_minutes(index, 1)

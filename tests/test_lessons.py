@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib import checks, heads, online_softmax, projections
+from course_lib import checks, heads, online_softmax, padding, projections
+from course_lib.checks import predictions as guesses
 from course_lib.checks import reasoning as reasoning_checks
 from course_lib.experiments import scaling
 from course_lib.explore.plots import NBVAL_SANITIZE
@@ -56,6 +57,8 @@ LIBRARY_ANSWERS = {
     "check_batched_scores": cl.scaled_scores,
     "check_cross_attention": lambda Q, K, V: cl.attention(Q, K, V)[0],
     "check_model_weights": cl.attention_weights,
+    "check_padded_weights": lambda Q, K, lengths: cl.attention_weights(
+        Q, K, mask=padding.key_mask(lengths, heads=True)),
     # the exercises that are not fill-ins (issue 30): the answer computed, where it can be
     "check_table_sizes": lambda: [100 * 100, 100 * 8],
     "check_which_is_qkt": lambda: "A",
@@ -63,6 +66,10 @@ LIBRARY_ANSWERS = {
     "check_breaks_global_max": lambda: [[0.0, 1.0], [-2000.0, -2001.0]],
     "check_weights_for_point": lambda: np.linalg.solve(
         np.vstack([cl.the_cat_sat().V.T, np.ones(3)]), [0.6, 1.4, 1.0]),
+    "check_sat_by_hand": lambda: [*cl.attention_weights(cl.the_cat_sat().Q,
+                                                         cl.the_cat_sat().K)[2],
+                                  *cl.attention(cl.the_cat_sat().Q, cl.the_cat_sat().K,
+                                                cl.the_cat_sat().V)[0][2]],
     "check_own_the_output": lambda: cl.attention(cl.the_cat_sat_own_keys().Q,
                                                  cl.the_cat_sat_own_keys().K,
                                                  cl.the_cat_sat_own_keys().V)[0][0],
@@ -178,6 +185,8 @@ def test_lesson_skeleton(path):
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert nb.cells[0].source.startswith("# "), "title first"
     assert "you will" in nb.cells[0].source and "Time:" in nb.cells[0].source
+    assert next(n for n in INDEX if n.path == path).minutes, (
+        "the time reads '**Time:** about N minutes' (the parts' times add them up)")
     setup = [c for c in code_cells(nb) if "setup" in tags(c)]
     assert len(setup) == 1 and code_cells(nb)[0] is setup[0], "one setup cell, first"
     assert setup[0].source.count("from course_lib import") == 1
@@ -253,28 +262,137 @@ NOT_FILL_IN = {"by-hand", "find-the-bug", "choose", "explain"}
 THINKING_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")]
 
 
+GUESS = re.compile(r"^(my_\w+) = \.\.\.", flags=re.M)
+
+def predictions(path: Path):
+    """Each predict cell of a lesson: (its index, the variables it asks for, the index of
+    the cell that reads them back, tagged `compare`)."""
+    cells = read(path).cells
+    for i, cell in enumerate(cells):
+        if "predict" in tags(cell):
+            compare = next((k for k in range(i + 1, len(cells)) if "compare" in tags(cells[k])),
+                           None)
+            yield i, GUESS.findall(cell.source), compare
+
+
 @pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
 def test_a_prediction_first_and_an_exercise_that_is_not_a_fill_in(path):
     """Issue 30: the student writes a guess in code before a run, then the lesson says what
-    happened; and at least one exercise derives, chooses or finds a bug."""
+    happened; and at least one exercise derives, chooses or finds a bug. Issue 44: the guess
+    is read back after the run (a cell tagged `compare`, stored with its nudge), and the
+    reveal is folded, so that it cannot be read before the guess."""
     cells = read(path).cells
-    guesses = [i for i, c in enumerate(cells) if "predict" in tags(c)]
-    assert guesses, f"{path.name}: no predict-first cell (a code cell tagged `predict`)"
-    for i in guesses:
+    found = list(predictions(path))
+    assert found, f"{path.name}: no predict-first cell (a code cell tagged `predict`)"
+    for i, names, compare in found:
         guess = cells[i]
         assert guess.cell_type == "code" and not guess.outputs, path.name
-        assert re.search(r"^my_\w+ = \.\.\.", guess.source, flags=re.M), (
-            f"{path.name}: the guess is written in code, `my_... = ...`")
-        after = cells[i + 1:]
-        run = next((k for k, c in enumerate(after) if c.cell_type == "code"), None)
-        assert run is not None and after[run].outputs, f"{path.name}: a run follows the guess"
-        told = next((c for c in after[run + 1:] if c.cell_type == "markdown"), None)
-        assert told is not None and "reveal" in tags(told), (
-            f"{path.name}: the first markdown after the run (tagged `reveal`) says what "
+        assert names, f"{path.name}: the guess is written in code, `my_... = ...`"
+        assert compare is not None, f"{path.name}: no cell tagged `compare` after cell {i}"
+        assert not [c for c in cells[i + 1:compare] if "predict" in tags(c)], path.name
+        run = [c for c in cells[i + 1:compare] if c.cell_type == "code"]
+        assert run and any(c.outputs for c in run), f"{path.name}: a run follows the guess"
+        reading = cells[compare]
+        assert "checks.compare_guess(" in reading.source and all(
+            n in reading.source for n in names), f"{path.name}: cell {compare} reads {names}"
+        stored = "".join(o.get("data", {}).get("text/plain", "") for o in reading.outputs)
+        assert stored.startswith("No guess yet: write it in `"), (
+            f"{path.name}: stored as Run All leaves it, the comparison is only its nudge")
+        told = cells[compare + 1]
+        assert told.cell_type == "markdown" and "reveal" in tags(told), (
+            f"{path.name}: the cell after the comparison (tagged `reveal`) says what "
             "happened and why")
+        assert told.source.startswith("<details>") and "</details>" in told.source, (
+            f"{path.name}: the reveal is folded, not readable before the guess")
     kinds = [k for stub, _ in exercise_pairs(path) for k in tags(stub) if k in NOT_FILL_IN]
     assert kinds, (f"{path.name}: no exercise that is not a fill-in (an exercise tagged "
                    f"one of {sorted(NOT_FILL_IN)})")
+
+
+def _value_of_cell(source: str, ns: dict):
+    """Run a cell's code in ``ns`` and return the value of its last expression."""
+    tree = ast.parse(source)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<cell>", "exec"), ns)
+    return eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns) if last else None
+
+
+def _parts_of(source: str, ns: dict) -> tuple:
+    """The parts a comparison cell measures: run it with compare_guess recorded."""
+    seen: list = []
+
+    class Recorder:
+        def __getattr__(self, name):
+            if name == "compare_guess":
+                return lambda guess, *parts, **kw: seen.extend(parts)
+            return getattr(checks, name)
+
+    _value_of_cell(source, {**ns, "checks": Recorder()})
+    return tuple(seen)
+
+
+@pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
+def test_every_guess_is_read_back_beside_the_measurement(path):
+    """Fill each predict cell's guess and run its comparison: the guess is shown beside
+    what the run measured, each part said in words to hold or not (no grade); over the
+    guesses each part can read, each part holds for one and not for another."""
+    ns = run_in_process(path)
+    cells = read(path).cells
+    for _, names, compare in predictions(path):
+        source = cells[compare].source
+        parts = _parts_of(source, ns)
+        assert parts and all(p.examples for p in parts), f"{path.name}: cell {compare}"
+        outcomes = [set() for _ in parts]
+        for guess in itertools.product(*(p.examples for p in parts)):
+            filled = dict(ns)
+            if len(names) == 1:
+                filled[names[0]] = guess[0] if len(parts) == 1 else guess
+            else:
+                assert len(names) == len(parts), path.name
+                filled.update(zip(names, guess, strict=True))
+            shown = _value_of_cell(source, filled)
+            assert shown.answered and "could not be read" not in shown.outcomes, str(shown)
+            text = str(shown)
+            for part, g, outcome, seen in zip(parts, guess, shown.outcomes, outcomes,
+                                              strict=True):
+                assert guesses._shown(g) in text, (path.name, g, text)
+                assert part.said in text, (path.name, part.said, text)
+                seen.add(outcome)
+            assert re.search(r"\b(Held|held|Partly held|Did not hold|did not hold)\b", text)
+            for word in ("score:", "points", "grade:", "correct"):
+                assert word not in text
+        for part, seen in zip(parts, outcomes, strict=True):
+            assert "held" in seen and seen - {"held"}, (path.name, part.about, seen)
+
+
+@pytest.mark.parametrize("path", THINKING_LESSONS, ids=[p.stem for p in THINKING_LESSONS])
+def test_every_say_why_prompt_keeps_a_place_and_a_self_check(path):
+    """A prompt to say why in a sentence has a cell the student writes in (`my_reason`,
+    tagged `say-why`), stored with its nudge; once written, the self-check names what a
+    good answer mentions."""
+    cells = read(path).cells
+    asking = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(
+        r"(say|write) in a sentence", " ".join(c.source.split()))]
+    places = [i for i, c in enumerate(cells) if "say-why" in tags(c)]
+    assert len(places) == len(asking), (path.name, asking, places)
+    ns = run_in_process(path)
+    for ask, place in zip(asking, places, strict=True):
+        assert ask < place, path.name
+        cell = cells[place]
+        assert re.search(r"^my_reason = \.\.\.$", cell.source, flags=re.M), path.name
+        stored = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+        assert stored.startswith("No sentence yet"), path.name
+        exercise = re.search(r'compare_reason\(my_reason, "(\w+)"\)', cell.source).group(1)
+        written = _value_of_cell(cell.source.replace("my_reason = ...",
+                                                     'my_reason = "a sentence of mine"'),
+                                 dict(ns))
+        assert written.answered
+        for point in reasoning_points(exercise):
+            assert point in str(written)
+
+
+def reasoning_points(exercise: str) -> list[str]:
+    return [p.text for p in guesses.REASONS[exercise]]
 
 
 @pytest.mark.parametrize("path", CODE_LESSONS, ids=[p.stem for p in CODE_LESSONS])
@@ -599,3 +717,87 @@ def test_lesson_14_measurement_is_what_the_lesson_rounds():
     # the table is nearly all of attention's peak, the output most of the tiled one's growth
     assert 8 * 1024**2 <= measured.peak_bytes[0][-1] < 1.2 * 8 * 1024**2 + 8 * 1024 * 32 * 2
     assert measured.peak_bytes[1][-1] < 8 * 1024**2 / 10
+
+
+# ------------------------------------------------------------------ the parts (issue 44)
+
+#: Part 1, the equation with its checkpoint, fits two class sessions of 75 minutes.
+PART_ONE_MINUTES = 150
+
+
+def test_part_one_fits_two_class_sessions():
+    """The sum of the Time: lines of part 1's lessons and checkpoint (it was 180)."""
+    minutes = lesson_index.part_minutes(INDEX, 1)
+    assert minutes <= PART_ONE_MINUTES, (
+        f"part 1 states {minutes} minutes; it must fit {PART_ONE_MINUTES}: "
+        + ", ".join(f"{n.number} {n.minutes}" for n in lesson_index.select(
+            INDEX, kind=("lesson", "self-study checkpoint"), part=1)))
+
+
+def _shown_numbers(cell) -> list[list[float]]:
+    """The numbers a student reads in a cell, row by row of each text (its source if
+    markdown, its outputs), in order; a folded solution is left out (it is the answer,
+    opened on request)."""
+    texts = [] if "solution" in tags(cell) else (
+        [cell.source] if cell.cell_type == "markdown" else [])
+    texts += [o.get("text", "") + o.get("data", {}).get("text/plain", "")
+              for o in cell.get("outputs", [])]
+    number = r"(?<![\w.])-?\d+\.\d+|(?<![\w.])\d+(?![\w.])"
+    # a row of a printed table ends at "]", a row of a figure's description at ";"
+    return [[float(x) for x in re.findall(number, row)]
+            for t in texts for row in re.split(r"[\];]", t)]
+
+
+def _the_sat_row(numbers: list[float]) -> bool:
+    """The worked example's row of 'sat' in a run of numbers: its weights 0.25, 0.25, 0.50
+    one after the other, or its output [1.26, 1.50] (1.25 with the weights rounded)."""
+    triples = zip(numbers, numbers[1:], numbers[2:], strict=False)
+    return (any((a, b, c) == (0.25, 0.25, 0.5) for a, b, c in triples)
+            or any(a in (1.25, 1.26) and b == 1.5 for a, b in itertools.pairwise(numbers)))
+
+
+def shows_the_sat_row(path: Path) -> bool:
+    """Whether a lesson shows the worked example's row of 'sat' (:func:`_the_sat_row`)."""
+    return any(_the_sat_row(numbers) for cell in read(path).cells
+               for numbers in _shown_numbers(cell))
+
+
+def test_the_worked_example_is_computed_in_at_most_two_lessons():
+    """Issue 44: 'sat's weights and output were computed in six lessons of part 1, so the
+    lesson "by hand" met them for the fifth time; now in its own place and one more."""
+    showing = [p.name for p in (n.path for n in lesson_index.lessons(NOTEBOOKS, part=1))
+               if shows_the_sat_row(p)]
+    assert len(showing) <= 2, showing
+    worked = next(n for n in lesson_index.lessons(NOTEBOOKS, part=1)
+                  if n.name == "worked_example")
+    assert worked.path.name in showing, "the worked example computes it"
+
+
+def test_the_detector_finds_the_sat_row_as_lessons_print_it():
+    for text in ("array([[0.4 , 0.2 , 0.4 ],\n       [0.25, 0.25, 0.5 ]])",
+                 "sat attends 0.25, 0.25, 0.50.", "mixed by hand : [1.26 1.5 ]",
+                 "= [1.25, 1.50] with these rounded weights"):
+        assert any(_the_sat_row(n) for n in _shown_numbers(nbformat.v4.new_markdown_cell(text)))
+    for text in ("0.25 to the, 0.5 to sat", "[1.2 1.5]", "1.26 then 2.5",
+                 "array([[0.25, 0.5 , 0.25],\n       [0.25, 0.5 , 0.25]])",
+                 "cat attends 0.25, 0.50, 0.25; sat attends 0.25, 0.50, 0.25."):
+        assert not any(_the_sat_row(n) for n in _shown_numbers(
+            nbformat.v4.new_markdown_cell(text))), text
+
+
+OPTIONAL_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")
+                    if n.part in lesson_index.OPTIONAL_PARTS]
+
+
+@pytest.mark.parametrize("path", OPTIONAL_LESSONS, ids=[p.stem for p in OPTIONAL_LESSONS])
+def test_parts_two_and_three_build_on_part_one_only(path):
+    """A lesson of an optional part names, on its Before: line, lessons of part 1 or of its
+    own part only, so that a class can take either optional part after part 1."""
+    by_number = {n.number: n for n in INDEX}
+    lesson = next(n for n in INDEX if n.path == path)
+    first = " ".join(read(path).cells[0].source.split())
+    before = re.search(r"\*\*Before:\*\* (.*)", first)
+    named = re.findall(r"\b(\d\d)\b", before.group(1)) if before else []
+    wrong = [f"{m} (part {by_number[m].part})" for m in named
+             if by_number[m].part not in (1, lesson.part)]
+    assert not wrong, f"{path.name} needs {wrong} before it"

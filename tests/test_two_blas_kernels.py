@@ -9,6 +9,7 @@ without starting one.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import subprocess
@@ -21,7 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 import lesson_index  # noqa: E402  (scripts/lesson_index.py: the notebooks, by their metadata)
 
-import conftest  # noqa: E402  (the checkout's own conftest.py, for its hooks)
+# the checkout's own conftest.py, for its hooks, loaded by path: under pytest every conftest.py
+# (tests/sandbox/, tests/browser/, ...) is module "conftest", so `import conftest` gets whichever
+# was collected last
+_spec = importlib.util.spec_from_file_location("course_root_conftest", ROOT / "conftest.py")
+conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(conftest)
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                 reason="OpenBLAS core types are x86 names")

@@ -50,7 +50,7 @@ def test_a_new_lesson_makes_everything_stale_and_run_fixes_it(copy_of_course):
     n = len(list(folder.glob("*.ipynb")))  # the next number: they run 00, 01, ... (checked)
     new = folder / f"{n:02d}_extra_lesson.ipynb"
     nb = nbformat.read(last.path, as_version=4)
-    nb.cells[0].source = f"# {n:02d} · An extra lesson"
+    nb.cells[0].source = f"# {n:02d} · An extra lesson\n\n**Time:** about 10 minutes."
     nb.metadata["lesson"] = {"kind": "lesson", "part": 3, "summary": "one more idea"}
     nbformat.write(nb, new)
     before = nbformat.read(last.path, as_version=4)
@@ -103,3 +103,32 @@ def test_the_contents_page_is_found_by_its_kind(copy_of_course):
     update_nav.run(copy_of_course)
     assert update_nav.run(copy_of_course, check=True) == []
     assert all("[Contents](00_start_here.ipynb)" in _nav(lesson.path)[0] for lesson in lessons)
+
+
+def test_the_contents_and_the_readme_show_the_parts_with_their_times(copy_of_course):
+    """Issue 44: each part under its title with the sum of its notebooks' Time: lines; parts
+    2 and 3 said to be optional and built on part 1 only; the checkpoint in part 1."""
+    folder = copy_of_course / "notebooks"
+    index = update_nav.lesson_index.read_index(folder)
+    contents = nbformat.read(folder / "00_contents.ipynb", as_version=4).cells[0].source
+    readme = (copy_of_course / "README.md").read_text(encoding="utf-8")
+    for part, title in update_nav.lesson_index.PARTS.items():
+        minutes = update_nav.lesson_index.part_minutes(index, part)
+        heading = update_nav.part_heading(part, title, minutes)
+        assert f"## {heading}\n" in contents and f"**{heading}**\n" in readme
+        assert f"about {minutes} minutes" in heading
+        assert ("optional" in heading) == (part != 1)
+        assert ("builds on part 1 only" in heading) == (part != 1)
+    checkpoint = update_nav.lesson_index.the_one(folder, kind="self-study checkpoint")
+    part_one = contents.split("## Part 1", 1)[1].split("## Part 2", 1)[0]
+    assert f"]({checkpoint.path.name})" in part_one
+    # a lesson that takes longer moves its part's time, in both places
+    first = update_nav.lesson_index.lessons(folder, part=1)[0]
+    nb = nbformat.read(first.path, as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace(f"about {first.minutes} minutes",
+                                                    f"about {first.minutes + 5} minutes")
+    nbformat.write(nb, first.path)
+    assert {folder / "00_contents.ipynb", copy_of_course / "README.md"} <= set(
+        update_nav.run(copy_of_course))
+    minutes = update_nav.lesson_index.part_minutes(update_nav.lesson_index.read_index(folder), 1)
+    assert f"about {minutes} minutes" in (copy_of_course / "README.md").read_text("utf-8")

@@ -12,6 +12,7 @@ check                           the student writes                              
 :func:`check_batched_scores`    scaled scores of (..., n, d_k) arrays           09
 :func:`check_cross_attention`   ``cross_attention(Q, K, V)``, n_q ≠ n_k         10
 :func:`check_model_weights`     ``attention_weights(Q, K)``, all heads          11
+:func:`check_padded_weights`    the weights of a padded batch, padding hidden   11
 ==============================  ==============================================  ===========
 """
 
@@ -46,6 +47,7 @@ __all__ = [
     "check_batched_scores",
     "check_cross_attention",
     "check_model_weights",
+    "check_padded_weights",
     "check_projections",
 ]
 
@@ -423,5 +425,106 @@ def check_cross_attention(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
                       cut + _attention_mistakes(Q, K, V), args)
         return _ok("every query (a row) spread a budget of 1 over all the keys, 3 queries "
                    "over 5 keys and 4 over 2.")
+
+    return _run(body)
+
+
+# --------------------------------------------------------------------------------------
+# lesson 11: a padded batch (issue 44)
+# --------------------------------------------------------------------------------------
+
+#: The padded batch the check tries: 2 sentences of 5 and 3 real tokens, padded to 5,
+#: 2 heads of d_k = 3; the padding rows hold numbers like any token's.
+PADDED_PROBE = (2, 2, 5, 3)
+PADDED_LENGTHS = (5, 3)
+
+
+def check_padded_weights(fn: Callable[[Any, Any, Any], Any]) -> CheckResult:
+    """Check ``fn(Q, K, lengths)``: the weights of a padded batch, the padding keys hidden.
+
+    ``Q`` and ``K`` are (batch, heads, n, d_k); ``lengths[b]`` says how many of sentence
+    *b*'s tokens are real. The real queries' rows must be those of each sentence alone
+    (the padding's keys get weight 0, every row sums to 1); the padding's own query rows
+    are not compared, but must be numbers (a row that hides every key is 0/0).
+
+    Examples
+    --------
+    >>> from course_lib import padding
+    >>> check_padded_weights(lambda Q, K, lengths: attention_weights(
+    ...     Q, K, mask=padding.key_mask(lengths, heads=True)))  # doctest: +ELLIPSIS
+    Well done: every real token attends to its own sentence's tokens only...
+    >>> check_padded_weights(lambda Q, K, lengths: attention_weights(Q, K)).mistake
+    'no_mask'
+    """
+    from ..padding import key_mask, padding_mask
+
+    rng = np.random.default_rng(44)
+    Q, K = rng.normal(size=PADDED_PROBE), rng.normal(size=PADDED_PROBE)
+    lengths = list(PADDED_LENGTHS)
+    what = _name_of(fn, "padded_weights")
+    keys = key_mask(lengths, heads=True)                            # (b, 1, 1, n)
+    queries = padding_mask(lengths)[:, None, :, None]               # (b, 1, n, 1)
+    real_rows = np.broadcast_to(queries, (*PADDED_PROBE[:3], PADDED_PROBE[2]))
+    want = attention_weights(Q, K, mask=keys)
+    scaled = scaled_scores(Q, K)
+    after = softmax(scaled) * keys
+
+    def on_real_rows(got: FloatArray, other: FloatArray | None) -> bool:
+        return other is not None and bool(np.allclose(
+            got[real_rows], other[real_rows], rtol=1e-6, atol=_ATOL, equal_nan=True))
+
+    mistakes = [
+        ("zero_not_minus_inf", lambda: softmax(np.where(keys, scaled, 0.0)),
+         "you hid the padding with a score of 0, and e^0 = 1: the padding keys still get "
+         "weight. A hidden score must be -inf, so that its weight is exactly 0."),
+        ("mask_after_softmax", lambda: after,
+         "you set the padding's weights to 0 after the softmax: the real rows of the short "
+         "sentence no longer sum to 1. Hide the padding keys before the softmax (-inf)."),
+        ("missing_scale", lambda: attention_weights(Q, K, mask=keys, scale=False),
+         "the padding is hidden, but the scores are not divided by sqrt(d_k) first."),
+        ("mask_too_short", lambda: attention_weights(
+            Q, K, mask=key_mask([n - 1 for n in lengths], PADDED_PROBE[2], heads=True)),
+         "your mask hides each sentence's last real token too: a sentence of 3 real tokens "
+         "keeps tokens 0, 1 and 2, all those before its length."),
+        ("mask_keeps_one_pad", lambda: attention_weights(Q, K, mask=np.arange(
+            PADDED_PROBE[2]) <= np.array(lengths)[:, None, None, None]),
+         "your mask keeps one padding token per sentence: a sentence of 3 real tokens has "
+         "tokens 0, 1 and 2 only, so token 3 is padding."),
+    ]
+
+    def body() -> CheckResult:
+        got = _as_array(_call(fn, [("Q", Q), ("K", K), ("lengths", lengths)], what,
+                              shape_mistake="raised"), what, want.shape)
+        if got.shape != want.shape:
+            raise _Stop(_fail("wrong_shape", f"`{what}` returned shape {got.shape} but the "
+                              f"weights of Q and K of shape {Q.shape} are {want.shape}: "
+                              "(batch, heads, n, n)."))
+        no_mask = attention_weights(Q, K)
+        if on_real_rows(got, want):
+            if not np.isfinite(got).all():
+                return _fail("padding_queries_see_nothing", "the real rows are right, but "
+                             "the padding's own rows are NaN: you hid every key from the "
+                             "padding's queries. Hide the padding keys only; the padding's "
+                             "outputs are computed and thrown away.")
+            return _ok("every real token attends to its own sentence's tokens only, "
+                       "as if its sentence were alone, whatever the padding holds.")
+        if on_real_rows(got, no_mask):
+            pad_rows = got[~real_rows]
+            if not np.isfinite(pad_rows).all() or np.allclose(pad_rows, 0.0):
+                return _fail("masked_queries", "you hid the padding's queries (its rows), "
+                             "not its keys (the columns): the real tokens still attend to "
+                             "the padding. The mask goes on the key axis, the last one.")
+            return _fail("no_mask", "the padding keys still get weight: the short "
+                         "sentence's real tokens attend to its padding. Hide the padding "
+                         "keys (score -inf) before the softmax.")
+        for code, candidate, sentence in mistakes:
+            if on_real_rows(got, _try(candidate)):
+                return _fail(code, sentence)
+        if not np.isfinite(got[real_rows]).all():
+            return _fail("not_finite", f"`{what}` returned NaN or infinity in a real "
+                         "token's row; an all-hidden row or an overflowing exp is the "
+                         "usual cause.")
+        return _fail("wrong_values", _where_wrong(np.where(real_rows, got, 0.0),
+                                                  np.where(real_rows, want, 0.0)))
 
     return _run(body)

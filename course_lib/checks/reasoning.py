@@ -18,6 +18,7 @@ check                              the student returns                          
 :func:`check_spread_by_hand`       the spread of q·k for entries not of variance 1    03
 :func:`check_breaks_global_max`    a table on which a given softmax goes wrong        04
 :func:`check_weights_for_point`    weights that blend the values into a point         05
+:func:`check_sat_by_hand`          the worked example's row of 'sat': weights, output 06
 :func:`check_own_the_output`       the output of 'the' with keys of their own         06
 :func:`check_rows_the_bug_changes`  the rows a zero-for-minus-infinity mask changes   07
 :func:`check_mat_key`              a new token's key, by hand                          08
@@ -59,6 +60,7 @@ __all__ = [
     "check_multiply_adds",
     "check_own_the_output",
     "check_rows_the_bug_changes",
+    "check_sat_by_hand",
     "check_spread_by_hand",
     "check_table_bytes",
     "check_table_sizes",
@@ -345,6 +347,73 @@ def check_weights_for_point(answer: Any) -> CheckResult:
 
 
 # ------------------------------------------------------------------------------ lesson 06
+
+
+def check_sat_by_hand(answer: Any) -> CheckResult:
+    """The worked example's row of 'sat', by hand: its three weights, then its output.
+
+    The weights are accepted within 0.005 of softmax([1, 1, 2] / sqrt(2)); the output within
+    0.005 of the exact output or of the blend with the weights rounded to two decimals.
+
+    Examples
+    --------
+    >>> from course_lib import attention, attention_weights
+    >>> ex = the_cat_sat()
+    >>> exact = [*attention_weights(ex.Q, ex.K)[2], *attention(ex.Q, ex.K, ex.V)[0][2]]
+    >>> bool(check_sat_by_hand(lambda: exact))
+    True
+    >>> check_sat_by_hand(lambda: [0.21, 0.21, 0.58, 1.37, 1.58]).mistake
+    'missing_scale'
+    """
+    from ..attention import attention, attention_weights
+
+    what = _name_of(answer, "sat_by_hand")
+    ex = the_cat_sat()
+    raw = ex.Q[2] @ ex.K.T
+    scaled = scaled_scores(ex.Q, ex.K)[2]
+    weights = attention_weights(ex.Q, ex.K)[2]
+    outputs = [attention(ex.Q, ex.K, ex.V)[0][2], weights.round(2) @ ex.V]
+    wrong_weights = [
+        ("missing_scale", softmax(raw),
+         "those weights come from the scores without dividing them by sqrt(d_k) = sqrt(2): "
+         "scale first, then take the softmax."),
+        ("not_normalised", np.exp(scaled), "those are the exponentials: divide each by their "
+         "total, so that the row's weights sum to 1."),
+        ("no_softmax", scaled, "those are the scaled scores: softmax turns them into "
+         "weights (exponentiate, add up, divide)."),
+        ("scores_as_weights", raw, "those are the scores: scale them, then softmax."),
+    ]
+
+    def body() -> CheckResult:
+        got = _as_array(_answer(answer, what), what, (5,)).ravel()
+        if got.shape != (5,):
+            return _fail("wrong_shape", f"`{what}` should return 5 numbers, sat's three "
+                         f"weights and then its output's two (got {got.size}).")
+        w, out = got[:3], got[3:]
+        close = dict(atol=HAND_TOLERANCE, rtol=0)
+        if not np.allclose(w, weights, **close):
+            for code, wrong, sentence in wrong_weights:
+                if np.allclose(w, wrong, **close):
+                    return _fail(code, sentence)
+            if abs(w.sum() - 1) > 0.02:
+                return _fail("not_a_budget", f"your weights add up to {w.sum():.2f}: a row of "
+                             "weights always sums to 1.")
+            return _fail("wrong_weights", f"the weights {_fmt(w)} are not sat's: score, "
+                         "scale by sqrt(2), exponentiate, divide by the total.")
+        if any(np.allclose(out, o, **close) for o in outputs):
+            return _ok("sat's row, by hand. Notice that dividing the scores by their sum, "
+                       "[1, 1, 2] / 4,\ngives the same weights on this row by coincidence; "
+                       "on row 'the', [1, 0, 1], it does not.")
+        if np.allclose(out, ex.V[2], **close):
+            return _fail("value_of_sat", "your weights are right, but that output is the "
+                         "value of 'sat' alone: the output mixes all three values.")
+        if np.allclose(out, ex.V.sum(axis=0), **close):
+            return _fail("sum_not_mean", "your weights are right, but that output is the sum "
+                         "of the values: multiply each value by its weight first.")
+        return _fail("wrong_output", f"your weights are right, but {_fmt(out)} is not the "
+                     "output: multiply each value vector by its weight and add them up.")
+
+    return _run(body)
 
 
 def check_own_the_output(answer: Any) -> CheckResult:

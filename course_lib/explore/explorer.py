@@ -18,7 +18,8 @@ Two details keep it that way in the browser:
 Layout: the controls sit in an ipywidgets ``GridBox`` of equal columns, each at least
 22em wide (two or three to a row on a laptop, one on a phone), every label at its full
 width (``description_width="initial"``): no label is clipped. A control with many options
-(a row of buttons) spans the whole row.
+(a row of buttons) spans the whole row, and the first of a group that belongs together (a
+vector's components) starts a row, so that the group is not split across rows far apart.
 """
 
 from __future__ import annotations
@@ -187,6 +188,10 @@ class Explorer:
         vector into the sliders when the token changes (with :meth:`put`).
     wide : iterable of str
         Controls that take a whole row of the grid (rows of buttons).
+    new_row : iterable of str
+        Controls that start a row of the grid, in its first column: the first of a group
+        that belongs together, such as a vector's components, which the controls ahead of
+        it would otherwise push apart (one at the end of a row, the next on the row below).
 
     Examples
     --------
@@ -207,6 +212,7 @@ class Explorer:
         title: str,
         on_change: Callable[[dict[str, Any]], None] | None = None,
         wide: Iterable[str] = (),
+        new_row: Iterable[str] = (),
     ) -> None:
         self.controls = controls
         self._compute = compute
@@ -216,13 +222,19 @@ class Explorer:
         # margins on a 100% child would overflow it (a scrollbar under every explorer)
         self._output = W.HTML(layout=W.Layout(width="auto"))
         heading = W.HTML(f"<b>{html.escape(title)}</b>")
-        wide = set(wide)
+        wide, new_row = set(wide), set(new_row)
+        unknown = sorted((wide | new_row) - set(controls))
+        if unknown:
+            raise AttentionInputError(f"wide and new_row must name controls of this explorer, "
+                                      f"{sorted(controls)} (got {unknown})")
         for name, control in controls.items():
             control.style.description_width = "initial"
             # A whole row: the grid-area shorthand, because ipywidgets applies grid_area
             # after grid_column, and an empty grid_area removes the grid-column set before.
-            control.layout = W.Layout(width="auto",
-                                      grid_area="auto / 1 / auto / -1" if name in wide else None)
+            # A new row: column 1, so that CSS grid's auto-placement moves it to the next row.
+            area = ("auto / 1 / auto / -1" if name in wide
+                    else "auto / 1 / auto / auto" if name in new_row else None)
+            control.layout = W.Layout(width="auto", grid_area=area)
         grid = W.GridBox(
             list(controls.values()),
             layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(min(100%, 22em), "

@@ -320,8 +320,10 @@ def scores_explorer(
         for d in range(n_dims):
             state[which][i, d] = float(c[f"x{d}"].value)
 
+    # the components start a row of their own: after token and "move its", a grid of three
+    # columns put component 0 at the end of the first row and component 1 far below it
     explorer = Explorer(controls, compute, "QKᵀ: move one vector, watch its scores",
-                        on_change)
+                        on_change, new_row=["x0"])
     return explorer
 
 

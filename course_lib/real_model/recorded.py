@@ -59,15 +59,19 @@ from ..explore.render import heatmap_html
 
 __all__ = [
     "DATA_FILE",
+    "PADDED_FILE",
+    "PADDED_PROVENANCE_FILE",
     "PATTERNS",
     "PROVENANCE_FILE",
     "Comparison",
     "LayerAttention",
     "ModelAttention",
+    "PaddedBatch",
     "compare_with_model",
     "head_heatmap",
     "head_patterns",
     "load_model_attention",
+    "load_padded_batch",
     "model_heads_explorer",
     "strongest_heads",
 ]
@@ -203,6 +207,38 @@ def _read(name: str) -> bytes:
         raise _fail(f"{_DATA}/{name} is missing ({type(exc).__name__})") from None
 
 
+def _load_checked(data_file: str, provenance_file: str, script: str = "extract_model_attention"
+                  ) -> tuple[dict[str, Any], dict[str, Float32Array]]:
+    """A shipped npz and its provenance, the npz's sha256 checked against the one recorded."""
+    def fail(message: str) -> AttentionInputError:
+        if script == "extract_model_attention":
+            return _fail(message)
+        return AttentionInputError(
+            f"{message}. The padded batch ships with course_lib ({_DATA}/{data_file} and "
+            f"{provenance_file}); reinstall the course, or regenerate both with "
+            f"scripts/{script}.py")
+
+    try:
+        provenance = json.loads(_read(provenance_file).decode("utf-8"))
+        recorded = provenance["data_sha256"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise fail(f"{_DATA}/{provenance_file} is not valid provenance JSON "
+                   f"({type(exc).__name__}: {exc})") from None
+    raw = _read(data_file)
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != recorded:
+        raise fail(f"{_DATA}/{data_file} is corrupt: its sha256 is {digest[:16]}… "
+                   f"but {provenance_file} records {str(recorded)[:16]}…")
+    try:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise fail(f"{_DATA}/{data_file} cannot be read ({exc})") from None
+    for a in arrays.values():
+        a.flags.writeable = False
+    return provenance, arrays
+
+
 @lru_cache(maxsize=1)
 def load_model_attention() -> ModelAttention:
     """Load the shipped reference data (once; later calls return the same object).
@@ -220,24 +256,7 @@ def load_model_attention() -> ModelAttention:
         If ``course_lib/real_model/data/minilm_attention.npz`` or its ``.json`` is missing,
         does not parse, or does not match its recorded sha256; the message names the file.
     """
-    try:
-        provenance = json.loads(_read(PROVENANCE_FILE).decode("utf-8"))
-        recorded = provenance["data_sha256"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise _fail(f"{_DATA}/{PROVENANCE_FILE} is not valid provenance JSON "
-                    f"({type(exc).__name__}: {exc})") from None
-    raw = _read(DATA_FILE)
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != recorded:
-        raise _fail(f"{_DATA}/{DATA_FILE} is corrupt: its sha256 is {digest[:16]}… "
-                    f"but {PROVENANCE_FILE} records {str(recorded)[:16]}…")
-    try:
-        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise _fail(f"{_DATA}/{DATA_FILE} cannot be read ({exc})") from None
-    for a in arrays.values():
-        a.flags.writeable = False
+    provenance, arrays = _load_checked(DATA_FILE, PROVENANCE_FILE)
     cfg = provenance["config"]
     sentences = tuple(provenance["sentences"])
     tokens = tuple(tuple(t) for t in provenance["tokens"])
@@ -249,6 +268,83 @@ def load_model_attention() -> ModelAttention:
                         f"sentence {s} ({arrays[f'q{s}'].shape}, expected {(*want, cfg['d_k'])})")
     return ModelAttention(sentences, tokens, provenance, cfg["layers"], cfg["heads"],
                           cfg["d_k"], arrays)
+
+
+@dataclass(frozen=True)
+class PaddedBatch:
+    """Two of the sentences as the model serves them: one batch, padded to one length.
+
+    Made from the model's own weights by ``scripts/extract_padded_batch.py``
+    (:func:`course_lib.real_model.model_forward.run_padded`, numpy).
+
+    Attributes
+    ----------
+    sentences : tuple of str
+    tokens : tuple of tuple of str
+        Each sentence's real tokens.
+    padded : tuple of tuple of str
+        Each row of the batch: the tokens, then ``[PAD]`` up to the longest sentence.
+    indices : tuple of int
+        Each sentence's index in :func:`load_model_attention`'s data.
+    Q, K, V : ndarray of float32, shape (batch, heads, n, d_k)
+        Layer 0's queries, keys and values of the batch, the padding's rows included.
+    provenance : dict
+        Who computed it, and ``whole_model``: per layer, the largest difference between a
+        real token's output in the padded batch and in its sentence alone, with the padding
+        mask (``with_the_mask``) and without (``without_the_mask``); also the model's
+        ``attention_probs_dropout_prob``.
+    """
+
+    sentences: tuple[str, ...]
+    tokens: tuple[tuple[str, ...], ...]
+    padded: tuple[tuple[str, ...], ...]
+    indices: tuple[int, ...]
+    Q: Float32Array
+    K: Float32Array
+    V: Float32Array
+    provenance: Mapping[str, Any]
+
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        """The number of real tokens of each sentence."""
+        return tuple(len(t) for t in self.tokens)
+
+
+#: The padded batch and its provenance, in ``course_lib/real_model/data/``.
+PADDED_FILE = "minilm_padded.npz"
+PADDED_PROVENANCE_FILE = "minilm_padded.json"
+
+
+@lru_cache(maxsize=1)
+def load_padded_batch() -> PaddedBatch:
+    """Load lesson 11's padded batch (once), its sha256 checked like the reference data's.
+
+    Raises
+    ------
+    AttentionInputError
+        If ``minilm_padded.npz`` or its ``.json`` is missing, does not parse, does not match
+        its recorded sha256, or holds arrays of another shape than its tokens say.
+
+    Examples
+    --------
+    >>> batch = load_padded_batch()
+    >>> batch.lengths, batch.Q.shape, batch.padded[1][-1]
+    ((9, 8), (2, 12, 9, 32), '[PAD]')
+    """
+    provenance, arrays = _load_checked(PADDED_FILE, PADDED_PROVENANCE_FILE,
+                                       "extract_padded_batch")
+    padded = tuple(tuple(t) for t in provenance["padded"])
+    n = len(padded[0])
+    for name in ("q", "k", "v"):
+        if arrays[name].shape[0] != len(padded) or arrays[name].shape[2] != n:
+            raise AttentionInputError(
+                f"{_DATA}/{PADDED_FILE} holds {name} of shape {arrays[name].shape}, not "
+                f"(batch {len(padded)}, heads, n {n}, d_k): regenerate it with "
+                "scripts/extract_padded_batch.py")
+    return PaddedBatch(tuple(provenance["sentences"]),
+                       tuple(tuple(t) for t in provenance["tokens"]), padded,
+                       tuple(provenance["sentence_indices"]), arrays["q"], arrays["k"],
+                       arrays["v"], provenance)
 
 
 # --------------------------------------------------------------------------------------

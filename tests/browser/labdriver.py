@@ -1049,7 +1049,8 @@ TEXT_LAYOUT_JS = """(outputs) => {
     texts.filter(t => t.node && !t.el.closest('[data-mime-type="application/vnd.jupyter.stdout"]')
                  && t.box.height > 1.65 * parseFloat(getComputedStyle(t.el).fontSize))
       .forEach(t => {
-        const re = /\\S+/g;
+        // a break right after a hyphen is one a browser may make ('previous-|token')
+        const re = /[^\\s-]+-?/g;
         for (let m = re.exec(t.text); m; m = re.exec(t.text)) {
           if (m[0].length < 2) continue;
           const r = document.createRange();

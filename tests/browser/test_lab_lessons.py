@@ -287,9 +287,9 @@ def test_a_slider_the_kernel_does_not_follow_is_caught(lab_page: Any, fresh_kern
     notebook = REPO / "notebooks" / "04_softmax.ipynb"
     nb = nbformat.read(notebook, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(
-        "with budget.controls['sat'].hold_sync():\n"
-        "    budget.controls['sat'].set_trait('index', 0)\n"
-        "    budget.controls['sat']._states_to_send.clear()"))
+        "with budget.controls['barked'].hold_sync():\n"
+        "    budget.controls['barked'].set_trait('index', 0)\n"
+        "    budget.controls['barked']._states_to_send.clear()"))
     open_written(lab_page, fresh_kernels, nb, "04_softmax_silent")
     [line] = controls_disagree(lab_page, ["budget"])
     assert line.startswith("budget: the page shows ['10.00', '1.00', '10.00'], the kernel "
@@ -315,6 +315,24 @@ def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
     low = low_contrast_text(lab_page)[1]
     set_theme(lab_page, "light")
     assert len(low) == 2 and '"0.50"' in low[0] and '"Not quite."' in low[1], low
+
+
+def test_word_break_check_catches_a_split_word_and_allows_a_hyphen(lab_page: Any,
+                                                                   fresh_kernels: LabServer
+                                                                   ) -> None:
+    """A word cut mid-letters is reported; a line that ends after a hyphen is not (the check
+    once reported lesson 16's 'previous-token', which a browser may break as 'previous-')."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from IPython.display import HTML\n"
+        "HTML('<p style=\"width:80px;overflow-wrap:break-word\">"
+        "abcdefghijklmnopqrstuvwxyzabcdefgh previous-token previous-token "
+        "previous-token previous-token</p>')")]
+    open_written(lab_page, fresh_kernels, nb, "split_words")
+    _, problems = text_layout_problems(lab_page)
+    assert len(problems) == 1 and 'the word "abcdefghijklmnopqrstuvwxyz' in problems[0], problems
 
 
 def test_accessibility_check_catches_the_course_content_it_must(lab_page: Any,

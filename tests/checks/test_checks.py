@@ -427,14 +427,18 @@ def _student_numbers(message: str) -> set[str]:
 
 
 def test_the_package_hands_out_every_check_of_its_modules_and_no_other():
-    """A lesson calls `checks.check_x(f)` whatever module of course_lib/checks holds it."""
+    """A lesson calls `checks.check_x(f)` whatever module of course_lib/checks holds it,
+    and `checks.compare_guess(...)` and the parts of a guess (checks/predictions.py)."""
     import importlib
     import pkgutil
+
+    from course_lib.checks import predictions
 
     own = set()
     for info in pkgutil.iter_modules(checks.__path__):
         module = importlib.import_module(f"course_lib.checks.{info.name}")
         own |= {n for n in getattr(module, "__all__", []) if n.startswith("check_")}
         assert all(hasattr(module, n) for n in getattr(module, "__all__", [])), info.name
-    assert own and set(checks.__all__) == own | {"CheckResult", "ExerciseNotDone"}
+    assert own and set(checks.__all__) == own | {"CheckResult", "ExerciseNotDone"} | set(
+        predictions.__all__)
     assert all(getattr(checks, n) is not None for n in checks.__all__)

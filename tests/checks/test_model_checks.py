@@ -24,6 +24,26 @@ def _swap(K):
     return np.swapaxes(K, -1, -2)
 
 
+def _padded(Q, K, lengths, *, keys=True, queries=False, fill=-np.inf, after=False,
+            scale=True, shift=0):
+    """A student's weights of a padded batch, with each mistake a switch (issue 44)."""
+    n = Q.shape[-2]
+    real = np.arange(n) < (np.asarray(lengths) + shift)[:, None]  # (batch, n)
+    s = Q @ _swap(K) / (np.sqrt(Q.shape[-1]) if scale else 1.0)
+    if after:
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True) * real[:, None, None, :]
+    m = np.ones(s.shape, dtype=bool)
+    if keys:
+        m &= real[:, None, None, :]
+    if queries:
+        m &= real[:, None, :, None]
+    with np.errstate(invalid="ignore"):
+        s = np.where(m, s, fill)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
 CASES = {
     "check_projections": (
         lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, X @ W_V),
@@ -65,9 +85,35 @@ CASES = {
             ("wrong_values", lambda Q, K: Q @ _swap(K) / np.sqrt(Q.shape[-1]) + 0.1),
         ],
     ),
+    "check_padded_weights": (
+        _padded,
+        [
+            ("not_written", _not_written),
+            ("no_mask", lambda Q, K, lengths: _padded(Q, K, lengths, keys=False)),
+            ("masked_queries", lambda Q, K, lengths: _padded(Q, K, lengths, keys=False,
+                                                             queries=True)),
+            ("padding_queries_see_nothing", lambda Q, K, lengths: _padded(Q, K, lengths,
+                                                                          queries=True)),
+            ("zero_not_minus_inf", lambda Q, K, lengths: _padded(Q, K, lengths, fill=0.0)),
+            ("mask_after_softmax", lambda Q, K, lengths: _padded(Q, K, lengths, after=True)),
+            ("missing_scale", lambda Q, K, lengths: _padded(Q, K, lengths, scale=False)),
+            ("mask_too_short", lambda Q, K, lengths: _padded(Q, K, lengths, shift=-1)),
+            ("mask_keeps_one_pad", lambda Q, K, lengths: _padded(Q, K, lengths, shift=1)),
+            ("wrong_shape", lambda Q, K, lengths: _padded(Q, K, lengths)[0]),
+            ("wrong_values", lambda Q, K, lengths: _padded(Q, K, lengths) + 0.01),
+        ],
+    ),
 }
 
 PHRASES = {
+    "no_mask": "still get weight",
+    "masked_queries": "key axis",
+    "padding_queries_see_nothing": "NaN",
+    "zero_not_minus_inf": "e^0",
+    "mask_after_softmax": "before the softmax",
+    "mask_too_short": "last real token",
+    "mask_keeps_one_pad": "one padding token",
+    "wrong_shape": "(batch, heads, n, n)",
     "not_written": "not written yet",
     "projection_order": "row",
     "keys_from_w_q": "matched on",

@@ -24,6 +24,9 @@ def own_output(**kw):
     return cl.attention(own.Q, own.K, own.V, **kw)[0][0]
 
 
+SAT_SCALED = cl.scaled_scores(cl.the_cat_sat().Q, cl.the_cat_sat().K)[2]
+SAT_WEIGHTS = cl.softmax(SAT_SCALED)
+SAT_OUTPUT = SAT_WEIGHTS @ cl.the_cat_sat().V
 MAT = np.array(reasoning_checks.MAT_EMBEDDING)
 D_K, SD_Q, SD_K = reasoning_checks.SPREAD_EXAMPLE
 SPREAD = SD_Q * SD_K * np.sqrt(D_K)  # the standard deviation of q·k
@@ -58,6 +61,14 @@ CASES = {
         np.linalg.solve(np.vstack([cl.the_cat_sat().V.T, np.ones(3)]), [0.6, 1.4, 1.0]), {
             "not_a_budget": [0.6, 0.7, 0.0], "negative_weight": [1.0, 1.0, -1.0],
             "wrong_point": [0.2, 0.3, 0.5]}),
+    "check_sat_by_hand": ([*SAT_WEIGHTS, *SAT_OUTPUT], {
+        "missing_scale": [*cl.softmax(np.array([1.0, 1.0, 2.0])), 1.4, 1.6],
+        "not_normalised": [*np.exp(SAT_SCALED), *SAT_OUTPUT],
+        "no_softmax": [*SAT_SCALED, *SAT_OUTPUT], "scores_as_weights": [1, 1, 2, 1, 1],
+        "not_a_budget": [0.3, 0.3, 0.5, *SAT_OUTPUT],
+        "wrong_weights": [0.5, 0.0, 0.5, *SAT_OUTPUT],
+        "value_of_sat": [*SAT_WEIGHTS, 2.0, 2.0], "sum_not_mean": [*SAT_WEIGHTS, 3.0, 4.0],
+        "wrong_output": [*SAT_WEIGHTS, 1.0, 1.5], "wrong_shape": [*SAT_WEIGHTS]}),
     "check_own_the_output": (own_output(), {
         "keys_tied": cl.attention(cl.the_cat_sat().Q, cl.the_cat_sat().K,
                                   cl.the_cat_sat().V)[0][0],
@@ -122,6 +133,15 @@ def test_feedback_never_writes_the_expected_numbers():
                 assert number not in message, (name, number, message)
                 whole = number.removesuffix(".00")
                 assert f" {whole} " not in f" {message} ".replace(",", " "), (name, message)
+
+
+def test_sat_by_hand_takes_the_rounded_weights_and_their_blend():
+    """Two decimals are enough: [0.25, 0.25, 0.50] and their blend [1.25, 1.50] pass, as do
+    the unrounded output's [1.26, 1.50]; the row's coincidence is said (issue 44)."""
+    for out in ([1.25, 1.5], [1.26, 1.5]):
+        verdict = checks.check_sat_by_hand(lambda o=out: [0.25, 0.25, 0.5, *o])
+        assert verdict and "by coincidence" in verdict.message
+    assert not checks.check_sat_by_hand(lambda: [0.25, 0.25, 0.5, 1.3, 1.5])
 
 
 def test_checks_module_hands_them_out_and_refuses_other_names():

@@ -59,6 +59,16 @@ def test_controls_sit_in_a_grid_with_labels_at_full_width():
     steps = widgets.step_explorer().controls["step"]
     # four wide buttons get a row of their own (grid_column would be undone by ipywidgets)
     assert steps.layout.grid_area == "auto / 1 / auto / -1" and steps.layout.grid_column is None
+    # lesson 02's query components start a row together (issue 44: in a grid of three
+    # columns, component 0 ended the first row and component 1 began the next, far apart)
+    components = widgets.scores_explorer().controls
+    assert components["x0"].layout.grid_area == "auto / 1 / auto / auto"
+    assert components["x1"].layout.grid_area is None
+    assert components["token"].layout.grid_area is None
+    with pytest.raises(AttentionInputError, match=r"wide and new_row must name controls of "
+                       r"this explorer, \['x'\] \(got \['y'\]\)"):
+        Explorer({"x": number_slider(1.0, 0.0, 2.0, 0.5, "x")},
+                 lambda x: make_view("", "", "", {}), "demo", new_row=["y"])
 
 
 def test_on_change_sees_every_control_set_together():

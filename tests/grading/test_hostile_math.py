@@ -28,7 +28,10 @@ HOSTILE = "\n\n".join([
     LINK,
     r"$$\href{javascript:alert(1)}{x}$$ $\style{color:red}{x}$ $\text{<script>}$",
     "$" + "{" * 10_000 + "x" + "}" * 10_000 + "$",
-    "$x$ " * 250_000,  # 1 MB of formulas
+    # 60 kB of formulas, twice: what fits under SubmissionShape.max_source_characters (200,000;
+    # a 1 MB cell is refused as "too large a notebook" before anything renders it,
+    # tests/sandbox/test_submission_shape.py)
+    "$x$ " * 15_000,
     "$$ unclosed $ and ` $x$ ` and &lt;script&gt;",
 ])
 

@@ -291,6 +291,7 @@ def test_the_jupyterlab_assignments_tab_works_through_ngshare(ngshare_class):
         assert [(a["assignment_id"], a["status"]) for a in lab["listed"]["value"]] == [
             (ASSIGNMENT, "released")], kind
         assert lab["fetched"]["success"], lab["fetched"]
+        assert lab["after_submit"]["success"], (kind, lab["after_submit"])
         statuses = {a["status"] for a in lab["after_submit"]["value"]}
         assert "submitted" in statuses, (kind, lab["after_submit"])
         assert lab["formgrader_status"] == 404

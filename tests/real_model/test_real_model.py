@@ -305,3 +305,67 @@ def test_the_offline_sites_wheel_carries_the_data(tmp_path):
         names = set(z.namelist())
         assert {f"{shipped}/{DATA_FILE}", f"{shipped}/{PROVENANCE_FILE}"} <= names
         assert z.read(f"{shipped}/{DATA_FILE}") == (DATA_DIR / DATA_FILE).read_bytes()
+        # lesson 11's padded batch (issue 44) too
+        padded = recorded.PADDED_FILE
+        assert {f"{shipped}/{padded}", f"{shipped}/{recorded.PADDED_PROVENANCE_FILE}"} <= names
+        assert z.read(f"{shipped}/{padded}") == (DATA_DIR / padded).read_bytes()
+
+
+# ------------------------------------------------------------------------- the padded batch
+
+
+def test_the_padded_batch_is_two_shipped_sentences_padded_with_pad():
+    """Issue 44: lesson 11's batch, made by scripts/extract_padded_batch.py from the model's
+    weights (numpy). Its real tokens' layer-0 Q, K, V are the shipped ones (PyTorch's) to
+    float32 rounding; the padding's rows are [PAD]'s own, not zeros."""
+    batch, data = recorded.load_padded_batch(), load_model_attention()
+    assert batch.lengths == (9, 8) and batch.Q.shape == (2, 12, 9, 32)
+    assert batch.padded[1] == (*batch.tokens[1], "[PAD]") and batch.padded[0] == batch.tokens[0]
+    for b, s in enumerate(batch.indices):
+        assert batch.tokens[b] == data.tokens[s] and batch.sentences[b] == data.sentences[s]
+        layer, n = data.layer(s, 0), batch.lengths[b]
+        for name in ("Q", "K", "V"):
+            assert np.abs(getattr(batch, name)[b, :, :n] - getattr(layer, name)).max() < 1e-4
+    assert np.abs(batch.K[1, :, 8]).max() > 0.5  # a key like any other
+    assert not batch.Q.flags.writeable
+    p = batch.provenance
+    assert p["model_safetensors_sha256"] == data.provenance["model_safetensors_sha256"]
+    assert p["attention_probs_dropout_prob"] == 0.1
+    assert p["command"] == "python scripts/extract_padded_batch.py"
+    assert max(p["whole_model"]["with_the_mask"]) < 1e-10
+    assert min(p["whole_model"]["without_the_mask"]) > 0.1
+
+
+def test_the_padding_mask_makes_the_batch_equal_the_sentences_alone():
+    """With the key mask, every head of layer 0 gives each real token the weights the
+    model computed for its sentence alone; without it, the short sentence's differ."""
+    from course_lib import padding
+
+    batch, data = recorded.load_padded_batch(), load_model_attention()
+    Q, K = batch.Q.astype(np.float64), batch.K.astype(np.float64)
+    masked = cl.attention_weights(Q, K, mask=padding.key_mask(batch.lengths, heads=True))
+    unmasked = cl.attention_weights(Q, K)
+    for b, s in enumerate(batch.indices):
+        n, model = batch.lengths[b], data.layer(s, 0).probabilities
+        assert np.abs(masked[b, :, :n, :n] - model).max() < 1e-5
+        assert (masked[b, :, :, n:] == 0).all()
+    assert np.abs(unmasked[1, :, :8, :8] - data.layer(batch.indices[1], 0).probabilities
+                  ).max() > 0.05
+    np.testing.assert_allclose(unmasked[0], masked[0])  # the long sentence has no padding
+
+
+def test_a_corrupt_padded_batch_is_refused(monkeypatch, tmp_path):
+    recorded.load_padded_batch.cache_clear()
+    (tmp_path / "data").mkdir()
+    for name in (recorded.PADDED_PROVENANCE_FILE, recorded.PADDED_FILE):
+        (tmp_path / "data" / name).write_bytes((DATA_DIR / name).read_bytes())
+    raw = bytearray((DATA_DIR / recorded.PADDED_FILE).read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    (tmp_path / "data" / recorded.PADDED_FILE).write_bytes(bytes(raw))
+    monkeypatch.setattr(recorded.resources, "files", lambda package: tmp_path)
+    try:
+        with pytest.raises(cl.AttentionInputError, match=r"minilm_padded\.npz is corrupt: .* "
+                           r"regenerate both with scripts/extract_padded_batch\.py"):
+            recorded.load_padded_batch()
+    finally:
+        recorded.load_padded_batch.cache_clear()

@@ -1,0 +1,46 @@
+"""course_grading.submission_shape reads a hostile submission without blocking or trusting it.
+
+Checked in a child process with a time limit, so a reader that blocks fails the test instead
+of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+READ = """
+import sys
+from course_grading.submission_shape import not_graded_why
+print(not_graded_why(sys.argv[1]))
+"""
+
+
+def _why(folder: Path) -> str:
+    done = subprocess.run([sys.executable, "-c", READ, str(folder)], capture_output=True,
+                          text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_a_fifo_named_like_a_notebook_is_not_opened(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "checkpoint.ipynb")  # opening it would wait for a writer forever
+    assert _why(tmp_path) == "None"
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}", "None"),  # nbgrader's own error
+    ('{"cells": [' + ",".join(['{"source": "a"}'] * 20_001) + "]}",
+     "too large a notebook (more than 20000 JSON objects)"),
+    # 25,000 braces of a student's LaTeX inside one string are text, not objects
+    ('{"cells": [{"source": "$' + "{" * 25_000 + "x" + "}" * 25_000 + ' \\"{\\" $"}]}', "None"),
+    ('{"cells": [{"source": "' + "x" * 200_001 + '"}]}',
+     "too large a notebook (more than 200000 characters of cell source)"),
+])
+def test_nested_many_and_long_notebooks(tmp_path: Path, text: str, why: str) -> None:
+    (tmp_path / "checkpoint.ipynb").write_text(text)
+    assert _why(tmp_path) == why
