@@ -14,7 +14,9 @@ student's code chooses (issue 42, second red team).
 kernel's client (:class:`course_grading.sandbox.SandboxKernelManager`): a message that
 cannot be read, or whose parts are not of the protocol's types for the fields that
 nbclient and nbformat read, raises :class:`KernelMessageError`, one exception type the
-grader turns into a stopped kernel (:mod:`course_grading.verdicts`).
+grader turns into a stopped kernel (:mod:`course_grading.verdicts`). The manager hands it to
+the client through ``KernelManager.client(session=...)``, jupyter_client's public way to give
+a client its session (:func:`checked_copy`).
 
 Examples
 --------
@@ -34,7 +36,7 @@ from typing import Any
 
 from jupyter_client.session import Session
 
-__all__ = ["CheckedSession", "KernelMessageError", "message_problem"]
+__all__ = ["CheckedSession", "KernelMessageError", "checked_copy", "message_problem"]
 
 
 class KernelMessageError(Exception):
@@ -137,3 +139,13 @@ class CheckedSession(Session):
         if problem:
             raise KernelMessageError(f"it sent a message the grader cannot read: {problem}")
         return msg
+
+
+def checked_copy(session: Session) -> CheckedSession:
+    """A :class:`CheckedSession` with ``session``'s key, scheme and settings (what
+    ``Session.clone`` copies), for a client of the same kernel."""
+    checked = CheckedSession()
+    for name in session.traits():
+        setattr(checked, name, getattr(session, name))
+    checked.digest_history = set(session.digest_history)
+    return checked

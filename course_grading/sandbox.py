@@ -78,7 +78,7 @@ from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from course_exchange.exchange import symbolic_links
 
-from .kernel_messages import CheckedSession
+from .kernel_messages import checked_copy
 from .sandbox_cgroup import SandboxCgroup
 
 __all__ = [
@@ -465,11 +465,6 @@ class SandboxProvisioner(LocalProvisioner):
     _memory_killed: int | None = None  # the group's memory limit, once it killed for it
     #: The first ``kernel_log_size`` bytes the kernel wrote to its stdout/stderr.
     kernel_log: bytes = b""
-
-    def _session_default(self) -> CheckedSession:  # jupyter_client's default for .session
-        # every message from the kernel is read as hostile: of the protocol's shape, or a
-        # KernelMessageError (course_grading.kernel_messages), never a library's KeyError
-        return CheckedSession(parent=self)
 
     # -- the notebook's files ---------------------------------------------------------
     def fill_submission_dir(self, path: str | os.PathLike[str]) -> None:
@@ -899,7 +894,10 @@ class SandboxKernelManager(AsyncKernelManager):
         self.provisioner = SandboxProvisioner(parent=self)
 
     def client(self, **kwargs: Any) -> Any:
-        """A client whose sockets refuse messages larger than ``max_message_size``.
+        """A client whose sockets refuse messages larger than ``max_message_size``, and
+        whose session refuses messages of the wrong shape with one kind of error
+        (:class:`~course_grading.kernel_messages.CheckedSession`): the student's code holds
+        the signing key and can send anything.
 
         Raises
         ------
@@ -912,6 +910,7 @@ class SandboxKernelManager(AsyncKernelManager):
             raise SandboxUnavailableError(
                 f"the kernel was started by {type(sandbox).__name__}, not by the grading "
                 "sandbox's SandboxProvisioner: its student code would not be sandboxed")
+        kwargs.setdefault("session", checked_copy(self.session))
         client = super().client(**kwargs)
         if sandbox.sandboxed:
             import zmq

@@ -26,8 +26,9 @@ def _message(msg_type: str, content: dict) -> dict:
 
 def test_the_sandboxed_kernels_client_checks_every_message() -> None:
     km = SandboxKernelManager()
-    assert isinstance(km.session, CheckedSession)
-    assert isinstance(km.client().session, CheckedSession)  # a clone, of the same class
+    client = km.client()
+    assert isinstance(client.session, CheckedSession)
+    assert client.session.key == km.session.key and client.session.key  # it can verify
 
 
 @pytest.mark.parametrize(("frames", "plain_error"), [
