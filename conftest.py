@@ -141,3 +141,41 @@ def pytest_runtest_setup(item: pytest.Item) -> Any:
         os.environ.pop("OPENBLAS_CORETYPE", None)
         if before is not None:
             os.environ["OPENBLAS_CORETYPE"] = before
+
+
+def blas_in_use() -> str:
+    """The OpenBLAS kernel numpy's own OpenBLAS picked here, and the CPU's widest SIMD.
+
+    >>> "OpenBLAS core" in blas_in_use()
+    True
+    """
+    import ctypes
+
+    import numpy as np
+
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_features__ as features
+    widest = next((f for f in ("AVX512F", "AVX2", "AVX", "NEON", "ASIMD") if features.get(f)),
+                  "none of AVX512F, AVX2, AVX, NEON")
+    core = "unknown"
+    libs = sorted((Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*"))
+    for lib in libs:
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename64_", "openblas_get_corename"):
+            fn = getattr(ctypes.CDLL(str(lib)), name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                core = fn().decode()
+                break
+    set_to = os.environ.get("OPENBLAS_CORETYPE")
+    return (f"OpenBLAS core {core}" + (f" (OPENBLAS_CORETYPE={set_to})" if set_to else "")
+            + f"; widest SIMD {widest}")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say which BLAS kernel "unset" meant in this run (issue 40: outputs that differ by CPU)."""
+    also = (f"; the lessons were also compared under OPENBLAS_CORETYPE={SECOND_CORETYPE}"
+            if SECOND_CORETYPE else "")
+    terminalreporter.write_line(f"BLAS here: {blas_in_use()}{also}")

@@ -79,3 +79,18 @@ def test_the_kernel_start_gets_the_notebooks_core_type_and_the_worker_keeps_its_
         with pytest.raises(StopIteration):
             next(hook)
         assert os.environ.get("OPENBLAS_CORETYPE") == outer
+
+
+def test_the_run_says_which_blas_kernel_unset_meant() -> None:
+    """The suite's summary names OpenBLAS's own choice, so a CI log shows whether "unset" was
+    an AVX-512 kernel (issue 40 asks for a run there) or the same Haswell kernel twice."""
+    said = conftest.blas_in_use()
+    assert said.startswith("OpenBLAS core ") and "unknown" not in said, said
+    core = said.removeprefix("OpenBLAS core ").split()[0].rstrip(";")
+    if not os.environ.get("OPENBLAS_CORETYPE"):
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import conftest;"
+             " print(conftest.blas_in_use())", str(ROOT)],
+            env={**os.environ, "OPENBLAS_CORETYPE": "Sandybridge"}, capture_output=True,
+            text=True, check=True, timeout=60)
+        assert done.stdout.startswith("OpenBLAS core Sandybridge"), (core, done.stdout)
