@@ -349,8 +349,10 @@ def measure_attention(
         for i in range(len(ns)):
             # the largest size stops at max_repeats even when noise made a smaller size the
             # slowest of the first round and so gave the largest several samples a round
-            left = max_repeats - len(samples[i]) if i == len(ns) - 1 else per_round[i]
-            for _ in range(min(per_round[i], left)):
+            times = per_round[i]
+            if i == len(ns) - 1:
+                times = min(times, max_repeats - len(samples[i]))
+            for _ in range(times):
                 sample(i)
         spent += timer() - t0
     return CostMeasurement(
