@@ -44,7 +44,7 @@ from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .check_calls import QuizSourceError
 from .personal import personal_variant, read_secret, secret_path
-from .variants import SECRET_SOURCE, WRITTEN, fill, read_rubric
+from .variants import SECRET_SOURCE, WRITTEN, read_rubric
 
 __all__ = ["URL_PATTERN", "GuideError", "WrittenGuideHandler", "table_of", "written_guide"]
 
@@ -57,8 +57,8 @@ TABLE_QUESTION = "mc_read_table"
 _SUBMISSION_ID = re.compile(r"[0-9a-f]{32}")
 _TABLE_LINE = re.compile(r"^\|(.*)\|\s*$")
 _SEPARATOR = re.compile(r"^[\s|:-]+$")
-_ROWS_OF_KEYS = re.compile(r"over\s+\d+\s+rows\s+of\s+\d+\s+keys")
-_ENTRIES = re.compile(r"entries\s+of\s+size\s+about\s+\d+(?:\.\d+)?")
+_ROWS_OF_KEYS = re.compile(r"over\s+(\d+)\s+rows\s+of\s+(\d+)\s+keys")
+_ENTRIES = re.compile(r"entries\s+of\s+size\s+about\s+(\d+(?:\.\d+)?)")
 
 #: How to add a rubric, as the guide (docs/instructors.md, section 1) says: into the private
 #: source, never into the public ``source/`` (git tracks it).
@@ -155,22 +155,33 @@ def written_guide(course_root: str | os.PathLike[str], source_notebook: str | os
                               f"read: {exc}") from None
     secret_file = secret_path(course_root)
     per_student = secret_file.is_file()
-    scaled_column = None
     try:
-        if per_student:
-            variant = personal_variant(read_secret(secret_file), student)
-            shown = fill(source, variant)
-            scaled_column = "Y" if variant.unscaled_first else "X"
-        else:
-            shown = source
-        variant_id = str(shown.metadata.get("course_variant", "?"))
-        question = _question_text(shown, TABLE_QUESTION)
+        question = _question_text(source, TABLE_QUESTION)
         header, rows = table_of(question)
+        measured = _ROWS_OF_KEYS.search(question), _ENTRIES.search(question)
+        if not all(measured):
+            raise QuizSourceError(f"the question before {TABLE_QUESTION} must say how its "
+                                  "table was measured ('over N rows of K keys', 'entries of "
+                                  "size about S')")
+        n_rows, n_keys, scale = measured[0][1], measured[0][2], measured[1][1]
+        scaled_column = None
+        variant_id = str(source.metadata.get("course_variant", "?"))
+        if per_student:  # the numbers of the student's variant (the table's form: the source's)
+            variant = personal_variant(read_secret(secret_file), student)
+            dks, keys, size = variant.table_setup
+            if len(dks) != len(rows):
+                raise QuizSourceError(f"the table has {len(rows)} rows, the variant "
+                                      f"{len(dks)} head sizes")
+            rows = [[str(d), *(f"{x:.2f}" for x in ((unscaled, scaled) if
+                                                   variant.unscaled_first else
+                                                   (scaled, unscaled)))]
+                    for d, (scaled, unscaled) in zip(dks, variant.table, strict=True)]
+            n_keys, scale = str(keys), f"{size:g}"
+            scaled_column = "Y" if variant.unscaled_first else "X"
+            variant_id = variant.seed_id
     except (OSError, ValueError, QuizSourceError) as exc:
         raise GuideError(500, f"{student}'s numbers could not be made from {source_notebook}"
                               f": {exc}") from None
-    measured = [" ".join(m.group(0).split()) for m in (_ROWS_OF_KEYS.search(question),
-                                                        _ENTRIES.search(question)) if m]
     written = _written_cell(source)
     points = CHECKPOINT.question(WRITTEN).points
     try:
@@ -195,7 +206,8 @@ def written_guide(course_root: str | os.PathLike[str], source_notebook: str | os
         "variant": variant_id,
         "table": {"question": TABLE_QUESTION, "title": _title(TABLE_QUESTION),
                   "header": header, "rows": rows,
-                  "measured": ", ".join(measured),
+                  "measured": f"over {n_rows} rows of {n_keys} keys, entries of size "
+                              f"about {scale}",
                   "scaled_column": scaled_column},
         "rubric": [{"points": p, "criterion": c} for p, c in rubric],
         "model_answer": model if rubric else "",

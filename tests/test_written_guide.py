@@ -6,9 +6,11 @@ tests/browser/test_formgrader_written_guide.py.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jinja2
+import nbformat
 import pytest
 
 from course_grading import personal, variants
@@ -40,14 +42,20 @@ def _source(course: Path) -> Path:
     return course / "secret_source" / "checkpoint" / "checkpoint.ipynb"
 
 
-def _own_table(student: str) -> list[list[str]]:
-    """The table of Question 3 that ``student`` sees, from their variant's numbers."""
-    v = personal.personal_variant(SECRET, student)
-    rows = []
-    for d, (scaled, unscaled) in zip(v.table_setup[0], v.table, strict=True):
-        x, y = (unscaled, scaled) if v.unscaled_first else (scaled, unscaled)
-        rows.append([str(d), f"{x:.2f}", f"{y:.2f}"])
-    return rows
+def _own_question(course: Path, student: str) -> str:
+    """Question 3 as ``student``'s own notebook shows it (personal.personal_notebook)."""
+    mine = personal.personal_notebook(nbformat.read(_source(course), as_version=4), SECRET,
+                                      student)
+    cells = mine.cells
+    at = next(i for i, c in enumerate(cells)
+              if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "mc_read_table")
+    return next(c.source for c in reversed(cells[:at]) if c.cell_type == "markdown")
+
+
+def _own_table(course: Path, student: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip("| ").split("|")]
+            for line in _own_question(course, student).splitlines()
+            if re.match(r"^\| \d+ \|", line)]
 
 
 def test_each_student_gets_their_own_table_and_the_instructors_rubric(tmp_path, capsys):
@@ -55,15 +63,15 @@ def test_each_student_gets_their_own_table_and_the_instructors_rubric(tmp_path, 
     guides = {s: written_guide(course, _source(course), s) for s in ("alice", "bob")}
     for student, guide in guides.items():
         assert guide["per_student"] is True and guide["student"] == student
-        assert guide["table"]["rows"] == _own_table(student)
+        assert guide["table"]["rows"] == _own_table(course, student)
         assert guide["table"]["header"] == ["d_k", "X", "Y"]
         assert guide["table"]["title"] == "Question 3"
         v = personal.personal_variant(SECRET, student)
         assert guide["variant"] == v.seed_id
         assert guide["table"]["scaled_column"] == ("Y" if v.unscaled_first else "X")
-        assert guide["table"]["measured"] == (
-            f"over 400 rows of {v.table_setup[1]} keys, entries of size about "
-            f"{v.table_setup[2]:g}")
+        question = " ".join(_own_question(course, student).split())
+        rows_of_keys, size = guide["table"]["measured"].split(", ")
+        assert rows_of_keys in question and size in question, (guide["table"], question)
         assert guide["rubric"] == [
             {"points": 1, "criterion": "a shift leaves the weights unchanged"},
             {"points": 1, "criterion": "a scale changes them, read off the table"},
@@ -77,7 +85,7 @@ def test_no_rubric_yet_says_how_to_add_one_in_the_private_source(tmp_path, capsy
     course = _course(tmp_path, None)
     guide = written_guide(course, _source(course), "alice")
     assert guide["rubric"] == [] and guide["model_answer"] == ""
-    assert guide["table"]["rows"] == _own_table("alice")  # the numbers are still there
+    assert guide["table"]["rows"] == _own_table(course, "alice")  # the numbers are still there
     message = guide["rubric_missing"]
     assert message.startswith("No rubric for written_shift_or_scale in ")
     assert "--written FILE" in message and "'- N point(s): what earns them'" in message
