@@ -66,6 +66,17 @@ w[shift_key] *= np.exp(c)
 shifted_weights = w / w.sum()
 """
 
+#: Question 6's answer (part 3), as a student who worked through the blocks writes it.
+ONLINE_ANSWER = """\
+m, total, online_state = -np.inf, 0.0, []
+for start in range(0, len(block_scores), block):
+    part = np.array(block_scores[start:start + block])
+    new_m = max(m, part.max())
+    total = total * np.exp(m - new_m) + np.exp(part - new_m).sum()
+    m = new_m
+    online_state += [m, total]
+"""
+
 #: the self-study checkpoint's "Stuck? Show one solution" (the plain weights), under the
 #: quiz's name: what a student who copies from the lessons hands in for question 1 (tests
 #: check that every line of its body is in the checkpoint notebook).
@@ -136,6 +147,7 @@ def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[
         "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
         "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key").lower()}"',
         "written_shift_or_scale": WRITTEN_ANSWER,
+        "online_state": ONLINE_ANSWER,
     }
 
 
@@ -150,9 +162,11 @@ def weights_without_self(Q, K):
 
 def know_nothing_answers() -> dict[str, str]:
     """The answer cells of a student who knows nothing: :data:`UNIFORM_WEIGHTS`, a uniform
-    row for the derivation, and the multiple-choice and written cells as released."""
+    row for the derivation, a constant state for the online softmax, and the
+    multiple-choice and written cells as released."""
     return {"weights_without_self": UNIFORM_WEIGHTS,
-            "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))"}
+            "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))",
+            "online_state": "online_state = [1.0] * (2 * (len(block_scores) // block))"}
 
 
 def lifted_answers() -> dict[str, str]:

@@ -95,6 +95,7 @@ from .checkpoint_answers import (
     answer_function,
     duplicated_key_weight,
     expected,
+    online_softmax_state,
     option_numbers,
     shifted_key_row,
     weights_without_self,
@@ -118,6 +119,8 @@ __all__ = [
     "mc_letters",
     "mc_options",
     "measure_table",
+    "online_know_nothing",
+    "online_scores",
     "quiz_facts",
     "read_rubric",
     "tracked_by_git",
@@ -150,6 +153,9 @@ HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
 VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
                             if c.kind == "weights" and not c.mistake)
 
+#: Question 6's check (part 3: the online softmax's state).
+ONLINE_CHECK = "test_online_state"
+
 #: The tokens' names in the setup cell.
 TOKENS = ("we", "saw", "the", "dog")
 
@@ -160,6 +166,11 @@ TABLE_DKS = ((4, 16, 64, 256), (2, 8, 32, 128), (8, 32, 128, 512))
 TABLE_KEYS = (8, 10, 12, 16, 20, 24)
 TABLE_SCALES = (0.8, 0.9, 1.0, 1.1, 1.2)
 _TABLE_ROWS = 400
+
+#: Question 6: an online softmax reads a row of ONLINE_BLOCKS * ONLINE_BLOCK scores,
+#: ONLINE_BLOCK at a time.
+ONLINE_BLOCK = 2
+ONLINE_BLOCKS = 3
 
 _SATURATED = 0.9  # a correct weight above this (or below _TINY) counts as saturated
 _TINY = 0.01
@@ -202,6 +213,9 @@ class Variant:
         The tokens' names.
     table_setup : (tuple of int, int, float)
         How the table was measured: the head sizes, the keys per row, the entries' size.
+    block_scores, block : tuple of float, int
+        Question 6 (part 3): one row of scores an online softmax reads ``block`` at a
+        time.
     """
 
     seed_id: str
@@ -219,11 +233,22 @@ class Variant:
     dup_key: int = 3
     tokens: tuple[str, ...] = TOKENS
     table_setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
+    block_scores: tuple[float, ...] = ()
+    block: int = ONLINE_BLOCK
 
     @property
     def shifted_row(self) -> NDArray[np.float64]:
         """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
         return shifted_key_row(_shift_inputs(self))
+
+    @property
+    def online_state(self) -> NDArray[np.float64]:
+        """Question 6's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return online_softmax_state(_online_inputs(self))
+
+
+def _online_inputs(v: Any) -> dict[str, Any]:
+    return {"scores": list(v.block_scores), "block": v.block}
 
 
 def _shift_inputs(v: Any) -> dict[str, Any]:
@@ -321,7 +346,8 @@ def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float
         c = float(np.round(rng.uniform(0.8, 2.0), 1))
         inputs = {"Q": Q, "K": K, "row": row, "key": key, "c": c}
         want = shifted_key_row(inputs)
-        wrong = [f(inputs) for f in MISCONCEIVED.values()] + [np.full(len(want), 1 / len(want))]
+        wrong = [MISCONCEIVED[m.id](inputs) for m in CHECKPOINT.misconceptions_of(
+            "shifted_key")] + [np.full(len(want), 1 / len(want))]
         if all(np.abs(w - want).max() > 4 * tolerance for w in wrong):
             return row, key, c
 
@@ -346,6 +372,43 @@ def _duplicate(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.f
         if len(set(shown)) == len(shown) and not texts & avoid:
             return query, key
     raise _Redraw("no query and key of this example give question 4 distinct options")
+
+
+def online_scores(rng: np.random.Generator) -> tuple[float, ...]:
+    """Question 6's row of scores: the second block raises the maximum (by at least 0.5, so
+    that forgetting to rescale the running sum shows) and the last block's largest score is
+    below the running maximum (by at least 0.5, so that keeping a block's own maximum
+    shows); every misconception of the question, the whole row's state written for every
+    block (what a call of softmax on the row gives) and any constant answer are more than
+    four tolerances from the right state, and the misconceptions from one another."""
+    tolerance = CHECKPOINT.check(ONLINE_CHECK).tolerance
+    names = [m.id for m in CHECKPOINT.misconceptions_of(CHECKPOINT.check(ONLINE_CHECK).question)]
+    while True:
+        scores = _r1(rng.uniform(-2.0, 3.0, size=ONLINE_BLOCK * ONLINE_BLOCKS))
+        first, second, last = (scores[i:i + ONLINE_BLOCK] for i in
+                               range(0, scores.size, ONLINE_BLOCK))
+        if not (second.max() >= first.max() + 0.5 and last.max() <= second.max() - 0.5):
+            continue
+        inputs = {"scores": scores.tolist(), "block": ONLINE_BLOCK}
+        want = online_softmax_state(inputs)
+        wrong = [MISCONCEIVED[m](inputs) for m in names]
+        known = [*wrong, *online_know_nothing(inputs).values()]
+        if (all(np.abs(w - want).max() > 4 * tolerance for w in known)
+                and all(np.abs(a - b).max() > 4 * tolerance
+                        for i, a in enumerate(wrong) for b in wrong[i + 1:])):
+            return tuple(float(x) for x in scores)
+
+
+def online_know_nothing(inputs: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
+    """Answers to question 6 that never work through the blocks (name -> state): constant
+    states, and the state of the whole row (its maximum and sum, as a call of softmax on the
+    row gives them) written for every block."""
+    scores = np.asarray(inputs["scores"], dtype=float)
+    n = 2 * (scores.size // int(inputs["block"]))
+    whole = [scores.max(), float(np.exp(scores - scores.max()).sum())]
+    out = {f"constant_{v:g}": np.full(n, float(v)) for v in (0.0, 0.5, 1.0, 2.0)}
+    out["whole_row_each_block"] = np.array(whole * (n // 2))
+    return out
 
 
 def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DKS[0],
@@ -576,10 +639,12 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
     table_setup, table, unscaled_first = _table(
         _rng(seed, "table"), public, avoid.get("mc_read_table", set()), mc_order)
     seed_id = "public" if public else hashlib.sha256(seed.encode()).hexdigest()[:12]
+    block_scores = online_scores(_rng(seed, "online"))
     hidden = _rng(seed, "hidden")
     for _attempt in range(1000):
         variant = Variant(seed_id, Q, K, row, shift_key, c, table, unscaled_first, mc_order,
-                          _hidden_inputs(hidden), dup_query, dup_key, TOKENS, table_setup)
+                          _hidden_inputs(hidden), dup_query, dup_key, TOKENS, table_setup,
+                          block_scores, ONLINE_BLOCK)
         if _check_variant(variant) is None:
             return variant
     raise RuntimeError(f"could not draw isolating hidden-check inputs for seed {seed!r}")
@@ -748,6 +813,8 @@ class QuizFacts:
         Multiple-choice question -> wrong letter -> the misconception it stands for.
     dup_query, dup_key : int
         Question 4's query and the token appended twice.
+    block_scores, block : tuple of float, int
+        Question 6's row of scores and block size.
     """
 
     Q: NDArray[np.float64]
@@ -759,6 +826,8 @@ class QuizFacts:
     wrong: dict[str, dict[str, str]]
     dup_query: int = 0
     dup_key: int = 3
+    block_scores: tuple[float, ...] = ()
+    block: int = ONLINE_BLOCK
 
     def mc_answer(self, question: str) -> str:
         """The right letter of a question (``"mc_read_table"`` or just ``"read_table"``)."""
@@ -773,6 +842,11 @@ class QuizFacts:
     def shifted_row(self) -> NDArray[np.float64]:
         """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
         return shifted_key_row(_shift_inputs(self))
+
+    @property
+    def online_state(self) -> NDArray[np.float64]:
+        """Question 6's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return online_softmax_state(_online_inputs(self))
 
 
 def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
@@ -799,7 +873,9 @@ def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
     Q, K = (np.asarray(setup[n].value, dtype=float) for n in ("Q", "K"))
     return QuizFacts(Q, K, int(setup["row"].value), int(setup["shift_key"].value),
                      float(setup["c"].value), right, wrong, int(setup["dup_query"].value),
-                     int(setup["dup_key"].value))
+                     int(setup["dup_key"].value),
+                     tuple(float(x) for x in setup["block_scores"].value),
+                     int(setup["block"].value))
 
 
 def facts_of(variant: Variant) -> QuizFacts:
@@ -808,7 +884,8 @@ def facts_of(variant: Variant) -> QuizFacts:
     for question in MC_QUESTIONS:
         right[question], wrong[question] = mc_letters(variant, question)
     return QuizFacts(variant.Q, variant.K, variant.row, variant.shift_key, variant.c, right,
-                     wrong, variant.dup_query, variant.dup_key)
+                     wrong, variant.dup_query, variant.dup_key, variant.block_scores,
+                     variant.block)
 
 
 def _option_inputs(v: Any) -> dict[str, Any]:
@@ -911,7 +988,8 @@ def fill_setup(source: str, variant: Variant) -> str:
         (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
         (values["row"], variant.row), (values["shift_key"], variant.shift_key),
         (values["c"], variant.c), (values["dup_query"], variant.dup_query),
-        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens))])
+        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens)),
+        (values["block_scores"], list(variant.block_scores)), (values["block"], variant.block)])
 
 
 def fill(template: nbformat.NotebookNode, variant: Variant, *,
@@ -952,6 +1030,8 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
             "Q": Q.tolist(), "K": K.tolist(), "expected": expected(test_id, {"Q": Q, "K": K})})
     _edit_call(cells, SHIFT_CHECK, source_form, {
         "expected": expected(SHIFT_CHECK, _shift_inputs(variant))})
+    _edit_call(cells, ONLINE_CHECK, source_form, {
+        "expected": expected(ONLINE_CHECK, _online_inputs(variant))})
     for question in MC_QUESTIONS:
         right, wrong = mc_letters(variant, question)
         (test_id,) = CHECKPOINT.question(question).checks

@@ -45,9 +45,11 @@ Examples
 'missing_scale'
 >>> [q.id for q in CHECKPOINT.questions]  # doctest: +NORMALIZE_WHITESPACE
 ['weights_without_self', 'shifted_key', 'mc_read_table', 'mc_duplicate_key',
- 'written_shift_or_scale']
+ 'written_shift_or_scale', 'online_state']
 >>> CHECKPOINT.question("weights_without_self").points, CHECKPOINT.total_points
-(5, 13)
+(5, 15)
+>>> {part: CHECKPOINT.points_of_part(part) for part in CHECKPOINT.parts}
+{1: 13, 3: 2}
 >>> CHECKPOINT.question("written_shift_or_scale").manual
 True
 """
@@ -56,7 +58,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CHECKPOINT", "Check", "Misconception", "Mistake", "Question", "QuizSpec"]
+__all__ = ["CHECKPOINT", "PARTS", "Check", "Misconception", "Mistake", "Question", "QuizSpec"]
+
+#: The parts of the course (issue 44) a question can assess: part 1 is the equation, parts 2
+#: and 3 are optional and build on part 1 only.
+PARTS = {
+    1: "the equation, term by term",
+    2: "attention in a real model",
+    3: "under the hood",
+}
 
 #: What a check reads from the student's notebook, and so how it is judged.
 KINDS = {
@@ -146,6 +156,9 @@ class Check:
     computes : str or None
         For an ``output`` check: the name of the computation of its expected numbers in
         ``course_grading.checkpoint_answers`` (the instructor's package).
+    what, layout : str
+        For an ``output`` check: what its numbers are ("the row's new weights") and how
+        they are laid out (", one per key"), in the words of its failure messages.
     """
 
     grade_id: str
@@ -160,6 +173,8 @@ class Check:
     example: bool = False
     tolerance: float = 1e-6
     computes: str | None = None
+    what: str = "the right numbers"
+    layout: str = ""
 
     @property
     def on_own_inputs(self) -> bool:
@@ -173,6 +188,9 @@ class Check:
 class Question:
     """A question of the quiz: its answer cell, title and points.
 
+    ``part`` is the part of the course it assesses (:data:`PARTS`, issue 44): 1 the
+    equation, 2 attention in a real model, 3 under the hood.
+
     A question with no checks is graded by hand (the written answer). Its model answer and
     rubric are the instructor's, in their private source notebook
     (:func:`course_grading.variants.read_rubric`): anything written here would be public,
@@ -183,6 +201,7 @@ class Question:
     title: str
     points: int
     checks: tuple[str, ...] = ()
+    part: int = 1
 
     @property
     def manual(self) -> bool:
@@ -232,6 +251,10 @@ class QuizSpec:
                 raise ValueError(f"the checks of {q.id!r} must add up to its {q.points} points")
         for m in self.misconceptions:
             self.question(m.question)
+        for q in self.questions:
+            if q.part not in PARTS:
+                raise ValueError(f"question {q.id!r} must assess one of the parts "
+                                 f"{sorted(PARTS)} (got {q.part!r})")
 
     def check(self, grade_id: str) -> Check:
         """The check with this grade id.
@@ -293,6 +316,15 @@ class QuizSpec:
         return {c.grade_id: self.mistake(c.mistake) for c in self.checks if c.mistake}
 
     @property
+    def parts(self) -> tuple[int, ...]:
+        """The parts of the course the quiz's questions assess, in order."""
+        return tuple(sorted({q.part for q in self.questions}))
+
+    def points_of_part(self, part: int) -> int:
+        """The points of the questions that assess ``part``."""
+        return sum(q.points for q in self.questions if q.part == part)
+
+    @property
     def total_points(self) -> int:
         """The quiz's maximum score."""
         return sum(q.points for q in self.questions)
@@ -305,7 +337,8 @@ _WEIGHTS_CHECK = dict(question="weights_without_self", points=1,
 CHECKPOINT = QuizSpec(
     assignment="checkpoint",
     notebook="checkpoint",
-    setup_names=("tokens", "Q", "K", "row", "shift_key", "c", "dup_query", "dup_key"),
+    setup_names=("tokens", "Q", "K", "row", "shift_key", "c", "dup_query", "dup_key",
+                 "block_scores", "block"),
     course_lib_allowed=False,
     questions=(
         Question("weights_without_self", "attention weights with each token hidden from "
@@ -318,6 +351,8 @@ CHECKPOINT = QuizSpec(
         Question("mc_duplicate_key", "predict, then explain: a token twice", 1,
                  ("test_mc_duplicate_key",)),
         Question("written_shift_or_scale", "in your own words: shift or scale?", 3),
+        Question("online_state", "an online softmax's state after each block", 2,
+                 ("test_online_state",), part=3),
     ),
     mistakes=(
         Mistake("missing_scale", "forgot to divide the scores by sqrt(d_k)",
@@ -381,6 +416,24 @@ CHECKPOINT = QuizSpec(
                       "doubles the key's weight and shares what is left among the others",
                       "the two copies do not get twice the old weight: each gets e^s over "
                       "the new total, Z + e^s, which is larger than before"),
+        Misconception("no_rescale", "online_state",
+                      "kept the running sum as it was when the maximum rose",
+                      "after the block that raised the maximum, the running sum still counts "
+                      "the earlier terms against the old maximum: when the maximum rises, "
+                      "what was summed before must be put on the new maximum's scale"),
+        Misconception("rescale_inverted", "online_state",
+                      "rescaled the old running sum by e^(m_new - m_old), the wrong way",
+                      "the sum kept from earlier blocks was scaled up when the maximum rose; "
+                      "its terms e^(s - m) get smaller when m grows"),
+        Misconception("unshifted_sum", "online_state",
+                      "summed e^s without subtracting the running maximum",
+                      "the running sums look like sums of e^s itself; each term is taken "
+                      "after subtracting the running maximum, which is what keeps it "
+                      "from overflowing"),
+        Misconception("block_max", "online_state",
+                      "kept each block's own maximum instead of the running one",
+                      "after the last block the maximum is that block's own largest score; "
+                      "the state keeps the largest score of every block read so far"),
     ),
     checks=(
         Check("test_weights_visible", question="weights_without_self", points=1,
@@ -406,7 +459,8 @@ CHECKPOINT = QuizSpec(
                    "them"),
         Check("test_shifted_key", question="shifted_key", points=2,
               answer="shifted_weights", kind="output", hidden=True, tolerance=0.005,
-              computes="shifted_key_row",
+              computes="shifted_key_row", what="the row's new weights",
+              layout=", one per key",
               looks_at="the weights of the row after one key's scores were raised by c",
               hint="derive what raising one column of scores by c does to a row's "
                    "weights: which weights grow, which shrink, and what the row sums to"),
@@ -419,5 +473,13 @@ CHECKPOINT = QuizSpec(
               looks_at="your prediction for a token that appears twice",
               hint="not the right prediction: write out one row's softmax with the key "
                    "counted twice"),
+        Check("test_online_state", question="online_state", points=2,
+              answer="online_state", kind="output", hidden=True, tolerance=0.005,
+              computes="online_softmax_state",
+              what="the running maximum and sum after each block",
+              layout=", two per block (m, then l)",
+              looks_at="the running maximum and running sum after each block",
+              hint="work through the blocks one at a time: what the largest score read so "
+                   "far is, and what the sum of e^(score - that maximum) is, after each"),
     ),
 )

@@ -260,3 +260,56 @@ def test_a_student_id_that_is_not_a_folder_name_is_refused():
     for bad in ("../bob", "a/b", ".", "..", "", "x" * 200, "bob\n"):
         with pytest.raises(ValueError, match="must be a plain name"):
             personal_folder(Path("/x"), "checkpoint", bad)
+
+
+ONLINE = variants.ONLINE_CHECK
+
+
+def _online_verdict(nb, answer, inputs=None):
+    inputs = _inputs(nb, ONLINE) if inputs is None else inputs
+    data = answer_as_data("output", answer)
+    return judge(ONLINE, json.loads(json.dumps(data)), inputs,
+                 expected=expected(ONLINE, inputs) if inputs else None)
+
+
+@pytest.mark.slow
+def test_the_online_softmax_item_isolates_its_misconceptions_for_200_students():
+    """Part 3's item (issue 41: the whole course assessed), judged as the grader judges on
+    the inputs it reads from each of 200 students' notebooks: the right state passes; each
+    misconception of the spec fails, named by its own words and no other; constant answers,
+    and the whole row's maximum and sum written for every block (a softmax called on the
+    row, no blocks worked through), fail; the visible check passes every six finite numbers,
+    right or wrong (it confirms the form only)."""
+    from course_grading.checkpoint_answers import MISCONCEIVED
+
+    template = fill(PUBLIC, variants.make_variant("template"))
+    names = [m.id for m in CHECKPOINT.misconceptions_of("online_state")]
+    assert names == ["no_rescale", "rescale_inverted", "unshifted_sum", "block_max"]
+    seen = set()
+    for student in IDS:
+        v = personal.personal_variant(SECRET, student)
+        nb = fill(template, v)
+        inputs = _inputs(nb, ONLINE)
+        assert inputs == {"scores": list(v.block_scores), "block": v.block}, student
+        seen.add(v.block_scores)
+        right = v.online_state
+        assert _online_verdict(nb, right.tolist()).passed, student
+        for name in names:
+            verdict = _online_verdict(nb, MISCONCEIVED[name](inputs).tolist())
+            assert not verdict.passed and verdict.mistake == name, (student, name, verdict)
+            assert CHECKPOINT.misconception(name).hint[1:] in verdict.message
+        for name, state in variants.online_know_nothing(inputs).items():
+            verdict = _online_verdict(nb, state.tolist())
+            assert not verdict.passed and verdict.mistake is None, (student, name)
+        for state in (right, MISCONCEIVED["no_rescale"](inputs)):
+            assert _online_verdict(nb, state.tolist(), inputs={}).passed  # form only
+    assert len(seen) == len(IDS)  # every student their own row
+
+
+def test_the_online_softmax_items_visible_check_names_its_form_mistakes():
+    nb = fill(PUBLIC, personal.personal_variant(SECRET, "alice"))
+    inputs = _inputs(nb, ONLINE)
+    short = _online_verdict(nb, [1.0, 2.0], inputs)
+    assert not short.passed and "must hold 6 numbers, two per block (m, then l)" in short.message
+    assert not _online_verdict(nb, [1.0, float("nan")] * 3, {}).passed
+    assert "checked when the quiz is graded" in _online_verdict(nb, [0.0] * 6, {}).message
