@@ -173,7 +173,7 @@ def _load_config(course_dir: Path, allow_unsandboxed: bool, prestart: bool = Tru
     enable(config)  # idempotent: student code is sandboxed whatever the config says
     config.SandboxedExecute.prestart = prestart
     if allow_unsandboxed:
-        config.SandboxKernelManager.allow_unsandboxed = True
+        config.SandboxProvisioner.allow_unsandboxed = True
     return config
 
 
@@ -500,7 +500,7 @@ def grade_all(course_dir: str | os.PathLike[str], assignment: str, *,
     stream = stream or sys.stderr
     allowed = allow_unsandboxed or os.environ.get(ALLOW_ENV, "") not in ("", "0")
     config = _load_config(course, allowed)
-    problem = sandbox_problem(config.SandboxKernelManager.get("bwrap_path") or None)
+    problem = sandbox_problem(config.SandboxProvisioner.get("bwrap_path") or None)
     if problem and not allowed:
         raise RuntimeError("Refusing to run untrusted student code without a sandbox. "
                            + problem)

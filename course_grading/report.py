@@ -282,13 +282,13 @@ def _lost_rows(s: ClassSummary) -> list[list[str]]:
 
 def time_limits(course_dir: Path | str) -> tuple[float | None, float | None]:
     """The course's cell time limit and notebook budget in seconds (``Execute.timeout``,
-    ``SandboxKernelManager.wall_time_limit``), as its nbgrader config sets them."""
-    from .sandbox import SandboxKernelManager
+    ``SandboxProvisioner.wall_time_limit``), as its nbgrader config sets them."""
+    from .sandbox import SandboxProvisioner
 
     config = locate(course_dir).config
     cell = config.Execute.get("timeout", 30)
-    budget = config.SandboxKernelManager.get(
-        "wall_time_limit", SandboxKernelManager.class_traits()["wall_time_limit"].default())
+    budget = config.SandboxProvisioner.get(
+        "wall_time_limit", SandboxProvisioner.class_traits()["wall_time_limit"].default())
     return (float(cell) if cell else None, float(budget) if budget else None)
 
 

@@ -17,7 +17,7 @@ inside `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``):
   control group of its own where the host allows one (threads, memory, a CPU share:
   :mod:`course_grading.sandbox_cgroup`);
 * at its end, its pid 1 is killed (the whole pid namespace with it) and the grader checks
-  that nothing of it remains (:meth:`SandboxKernelManager.end_sandbox`);
+  that nothing of it remains (:meth:`SandboxProvisioner.end_sandbox`);
 * a submission holding a symbolic link is refused before any of its code runs: nbgrader
   copies what the link points to (it could be the solutions) into the autograded folder.
 
@@ -25,9 +25,12 @@ The kernel talks to nbgrader over Unix sockets inside the scratch directory (Zer
 transport), which the grading process reaches through ``/proc/<pid>/root``: no writable
 directory is shared between the sandbox and the host.
 
-It plugs into nbgrader the way nbgrader expects: the ``Execute`` preprocessor of
-``nbgrader autograde`` is replaced by :class:`SandboxedExecute`, whose kernel manager is
-:class:`SandboxKernelManager`. Put this in the course's ``nbgrader_config.py``::
+It plugs into jupyter_client and nbgrader where they expect it. The sandbox is a kernel
+provisioner, :class:`SandboxProvisioner` (jupyter_client's extension point for starting a
+kernel somewhere else); :class:`SandboxKernelManager` gives each kernel one. The ``Execute``
+preprocessor of ``nbgrader autograde`` is replaced by :class:`SandboxedExecute`, whose
+kernel manager is :class:`SandboxKernelManager`. Put this in the course's
+``nbgrader_config.py``::
 
     from course_grading.sandbox import enable
     enable(c)                              # optional limits: enable(c, memory_limit=2 << 30)
@@ -43,7 +46,7 @@ ipykernel imports) overlaps with grading instead of adding to it. The notebook's
 copied into the waiting sandbox's directory when its notebook arrives.
 
 Without a working ``bwrap``, autograding refuses to start a kernel, unless the instructor
-opts out with ``c.SandboxKernelManager.allow_unsandboxed = True`` or the environment
+opts out with ``c.SandboxProvisioner.allow_unsandboxed = True`` or the environment
 variable ``COURSE_GRADING_ALLOW_UNSANDBOXED=1``.
 
 ``python -m course_grading.sandbox`` checks whether the sandbox works on this machine.
@@ -66,7 +69,9 @@ import time
 from multiprocessing.util import Finalize
 from typing import Any
 
+from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning import LocalProvisioner
 from jupyter_core.utils import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Float, Int, List, Unicode
@@ -79,13 +84,17 @@ __all__ = [
     "ALLOW_ENV",
     "INSTALL_HINT",
     "SUBMISSION_DIR",
+    "SandboxConfigError",
     "SandboxKernelManager",
+    "SandboxProvisioner",
     "SandboxSurvivorError",
     "SandboxUnavailableError",
     "SandboxedExecute",
     "SubmissionLinkError",
     "discard_spare",
     "enable",
+    "refuse_moved_settings",
+    "sandbox_of",
     "sandbox_problem",
 ]
 
@@ -98,7 +107,7 @@ INSTALL_HINT = (
     "It needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 on old "
     "Debian kernels). To grade WITHOUT a sandbox anyway (student code then runs as you, with "
     f"your files and network), set {ALLOW_ENV}=1 or "
-    "c.SandboxKernelManager.allow_unsandboxed = True in nbgrader_config.py."
+    "c.SandboxProvisioner.allow_unsandboxed = True in nbgrader_config.py."
 )
 
 #: Where the sandboxed kernel sees (a read-only copy of) its notebook's directory.
@@ -343,10 +352,64 @@ def _in_pid_namespace(namespace: tuple[int, int]) -> list[int]:
     return found
 
 
-class SandboxKernelManager(AsyncKernelManager):
-    """A kernel manager that starts every kernel inside a bubblewrap sandbox.
+class SandboxConfigError(RuntimeError):
+    """Raised when the course's config sets a sandbox setting where it is no longer read."""
 
-    Configure it as ``c.SandboxKernelManager.<trait>`` in ``nbgrader_config.py``.
+
+#: Where the sandbox's settings were read before they became the provisioner's.
+_OLD_SECTION = "SandboxKernelManager"
+
+
+def refuse_moved_settings(config: Any) -> None:
+    """Refuse a config that sets the sandbox's limits under their old name.
+
+    The sandbox's settings are :class:`SandboxProvisioner`'s (``c.SandboxProvisioner.<name>``);
+    before, they were the kernel manager's. traitlets ignores a setting of a class that no
+    longer has it, so an instructor's ``c.SandboxKernelManager.memory_limit`` would be
+    silently dropped: it is refused instead, naming the new spelling.
+
+    Raises
+    ------
+    SandboxConfigError
+        If ``config`` sets ``c.SandboxKernelManager.<name>`` for a setting of the sandbox.
+    """
+    section = config[_OLD_SECTION] if _OLD_SECTION in config else {}
+    moved = sorted(set(section) & set(SandboxProvisioner.class_trait_names(config=True)))
+    if moved:
+        spelled = ", ".join(f"c.{_OLD_SECTION}.{name}" for name in moved)
+        raise SandboxConfigError(
+            f"{spelled}: the grading sandbox's settings are its kernel provisioner's now; "
+            f"write {', '.join(f'c.SandboxProvisioner.{name}' for name in moved)} instead "
+            "(or pass them to enable(c, ...)), in nbgrader_config.py.")
+
+
+class SandboxProvisioner(LocalProvisioner):
+    """Start each kernel inside a bubblewrap sandbox: a jupyter_client kernel provisioner.
+
+    A kernel provisioner is jupyter_client's documented way to start a kernel somewhere
+    else ("Customizing the kernel's runtime environment" in jupyter_client's docs). This one
+    is a :class:`~jupyter_client.provisioning.LocalProvisioner` whose kernel runs in a
+    sandbox of its own (see the module's docstring for its walls). What jupyter_client's
+    kernel manager asks of it, and what it does:
+
+    * :meth:`pre_launch`: decide that the sandbox works here (or refuse; or, if the
+      instructor allowed it, start the kernel as a plain ``LocalProvisioner`` would); make
+      the kernel's host directory; point the manager at Unix sockets (ZeroMQ ``ipc``) and a
+      connection file inside it;
+    * :meth:`launch_kernel`: start ``bwrap``, whose first and only process, its pid 1, is the
+      launcher and then the kernel; hold that pid 1 by a pidfd; start the wall-clock watchdog;
+    * :meth:`poll`, :meth:`wait`, :meth:`send_signal` (``LocalProvisioner``'s): bubblewrap's
+      process and its process group, which the kernel cannot leave (an interrupt reaches it);
+    * :meth:`kill`: the sandbox's pid 1 first, through its pidfd (its whole pid namespace
+      dies with it, and bubblewrap reaps it and exits), then whatever is left, by force;
+      returns once bubblewrap has exited, so that the manager's wait finds it gone;
+    * :meth:`cleanup`: :meth:`end_sandbox` (kill everything of the sandbox, then check that
+      nothing remains: :class:`SandboxSurvivorError` otherwise) and remove the host
+      directory. The manager calls it also for a kernel that died by itself.
+
+    Configure it as ``c.SandboxProvisioner.<trait>`` in ``nbgrader_config.py`` (or pass the
+    traits to :func:`enable`). :class:`SandboxKernelManager` gives it to the graders'
+    kernel managers.
     """
 
     memory_limit = Int(2 << 30, help="Address-space limit of each sandboxed process, in bytes."
@@ -394,6 +457,7 @@ class SandboxKernelManager(AsyncKernelManager):
     _pid_namespace: tuple[int, int] | None = None
     _bwrap: subprocess.Popen[bytes] | None = None
     cgroup: SandboxCgroup | None = None
+    #: Whether the kernel runs in a sandbox (False only where the instructor allowed none).
     sandboxed: bool = False
     #: Why the grader killed this kernel (time budget, output flood), if it did.
     killed_because: str | None = None
@@ -430,14 +494,14 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def launch_signature(self) -> tuple[Any, ...]:
         """What a kernel started now would be: a spare kernel is used only if equal."""
-        return (type(self), self.kernel_name, json.dumps(
-            {k: getattr(self, k) for k in SandboxKernelManager.class_own_traits(config=True)},
+        km = self.parent
+        return (type(km), type(self), getattr(km, "kernel_name", None), json.dumps(
+            {k: getattr(self, k) for k in SandboxProvisioner.class_own_traits(config=True)},
             sort_keys=True, default=str), tuple(sorted(self._kernel_env(None).items())))
 
     def process_alive(self) -> bool:
         """Whether the sandbox process of a started kernel is still running."""
-        process = getattr(self.provisioner, "process", None)
-        return process is not None and process.poll() is None
+        return self.process is not None and self.process.poll() is None
 
     def killed_for_memory(self) -> str | None:
         """Why the kernel died, if its control group's memory limit killed it: "it used more
@@ -550,22 +614,32 @@ class SandboxKernelManager(AsyncKernelManager):
             "Refusing to run untrusted student code without a sandbox. " + problem)
 
     # -- launch ---------------------------------------------------------------------------
-    async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        """Decide on the sandbox, make its host directory, and point the kernel manager at
+        Unix sockets and a connection file inside it; then ``LocalProvisioner``'s steps
+        (connection file written, kernel command formatted, environment)."""
+        km = self.parent
+        if km is None:
+            raise RuntimeError("SandboxProvisioner needs its kernel manager as its parent "
+                               "(jupyter_client's KernelProvisionerFactory passes it)")
+        self.kernel_spec = km.kernel_spec
+        self.kernel_id = km.kernel_id
         self.sandboxed = self._use_sandbox()
-        if self.sandboxed and self._hostdir is None:
-            # Under /tmp: the kernel's sockets live at the same path inside the sandbox, in
-            # its scratch /tmp (see the launcher).
-            self._hostdir = tempfile.mkdtemp(prefix="nbgsb-", dir="/tmp")
-            # Removed on shutdown, or when the sandbox exits (see _start_watchdog), or at
-            # the latest when this process exits (multiprocessing workers included).
-            Finalize(self, shutil.rmtree, args=(self._hostdir, True), exitpriority=10)
-            self.cache_ports = False
-            self.transport = "ipc"
+        if self.sandboxed:
+            if self._hostdir is None:
+                # Under /tmp: the kernel's sockets live at the same path inside the sandbox,
+                # in its scratch /tmp (see the launcher).
+                self._hostdir = tempfile.mkdtemp(prefix="nbgsb-", dir="/tmp")
+                # Removed on cleanup, or when the sandbox exits (see _start_watchdog), or at
+                # the latest when this process exits (multiprocessing workers included).
+                Finalize(self, shutil.rmtree, args=(self._hostdir, True), exitpriority=10)
+            km.cache_ports = False
+            km.transport = "ipc"
             # The kernel binds <ip>-<port> inside its scratch /tmp; on the host the same
             # path reaches it through a symlink into /proc/<pid>/root, made after launch.
-            self.ip = os.path.join(self._hostdir, "ipc", "k")
-            self.connection_file = os.path.join(self._hostdir, "kernel.json")
-        return await super()._async_pre_start_kernel(**kw)
+            km.ip = os.path.join(self._hostdir, "ipc", "k")
+            km.connection_file = os.path.join(self._hostdir, "kernel.json")
+        return await super().pre_launch(**kwargs)
 
     def _bwrap_command(self, kernel_cmd: list[str], fds: list[int],
                        info_w: int, conn_r: int) -> list[str]:
@@ -617,10 +691,10 @@ class SandboxKernelManager(AsyncKernelManager):
         cmd += ["--ro-bind", os.path.join(hostdir, "submission"), SUBMISSION_DIR]
         seccomp = _no_fork_filter()
         cmd += ["--remount-ro", "/",  # only the scratch /tmp stays writable
-                "--perms", "0600", "--file", str(conn_r), self.connection_file,
+                "--perms", "0600", "--file", str(conn_r), self.parent.connection_file,
                 "--chdir", SUBMISSION_DIR, "--info-fd", str(info_w), "--",
                 sys.executable, "-I", "-S", "-c", _launcher_source(),
-                str(self.scratch_size), str(self.max_inodes), self.connection_file,
+                str(self.scratch_size), str(self.max_inodes), self.parent.connection_file,
                 os.path.join(hostdir, "ipc"), seccomp.hex() if seccomp else "-", "--",
                 "/usr/bin/prlimit", f"--as={self.memory_limit}",
                 f"--nproc={self.max_processes}", f"--cpu={self.cpu_time_limit}",
@@ -640,18 +714,20 @@ class SandboxKernelManager(AsyncKernelManager):
         clean.setdefault("MPLBACKEND", "Agg")
         return clean
 
-    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
+        """Start bubblewrap with the kernel as the sandbox's pid 1; its connection info."""
         if not self.sandboxed:
-            return await super()._async_launch_kernel(kernel_cmd, **kw)
-        assert self.provisioner is not None and self._hostdir is not None
-        cwd = kw.get("cwd")
+            return await super().launch_kernel(cmd, **kwargs)
+        assert self._hostdir is not None
+        connection_file = self.parent.connection_file
+        cwd = kwargs.get("cwd")
         os.makedirs(os.path.join(self._hostdir, "submission"), mode=0o700, exist_ok=True)
         if cwd:  # else a kernel started ahead of its notebook: filled when it is adopted
             self.fill_submission_dir(cwd)
-        self._launch_env = self._kernel_env(kw.get("env"))
+        self._launch_env = self._kernel_env(kwargs.get("env"))
         fds: list[int] = []
         info_r, info_w = os.pipe()
-        conn_r = os.open(self.connection_file, os.O_RDONLY | os.O_CLOEXEC)
+        conn_r = os.open(connection_file, os.O_RDONLY | os.O_CLOEXEC)
         # The kernel's own fd 1 and 2 (its banner, crashes, raw os.write of student code)
         # go to a pipe that a thread reads and mostly drops: no student byte reaches the
         # grader's terminal, and no descriptor of that terminal reaches the sandbox.
@@ -661,9 +737,9 @@ class SandboxKernelManager(AsyncKernelManager):
             pids=self.max_processes + 2,  # + bubblewrap, + a thread of slack
             memory=self.memory_limit + self.scratch_size) if self.use_cgroups else None
         try:
-            cmd = self._bwrap_command(kernel_cmd, fds, info_w, conn_r)
+            bwrap_cmd = self._bwrap_command(cmd, fds, info_w, conn_r)
             process = subprocess.Popen(
-                cmd, env=self._launch_env, cwd="/", stdin=subprocess.DEVNULL,
+                bwrap_cmd, env=self._launch_env, cwd="/", stdin=subprocess.DEVNULL,
                 stdout=log_w, stderr=log_w, close_fds=True,
                 pass_fds=fds, start_new_session=True, preexec_fn=_before_exec(self.cgroup))
         except BaseException:
@@ -688,14 +764,18 @@ class SandboxKernelManager(AsyncKernelManager):
                                "`python -m course_grading.sandbox` to diagnose.") from None
         link = os.path.join(self._hostdir, "ipc")
         os.symlink(f"/proc/{info['child-pid']}/root{link}", link)
-        prov = self.provisioner
-        prov.process = process  # type: ignore[attr-defined]
-        prov.pid = process.pid  # type: ignore[attr-defined]
-        prov.pgid = os.getpgid(process.pid)  # type: ignore[attr-defined]
-        prov.cwd = SUBMISSION_DIR  # type: ignore[attr-defined]
+        # What LocalProvisioner keeps of its process: poll, wait and send_signal use it
+        # (bubblewrap, in a process group of its own that the kernel cannot leave).
+        self.process = process
+        self.pid = process.pid
+        self.pgid = os.getpgid(process.pid)
+        self.cwd = SUBMISSION_DIR
         self._start_watchdog(process)
-        self._reconcile_connection_info(prov.connection_info)  # type: ignore[attr-defined]
-        return None
+        return self.connection_info
+
+    def resolve_path(self, path_str: str) -> str | None:
+        """None for a sandboxed kernel: its paths are not the host's, and none is shown."""
+        return None if self.sandboxed else super().resolve_path(path_str)
 
     @staticmethod
     def _read_info(fd: int, process: subprocess.Popen[bytes]) -> dict[str, Any]:
@@ -746,37 +826,33 @@ class SandboxKernelManager(AsyncKernelManager):
         self._watchdog_stop = stop
         self._watchdog.start()
 
-    def client(self, **kwargs: Any) -> Any:
-        """A client whose sockets refuse messages larger than ``max_message_size``."""
-        if not self.sandboxed:
-            return super().client(**kwargs)
-        import zmq
-        import zmq.asyncio
+    async def _exited(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for bubblewrap to exit; whether it has."""
+        deadline = time.monotonic() + seconds
+        while self._bwrap is not None and self._bwrap.poll() is None:
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True
 
-        context = zmq.asyncio.Context()
-        context.setsockopt(zmq.MAXMSGSIZE, self.max_message_size)
-        client = super().client(context=context, **kwargs)
-        client._created_context = True  # destroyed with the client's channels
-        return client
-
-    async def _async_kill_kernel(self, restart: bool = False) -> None:
+    async def kill(self, restart: bool = False) -> None:
+        """Kill the sandbox: its pid 1 first, then, if bubblewrap has not exited within half
+        a second, its process group and control group too. Returns once bubblewrap has
+        exited (or after 5 s): the kernel manager then finds it gone at its first poll."""
+        if not self.sandboxed or self._bwrap is None:
+            return await super().kill(restart=restart)
         # The kernel (the sandbox's pid 1) first: bubblewrap then reaps it and exits by
         # itself, so no dead kernel waits for a reaper (some containers' init reaps none).
-        if self.sandboxed and self._bwrap is not None:
-            self._kill_sandbox()
-            for _ in range(50):
-                if self._bwrap.poll() is not None:
-                    break
-                await asyncio.sleep(0.01)
-        await super()._async_kill_kernel(restart=restart)
+        self._kill_sandbox()
+        if not await self._exited(0.5):
+            self._kill_sandbox(everything=True)
+            await self._exited(4.5)
 
-    async def _async_wait(self, pollinterval: float = 0.1) -> None:
-        # jupyter_client polls every 0.1 s for the killed kernel to be gone; a killed
-        # sandbox is gone within milliseconds.
-        await super()._async_wait(pollinterval=min(pollinterval, 0.01))
-
-    async def _async_cleanup_resources(self, restart: bool = False) -> None:
-        await super()._async_cleanup_resources(restart=restart)
+    async def cleanup(self, restart: bool = False) -> None:
+        """End the sandbox (:meth:`end_sandbox`: nothing of it may run on) and remove its host
+        directory (kept on a restart). Called by the kernel manager's ``cleanup_resources``,
+        also for a kernel that died by itself, and possibly more than once."""
+        await super().cleanup(restart=restart)
         if self._watchdog is not None:
             self._watchdog_stop.set()
             self._watchdog = None
@@ -787,8 +863,63 @@ class SandboxKernelManager(AsyncKernelManager):
                 shutil.rmtree(self._hostdir, ignore_errors=True)
                 self._hostdir = None
 
-    # what nbclient calls for a kernel that died (AsyncKernelManager binds the base's)
-    cleanup_resources = _async_cleanup_resources
+
+class SandboxKernelManager(AsyncKernelManager):
+    """The graders' kernel manager: its kernel is started by a :class:`SandboxProvisioner`.
+
+    It gives every manager its own sandbox provisioner through jupyter_client's documented
+    ``provisioner`` attribute, set before the kernel starts (jupyter_client makes one from
+    the kernelspec only when the manager has none, and keeps it across restarts), and hands
+    out clients whose sockets refuse messages larger than the sandbox's
+    ``max_message_size``. Everything about the sandbox is the provisioner's:
+    ``km.provisioner.kill_now()``, ``km.provisioner.killed_because``, ...
+
+    Why not the provisioner's entry point and a kernelspec naming it: the course runs from a
+    checkout (a ``.pth`` file puts it on ``sys.path``), so no installed distribution
+    declares the entry point, and jupyter_client finds provisioners only through entry
+    points; and a kernelspec would make *every* kernel of that name sandboxed, in the
+    instructor's own JupyterLab too.
+
+    Raises
+    ------
+    SandboxConfigError
+        If the config sets a sandbox setting as ``c.SandboxKernelManager.<name>`` (see
+        :func:`refuse_moved_settings`).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        refuse_moved_settings(self.config)
+        self.provisioner = SandboxProvisioner(parent=self)
+
+    def client(self, **kwargs: Any) -> Any:
+        """A client whose sockets refuse messages larger than ``max_message_size``.
+
+        Raises
+        ------
+        SandboxUnavailableError
+            If the kernel was not started by this manager's :class:`SandboxProvisioner`
+            (something replaced it): nobody talks to a kernel that may not be sandboxed.
+        """
+        sandbox = self.provisioner
+        if not isinstance(sandbox, SandboxProvisioner):
+            raise SandboxUnavailableError(
+                f"the kernel was started by {type(sandbox).__name__}, not by the grading "
+                "sandbox's SandboxProvisioner: its student code would not be sandboxed")
+        client = super().client(**kwargs)
+        if sandbox.sandboxed:
+            import zmq
+
+            # The client's own context (made on first use, destroyed with its channels):
+            # every socket it opens from now on drops a larger message and disconnects.
+            client.context.setsockopt(zmq.MAXMSGSIZE, sandbox.max_message_size)
+        return client
+
+
+def sandbox_of(km: Any) -> SandboxProvisioner | None:
+    """The sandbox provisioner of kernel manager ``km``, or None if it has none."""
+    provisioner = getattr(km, "provisioner", None)
+    return provisioner if isinstance(provisioner, SandboxProvisioner) else None
 
 
 _spare: tuple[tuple[Any, ...], SandboxKernelManager] | None = None
@@ -802,9 +933,9 @@ def _take_spare(signature: tuple[Any, ...]) -> SandboxKernelManager | None:
     if spare is None:
         return None
     sig, km = spare
-    if sig == signature and km.process_alive():
+    if sig == signature and km.provisioner.process_alive():
         return km
-    km.kill_now()
+    km.provisioner.kill_now()
     return None
 
 
@@ -813,7 +944,7 @@ def discard_spare() -> None:
     global _spare
     spare, _spare = _spare, None
     if spare is not None:
-        spare[1].kill_now()
+        spare[1].provisioner.kill_now()
 
 
 class SandboxedExecute(Execute):
@@ -874,11 +1005,14 @@ class SandboxedExecute(Execute):
     #: The roster's factor on every time limit of this notebook's student's code.
     _time_limit_factor: float = 1.0
 
+    #: The instructor's own ``timeout_func`` (nbclient's), if any, under the factor's.
+    _instructors_timeout_func: Any = None
+
     def _scale_time_limits(self, ids: dict[str, Any]) -> None:
         """Give this notebook's student their accommodation (the roster's
         ``time_limit_factor``): every time limit on their code is multiplied by it, each
-        cell's (:meth:`_get_timeout`) and the notebook's wall-time budget
-        (:meth:`create_kernel_manager`)."""
+        cell's (:meth:`_cell_time_limit`) and the notebook's wall-time budget (both set in
+        :meth:`create_kernel_manager`)."""
         from .roster import time_limit_factor
 
         self._time_limit_factor = time_limit_factor(ids.get("db_url"), ids.get("student"))
@@ -886,12 +1020,25 @@ class SandboxedExecute(Execute):
             self.log.info("Time limits of %s's code multiplied by %g (the roster's "
                           "time_limit_factor)", ids.get("student"), self._time_limit_factor)
 
-    def _get_timeout(self, cell: Any) -> int | None:
-        """nbclient's time limit for ``cell``, times the student's time-limit factor."""
-        timeout = super()._get_timeout(cell)
-        if timeout is None or self._time_limit_factor == 1.0:
-            return timeout
-        return int(-(-timeout * self._time_limit_factor // 1))
+    def _cell_time_limit(self, cell: Any) -> int | None:
+        """nbclient's ``timeout_func`` for a student with a time-limit factor: the cell's
+        limit (the instructor's ``timeout_func``, else ``timeout``, read at each cell, so a
+        probe's own limit counts too) times the factor."""
+        own = self._instructors_timeout_func
+        limit = own(cell) if own is not None else self.timeout
+        if not limit or limit < 0:
+            return limit
+        return int(-(-limit * self._time_limit_factor // 1))
+
+    def _use_time_limit_factor(self) -> None:
+        """Set nbclient's ``timeout_func`` (its documented way to choose a cell's limit) for
+        this notebook's student: :meth:`_cell_time_limit` under a factor, else the
+        instructor's own (nbclient keeps a value across notebooks unless the config sets
+        one)."""
+        if self.timeout_func != self._cell_time_limit:
+            self._instructors_timeout_func = self.timeout_func
+        self.timeout_func = (self._cell_time_limit if self._time_limit_factor != 1.0
+                             else self._instructors_timeout_func)
 
     def _execute_notebook(self, nb: Any, resources: Any, km: Any) -> Any:
         """Run every cell (nbgrader's Execute); :class:`DecideOnHost` runs its own loop."""
@@ -913,21 +1060,37 @@ class SandboxedExecute(Execute):
             args.append(f"--HistoryManager.hist_file={self.ipython_hist_file}")
         return args
 
-    def _signature(self, km: SandboxKernelManager) -> tuple[Any, ...]:
-        return (*km.launch_signature(), tuple(self._kernel_arguments()))
+    def _signature(self, sandbox: SandboxProvisioner) -> tuple[Any, ...]:
+        return (*sandbox.launch_signature(), tuple(self._kernel_arguments()))
 
     def create_kernel_manager(self) -> Any:
-        """A new kernel manager, or the kernel started ahead of time for this notebook."""
+        """A new kernel manager, or the kernel started ahead of time for this notebook.
+
+        Raises
+        ------
+        SandboxUnavailableError
+            If the configured ``kernel_manager_class`` gives its kernels no
+            :class:`SandboxProvisioner`.
+        """
+        self._use_time_limit_factor()  # after nbclient has set itself up for this notebook
         km = super().create_kernel_manager()
-        if isinstance(km, SandboxKernelManager) and self.allow_course_lib is not None:
-            km.allow_course_lib = self.allow_course_lib
-        if isinstance(km, SandboxKernelManager) and self._time_limit_factor != 1.0:
-            km.wall_time_limit *= self._time_limit_factor  # a kernel started ahead won't match
-        if self.prestart and isinstance(km, SandboxKernelManager):
-            spare = _take_spare(self._signature(km))
+        sandbox = sandbox_of(km)
+        if sandbox is None:
+            raise SandboxUnavailableError(
+                f"c.{type(self).__name__}.kernel_manager_class is {type(km).__name__}, whose "
+                "kernels are not started by the grading sandbox (expected "
+                "SandboxKernelManager, or a kernel manager whose provisioner is a "
+                "SandboxProvisioner)")
+        if self.allow_course_lib is not None:
+            sandbox.allow_course_lib = self.allow_course_lib
+        if self._time_limit_factor != 1.0:  # a kernel started ahead then won't match
+            sandbox.wall_time_limit *= self._time_limit_factor
+        if self.prestart:
+            spare = _take_spare(self._signature(sandbox))
             if spare is not None:
-                spare.adopt(getattr(self, "_submission_dir", None)
-                            or self.resources.get("metadata", {}).get("path") or None)
+                spare.provisioner.adopt(getattr(self, "_submission_dir", None)
+                                        or self.resources.get("metadata", {}).get("path")
+                                        or None)
                 self.km = spare
                 return spare
         return km
@@ -936,26 +1099,27 @@ class SandboxedExecute(Execute):
         """Connect to this notebook's kernel, then start the next notebook's one."""
         kc = await super().async_start_new_kernel_client()
         km = self.km
-        if self.prestart and isinstance(km, SandboxKernelManager) and km.sandboxed:
+        sandbox = sandbox_of(km)
+        if self.prestart and sandbox is not None and sandbox.sandboxed:
             await self._start_spare(km)
         return kc
 
     # nbclient binds the synchronous wrapper to its own coroutine: rebind it to this one.
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
-    async def _start_spare(self, current: SandboxKernelManager) -> None:
+    async def _start_spare(self, current: Any) -> None:
         global _spare, _spare_finalizer
         discard_spare()
         spare = type(current)(kernel_name=current.kernel_name, config=self.config,
                               parent=current.parent, log=current.log)
-        spare.allow_course_lib = current.allow_course_lib
+        spare.provisioner.allow_course_lib = current.provisioner.allow_course_lib
         try:
             await spare.start_kernel(extra_arguments=self._kernel_arguments())
         except Exception as exc:  # the next notebook then starts its kernel as usual
             self.log.warning("Could not start the next sandboxed kernel ahead: %s", exc)
-            spare.kill_now()
+            spare.provisioner.kill_now()
             return
-        _spare = (self._signature(spare), spare)
+        _spare = (self._signature(spare.provisioner), spare)
         if _spare_finalizer is None:  # at exit, also of a multiprocessing worker
             _spare_finalizer = Finalize(None, discard_spare, exitpriority=20)
 
@@ -968,16 +1132,21 @@ def enable(c: Any, **limits: Any) -> None:
     c : traitlets.config.Config
         The ``c`` of an ``nbgrader_config.py``.
     **limits
-        Traits of :class:`SandboxKernelManager` to set, e.g. ``memory_limit=1 << 30``.
+        Traits of :class:`SandboxProvisioner` to set, e.g. ``memory_limit=1 << 30``.
 
     Raises
     ------
     TypeError
         If a name in ``limits`` is not a configurable trait of the sandbox.
+    SandboxConfigError
+        If ``c`` sets a sandbox setting under its old name, ``c.SandboxKernelManager``
+        (see :func:`refuse_moved_settings`).
     """
     from nbgrader.converters.autograde import Autograde
 
     from .submission_shape import refuse_large_submissions
+
+    refuse_moved_settings(c)
 
     default = Autograde.class_traits()["autograde_preprocessors"].default()
     current = c.Autograde.get("autograde_preprocessors") or default
@@ -988,11 +1157,11 @@ def enable(c: Any, **limits: Any) -> None:
     # a submission folder with more entries than c.SubmissionShape.max_entries is refused
     # before nbgrader lists it (a listing quadratic in its folders)
     refuse_large_submissions()
-    known = set(SandboxKernelManager.class_trait_names(config=True))
+    known = set(SandboxProvisioner.class_trait_names(config=True))
     for name, value in limits.items():
         if name not in known:
             raise TypeError(f"enable() got {name!r}; expected one of {sorted(known)}")
-        setattr(c.SandboxKernelManager, name, value)
+        setattr(c.SandboxProvisioner, name, value)
 
 
 def main() -> int:

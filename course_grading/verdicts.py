@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import nbformat
+from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from traitlets import Dict, Float, Int, Unicode
@@ -82,7 +83,7 @@ from .probe import (
     read_reply,
     reported_exception,
 )
-from .sandbox import SandboxedExecute, SandboxKernelManager
+from .sandbox import SandboxedExecute, sandbox_of
 from .shown_ids import for_terminal
 
 __all__ = ["DecideOnHost", "PlannedCheck", "enable", "plan_checks", "verdict_output"]
@@ -284,17 +285,17 @@ _HIDDEN_WORDS = {
 }
 
 
-def _memory_reason(km: Any) -> str | None:
+def _memory_reason(sandbox: Any) -> str | None:
     """"it used more than N MB of memory" when the sandbox's control group killed the
-    kernel for memory (:meth:`SandboxKernelManager.killed_for_memory`), else None."""
-    asked = getattr(km, "killed_for_memory", None)
+    kernel for memory (:meth:`SandboxProvisioner.killed_for_memory`), else None."""
+    asked = getattr(sandbox, "killed_for_memory", None)
     return asked() if asked is not None else None
 
 
-def _alive_after(km: Any, seconds: float) -> bool:
-    """Whether ``km``'s sandbox process still runs after ``seconds`` (True at once when it
-    has none to ask about: not a sandbox)."""
-    alive = getattr(km, "process_alive", None)
+def _alive_after(sandbox: Any, seconds: float) -> bool:
+    """Whether the ``sandbox``'s process still runs after ``seconds`` (True at once when
+    there is none to ask about: not a sandbox)."""
+    alive = getattr(sandbox, "process_alive", None)
     if alive is None:
         return True
     deadline = time.monotonic() + seconds
@@ -442,29 +443,32 @@ class DecideOnHost(SandboxedExecute):
         self._monitor = zmq.Context.shadow(socket.context.underlying).socket(zmq.PAIR)
         self._monitor.connect(address)
 
-    async def _async_poll_for_reply(self, msg_id: str, cell: NotebookNode, timeout: Any,
-                                    task_poll_output_msg: Any,
-                                    task_poll_kernel_alive: Any) -> Any:
-        """nbclient's wait for a cell's reply and then its output, the output watched."""
-        watched = asyncio.ensure_future(self._output_unless_refused(task_poll_output_msg))
-        return await super()._async_poll_for_reply(msg_id, cell, timeout, watched,
-                                                   task_poll_kernel_alive)
+    async def async_execute_cell(self, cell: NotebookNode, cell_index: int,
+                                 execution_count: int | None = None,
+                                 store_history: bool = True) -> NotebookNode:
+        """nbclient's execution of one cell, with the kernel's output channel watched.
 
-    async def _output_unless_refused(self, output: Any) -> None:
-        """Wait for the cell's output (nbclient's task), or stop waiting as soon as the
-        output channel has dropped a message or the kernel was stopped: no more output
-        will come then, and the notebook's budget should not go on the wait."""
+        A message too large for the channel is dropped and the channel disconnects: no more
+        output will come, and nbclient would wait ``iopub_timeout`` seconds for it after the
+        cell's reply. So while the cell runs, the channel is looked at every quarter of a
+        second (:meth:`_output_refused`), and the kernel is killed as soon as it dropped a
+        message; nbclient's own check on the kernel (once a second) then ends its wait with
+        ``DeadKernelError``, and the notebook stops with the reason recorded here.
+        """
+        watcher = asyncio.ensure_future(self._kill_if_output_refused())
         try:
-            while True:
-                done, _ = await asyncio.wait({output}, timeout=0.25)
-                if done:
-                    return output.result()
-                if self._output_refused():
-                    output.cancel()
-                    return None
-        except asyncio.CancelledError:  # nbclient gave up waiting (or the kernel died)
-            output.cancel()
-            raise
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        finally:
+            watcher.cancel()
+
+    # nbclient binds the synchronous wrapper to its own coroutine: rebind it to this one.
+    execute_cell = run_sync(async_execute_cell)
+
+    async def _kill_if_output_refused(self) -> None:
+        """Look at the output channel until it refused a message (the kernel is killed)."""
+        while not self._output_refused():
+            await asyncio.sleep(0.25)
 
     def _output_refused(self) -> bool:
         """True (and the kernel killed) when its output channel dropped a message.
@@ -481,22 +485,22 @@ class DecideOnHost(SandboxedExecute):
             self._monitor.recv_multipart(zmq.NOBLOCK)
         except zmq.Again:
             return False
-        km = self.km
+        sandbox = sandbox_of(self.km)
         # a kernel killed for memory drops its channel too (asked first: its sandbox can
         # take a while to go, while the memory it filled is freed)
-        if getattr(km, "killed_because", None) or _memory_reason(km) or \
-                not _alive_after(km, 0.5):
+        if getattr(sandbox, "killed_because", None) or _memory_reason(sandbox) or \
+                not _alive_after(sandbox, 0.5):
             self._stopped = self._death_reason()
             return True
-        limit = getattr(km, "max_message_size", 0)
+        limit = getattr(sandbox, "max_message_size", 0)
         self._stop(f"it sent an output message larger than the grader accepts "
                    f"({limit / 2**20:g} MB)" if limit else "its output could not be received")
         return True
 
     def _death_reason(self) -> str:
-        km = self.km
-        why = getattr(km, "killed_because", None) if km is not None else None
-        return why or _memory_reason(km) or \
+        sandbox = sandbox_of(self.km)
+        why = getattr(sandbox, "killed_because", None)
+        return why or _memory_reason(sandbox) or \
             "the kernel died (it crashed, or the student's code ended it)"
 
     def _decide(self, planned: PlannedCheck) -> None:
@@ -619,7 +623,8 @@ class DecideOnHost(SandboxedExecute):
 
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
-        self._check_assign_resources(resources)
+        if resources or not hasattr(self, "resources"):  # as nbconvert's preprocess keeps
+            self.resources = resources                      # them across notebooks
         started = False
         try:
             with self.setup_kernel():
@@ -698,10 +703,10 @@ class DecideOnHost(SandboxedExecute):
     def _stop(self, why: str) -> None:
         if self._stopped is None:
             self._stopped = why
-            km = self.km
-            if isinstance(km, SandboxKernelManager):
-                km.killed_because = why
-                km.kill_now()
+            sandbox = sandbox_of(self.km)
+            if sandbox is not None:
+                sandbox.killed_because = why
+                sandbox.kill_now()
 
     def _bound(self, cell: NotebookNode) -> None:
         """Cut a cell's outputs to the per-cell and per-notebook budgets, with a marker."""
@@ -746,7 +751,7 @@ def enable(c: Any, **limits: Any) -> None:
     ----------
     c : traitlets.config.Config
     **limits
-        Traits of :class:`~course_grading.sandbox.SandboxKernelManager`, e.g.
+        Traits of :class:`~course_grading.sandbox.SandboxProvisioner`, e.g.
         ``wall_time_limit=30``.
     """
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor

@@ -11,8 +11,11 @@ from traitlets.config import Config
 from course_grading.parallel import GradeResult, Summary, _reason
 from course_grading.sandbox import (
     INSTALL_HINT,
+    SandboxConfigError,
     SandboxedExecute,
     SandboxKernelManager,
+    SandboxProvisioner,
+    SandboxUnavailableError,
     _no_fork_filter,
     enable,
     sandbox_problem,
@@ -25,7 +28,7 @@ def test_enable_swaps_only_the_execute_preprocessor_and_sets_limits() -> None:
     pps = c.Autograde.autograde_preprocessors
     assert SandboxedExecute in pps and Execute not in pps
     assert len(pps) == 7
-    assert c.SandboxKernelManager.memory_limit == 1 << 30
+    assert c.SandboxProvisioner.memory_limit == 1 << 30
     enable(c)  # twice is the same as once
     assert c.Autograde.autograde_preprocessors == pps
 
@@ -37,6 +40,49 @@ def test_enable_names_the_expected_limits_on_a_typo() -> None:
 
 def test_sandboxed_execute_uses_the_sandbox_kernel_manager() -> None:
     assert SandboxedExecute().kernel_manager_class is SandboxKernelManager
+
+
+def test_each_kernel_manager_has_its_own_sandbox_provisioner_configured_by_c() -> None:
+    c = Config()
+    enable(c, wall_time_limit=30)
+    first, second = (SandboxKernelManager(kernel_name="python3", config=c) for _ in "ab")
+    assert isinstance(first.provisioner, SandboxProvisioner)
+    assert first.provisioner is not second.provisioner
+    assert first.provisioner.wall_time_limit == 30 and first.provisioner.parent is first
+
+
+def test_a_limit_set_under_the_old_name_is_refused_not_ignored() -> None:
+    c = Config()
+    c.SandboxKernelManager.memory_limit = 1 << 30
+    c.SandboxKernelManager.shutdown_wait_time = 1.0  # the manager's own: allowed
+    expected = (r"c\.SandboxKernelManager\.memory_limit: .* write "
+                r"c\.SandboxProvisioner\.memory_limit")
+    with pytest.raises(SandboxConfigError, match=expected):
+        SandboxKernelManager(kernel_name="python3", config=c)
+    with pytest.raises(SandboxConfigError, match=expected):
+        enable(c)
+
+
+def test_no_client_for_a_kernel_the_sandbox_did_not_start() -> None:
+    from jupyter_client.provisioning import LocalProvisioner
+
+    km = SandboxKernelManager(kernel_name="python3")
+    km.provisioner = LocalProvisioner(parent=km)  # as if jupyter_client had replaced it
+    with pytest.raises(SandboxUnavailableError, match="started by LocalProvisioner, not by "
+                       "the grading sandbox's SandboxProvisioner"):
+        km.client()
+
+
+def test_a_kernel_manager_class_without_the_sandbox_is_refused() -> None:
+    import nbformat
+    from jupyter_client.manager import AsyncKernelManager
+
+    pp = SandboxedExecute(kernel_manager_class=AsyncKernelManager)
+    pp.nb, pp.resources = nbformat.v4.new_notebook(), {}
+    with pytest.raises(SandboxUnavailableError, match="kernel_manager_class is "
+                       "AsyncKernelManager, whose kernels are not started by the grading "
+                       "sandbox"):
+        pp.create_kernel_manager()
 
 
 def test_missing_bwrap_is_explained_with_the_install_command() -> None:
@@ -90,3 +136,12 @@ def test_a_run_that_skipped_everyone_does_not_say_it_graded_them(monkeypatch, ca
     assert [ln for ln in lines if "alice" in ln or "bob" in ln] == [
         "  skipped alice (autograded before): 10.0 / 13.0 in the gradebook",
         "  skipped bob (autograded before): 10.0 / 13.0 in the gradebook"]
+
+
+def test_the_report_reads_the_notebook_budget_where_enable_sets_it() -> None:
+    """quiz/nbgrader_config.py: enable(c, wall_time_limit=30), c.Execute.timeout = 10."""
+    from pathlib import Path
+
+    from course_grading.report import time_limits
+
+    assert time_limits(Path(__file__).resolve().parents[1] / "quiz") == (10.0, 30.0)

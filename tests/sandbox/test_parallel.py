@@ -117,7 +117,7 @@ def ps1(bwrap_ok: None, tmp_path: Path) -> Path:
 def test_refuses_without_bubblewrap_and_says_how_to_install(ps1: Path) -> None:
     config = ps1 / "nbgrader_config.py"
     config.write_text(config.read_text()
-                      + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
+                      + "c.SandboxProvisioner.bwrap_path = '/nonexistent/bwrap'\n")
     env = {k: v for k, v in os.environ.items() if k != ALLOW_ENV}
     proc = subprocess.run([sys.executable, "-m", "course_grading.parallel", PS1],
                           cwd=ps1, capture_output=True, text=True, timeout=300, env=env,
@@ -135,7 +135,7 @@ def test_refuses_without_bubblewrap_and_says_how_to_install(ps1: Path) -> None:
 def test_instructor_can_opt_out_explicitly(ps1: Path) -> None:
     config = ps1 / "nbgrader_config.py"
     config.write_text(config.read_text()
-                      + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
+                      + "c.SandboxProvisioner.bwrap_path = '/nonexistent/bwrap'\n")
     proc = subprocess.run([sys.executable, "-m", "course_grading.parallel", PS1,
                            "--allow-unsandboxed", "--no-progress"],
                           cwd=ps1, capture_output=True, text=True, timeout=300, check=False)
@@ -255,7 +255,7 @@ def test_no_sandbox_fails_the_quiz_autograde_instead_of_scoring_zeros(tmp_path) 
     course = copy_course(QUIZ, tmp_path / "quiz")
     (course / "nbgrader_config.py").write_text(
         (course / "nbgrader_config.py").read_text()
-        + "c.SandboxKernelManager.bwrap_path = '/nonexistent/bwrap'\n")
+        + "c.SandboxProvisioner.bwrap_path = '/nonexistent/bwrap'\n")
     api = open_api(course)
     assert api.generate_assignment(ASSIGNMENT)["success"]
     released = (course / "release" / ASSIGNMENT / "checkpoint.ipynb").read_text()

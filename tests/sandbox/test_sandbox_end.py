@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from traitlets.config import Config
 
 from course_grading.sandbox import SandboxKernelManager, SandboxSurvivorError
 
@@ -37,8 +38,11 @@ def _run(coro: Any) -> Any:
 
 
 async def _start(**traits: Any) -> tuple[SandboxKernelManager, Any]:
-    km = SandboxKernelManager(kernel_name="python3", max_processes=48, **traits)
+    config = Config({"SandboxProvisioner": {"max_processes": 48, **traits}})
+    km = SandboxKernelManager(kernel_name="python3", config=config)
+    given = km.provisioner
     await km.start_kernel()
+    assert km.provisioner is given and given.sandboxed  # jupyter_client kept the sandbox's
     kc = km.client()
     kc.start_channels()
     await kc.wait_for_ready(timeout=60)
@@ -68,7 +72,7 @@ def test_ending_a_sandbox_leaves_no_process(cgroups):
     async def scenario() -> tuple[list[int], str, SandboxKernelManager]:
         km, kc = await _start(use_cgroups=cgroups)
         printed = await _execute(kc, THREADS.format(n=20))
-        pids = km.sandbox_processes()
+        pids = km.provisioner.sandbox_processes()
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
         return pids, printed, km
@@ -76,7 +80,7 @@ def test_ending_a_sandbox_leaves_no_process(cgroups):
     pids, printed, km = _run(scenario())
     assert "THREADS 20" in printed
     assert len(pids) == 2  # bubblewrap and the kernel, the sandbox's pid 1 and only process
-    assert (km.cgroup is None) and not any(_running(p) for p in pids)
+    assert (km.provisioner.cgroup is None) and not any(_running(p) for p in pids)
 
 
 def test_the_control_group_limits_threads(cgroups):
@@ -85,7 +89,8 @@ def test_the_control_group_limits_threads(cgroups):
 
     async def scenario() -> tuple[str, dict[str, str]]:
         km, kc = await _start(use_cgroups=True)
-        limits = dict(km.cgroup.limits) if km.cgroup else {}
+        group = km.provisioner.cgroup
+        limits = dict(group.limits) if group else {}
         printed = await _execute(kc, THREADS.format(n=500))
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
@@ -105,14 +110,15 @@ def test_a_process_that_survives_the_kill_fails_loudly(bwrap_ok, monkeypatch):
 
     km, kc = _run(scenario())
     try:
-        left = km.sandbox_processes()
+        sandbox = km.provisioner
+        left = sandbox.sandbox_processes()
         with monkeypatch.context() as m:  # a kill that does not work
-            m.setattr(km, "_kill_sandbox", lambda everything=False: None)
+            m.setattr(sandbox, "_kill_sandbox", lambda everything=False: None)
             with pytest.raises(SandboxSurvivorError, match=r"processes \[.*\] of the grading "
                                r"sandbox still run after it was killed"):
-                km.end_sandbox(timeout=0.5)
+                sandbox.end_sandbox(timeout=0.5)
         assert all(_running(p) for p in left)
     finally:
         kc.stop_channels()
-        km.end_sandbox()
+        km.provisioner.end_sandbox()
     assert not any(_running(p) for p in left)

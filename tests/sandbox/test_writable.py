@@ -24,6 +24,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from traitlets.config import Config
 
 from course_grading.sandbox import SandboxKernelManager
 from course_grading.sandbox_cgroup import SandboxCgroup
@@ -83,13 +84,15 @@ def _run(coro: Any) -> Any:
 
 
 async def _tried(use_cgroups: bool) -> tuple[dict[str, str], dict[str, str]]:
-    km = SandboxKernelManager(kernel_name="python3", use_cgroups=use_cgroups)
+    config = Config({"SandboxProvisioner": {"use_cgroups": use_cgroups}})
+    km = SandboxKernelManager(kernel_name="python3", config=config)
     await km.start_kernel()
     kc = km.client()
     kc.start_channels()
     try:
         await kc.wait_for_ready(timeout=60)
-        limits = dict(km.cgroup.limits) if km.cgroup else {}
+        group = km.provisioner.cgroup
+        limits = dict(group.limits) if group else {}
         out: list[str] = []
         await kc.execute_interactive(TRY, timeout=300, output_hook=lambda m: out.append(
             m["content"].get("text", "") if m["msg_type"] == "stream" else ""))
