@@ -78,6 +78,7 @@ from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from course_exchange.exchange import symbolic_links
 
+from .kernel_messages import checked_copy
 from .sandbox_cgroup import SandboxCgroup
 
 __all__ = [
@@ -893,7 +894,10 @@ class SandboxKernelManager(AsyncKernelManager):
         self.provisioner = SandboxProvisioner(parent=self)
 
     def client(self, **kwargs: Any) -> Any:
-        """A client whose sockets refuse messages larger than ``max_message_size``.
+        """A client whose sockets refuse messages larger than ``max_message_size``, and
+        whose session refuses messages of the wrong shape with one kind of error
+        (:class:`~course_grading.kernel_messages.CheckedSession`): the student's code holds
+        the signing key and can send anything.
 
         Raises
         ------
@@ -906,6 +910,7 @@ class SandboxKernelManager(AsyncKernelManager):
             raise SandboxUnavailableError(
                 f"the kernel was started by {type(sandbox).__name__}, not by the grading "
                 "sandbox's SandboxProvisioner: its student code would not be sandboxed")
+        kwargs.setdefault("session", checked_copy(self.session))
         client = super().client(**kwargs)
         if sandbox.sandboxed:
             import zmq

@@ -130,11 +130,24 @@ def _notebook_why(path: str, size: int, shape: SubmissionShape) -> str | None:
     return None
 
 
+def _unprintable(name: str) -> bool:
+    """A name with a control character (a newline, an escape sequence for the instructor's
+    terminal: nbgrader logs every file name it copies) or bytes that are not UTF-8 (which
+    ``os.walk`` gives as lone surrogates).
+
+    >>> _unprintable("notes.txt"), _unprintable("\\x1b]0;title\\x07"), _unprintable("\\udcff")
+    (False, True, True)
+    """
+    return any(ord(ch) < 32 or 127 <= ord(ch) < 160 or 0xDC80 <= ord(ch) <= 0xDCFF
+               for ch in name)
+
+
 def not_graded_why(folder: str | os.PathLike[str], shape: SubmissionShape | None = None
                    ) -> str | None:
     """Why autograde refuses this submission folder for its size or shape, or None.
 
     Entries first (:func:`too_many_files`, so the walk below sees at most ``max_entries``),
+    then names with control characters or bytes that are not UTF-8 (:func:`_unprintable`),
     then the bytes of all files together, then each notebook's bytes, JSON objects and
     characters of cell source.
 
@@ -152,13 +165,18 @@ def not_graded_why(folder: str | os.PathLike[str], shape: SubmissionShape | None
         return why
     total = 0
     notebooks = []
+    odd_names = 0
     for root, dirs, files in os.walk(folder):  # links are not followed
+        odd_names += sum(map(_unprintable, files + dirs))
         for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
             path = os.path.join(root, name)
             st = os.lstat(path)
             total += st.st_size
             if name.endswith(".ipynb") and stat.S_ISREG(st.st_mode):  # no link, no FIFO
                 notebooks.append((path, st.st_size))
+    if odd_names:
+        return (f"file names with control characters or bytes that are not UTF-8 "
+                f"({odd_names})")
     if total > shape.max_bytes:
         return f"too large (more than {shape.max_bytes} bytes)"
     for path, size in notebooks:

@@ -75,6 +75,7 @@ from course_quiz.checkpoint_spec import CHECKPOINT, QuizSpec
 
 from .check_calls import Literal, QuizSourceError, SetupName, check_calls, setup_values
 from .checkpoint_answers import expected
+from .kernel_messages import KernelMessageError
 from .probe import (
     MAX_REPLY,
     new_marker,
@@ -415,13 +416,28 @@ class DecideOnHost(SandboxedExecute):
         for planned in [p for p in deferred if _sends_inputs(p)]:
             if self._stopped:
                 break
-            self._decide(planned)
+            try:
+                self._decide(planned)
+            except (CellTimeoutError, DeadKernelError):
+                raise  # a stop of known words (_execute_notebook)
+            except Exception as exc:
+                # The student's function has seen a hidden input: if what its kernel does
+                # next could break the grader into "ungraded" (run again) rather than
+                # "failed", that choice would be one more bit of the hidden input. So
+                # anything unforeseen here stops the notebook; the instructor's log keeps
+                # the traceback.
+                self.log.error("the grader failed during the hidden checks; the notebook is "
+                               "stopped there", exc_info=exc)
+                self._stop(f"the grader could not go on reading the kernel "
+                           f"({type(exc).__name__})")
 
     def _execute_student_cell(self, cell: NotebookNode, index: int) -> None:
         try:
             self.execute_cell(cell, index, store_history=True)
         except DeadKernelError:
             self._stopped = self._stopped or self._death_reason()
+        except KernelMessageError as exc:
+            self._stop(str(exc))
         except CellTimeoutError:
             if not self._output_refused():
                 raise  # a cell that did not stop when interrupted: the notebook stops
@@ -518,6 +534,8 @@ class DecideOnHost(SandboxedExecute):
             self.execute_cell(probe, planned.index, store_history=False)
         except DeadKernelError:
             self._stopped = self._stopped or self._death_reason()
+        except KernelMessageError as exc:
+            self._stop(str(exc))
         except CellTimeoutError:
             if not self._output_refused():
                 raise
@@ -641,6 +659,10 @@ class DecideOnHost(SandboxedExecute):
                         self._monitor.close(linger=0)
         except DeadKernelError:
             self._stopped = self._stopped or self._death_reason()
+        except KernelMessageError as exc:
+            if not started:  # before any of the student's code ran: ungraded, as below
+                raise
+            self._stop(str(exc))
         except CellTimeoutError as err:
             self._stopped = self._stopped or timeout_reason(err, self.timeout,
                                                             self.iopub_timeout)

@@ -78,8 +78,11 @@ def test_widget_latency():
 @pytest.mark.slow  # a kernel
 def test_lesson_times():
     out = run_smoke("lesson_times").stdout
-    cells, total, _ = figures(r"^01_\w+\.ipynb +(\d+\.\d\d) +(\d+\.\d\d) +(\d+\.\d\d)$", out)
+    cells, total, _, cpu = figures(r"^01_\w+\.ipynb +(\d+\.\d\d) +(\d+\.\d\d) +(\d+\.\d\d) "
+                                   r"+(\d+\.\d\d)$", out)
     assert 0 < cells <= total, out
+    assert 0 < cpu, out  # the kernel's own CPU time, read from /proc
+    assert re.search(r"^load average \d+\.\d\d \d+\.\d\d \d+\.\d\d \(\d+ cores\)$", out, re.M), out
     assert re.search(r"^medians of 1 run\(s\); slowest lesson \d+\.\d\d s", out, re.M), out
 
 

@@ -44,3 +44,23 @@ def test_a_fifo_named_like_a_notebook_is_not_opened(tmp_path: Path) -> None:
 def test_nested_many_and_long_notebooks(tmp_path: Path, text: str, why: str) -> None:
     (tmp_path / "checkpoint.ipynb").write_text(text)
     assert _why(tmp_path) == why
+
+
+@pytest.mark.parametrize(("names", "why"), [
+    ([b"notes.txt", b"<img src=x onerror=alert(1)>.txt", b"...", b"x" * 250], "None"),
+    ([b"\x1b]0;title\x07.txt"], "file names with control characters or bytes that are not "
+                                "UTF-8 (1)"),
+    ([b"a\nb.txt", b"\xff\xfe.txt"], "file names with control characters or bytes that are "
+                                     "not UTF-8 (2)"),
+])
+def test_names_a_terminal_would_act_on_are_refused(tmp_path: Path, names: list[bytes],
+                                                    why: str) -> None:
+    # nbgrader logs each file it copies: an escape sequence would reach the instructor's
+    # terminal (second red team, issue 42)
+    import os
+
+    (tmp_path / "checkpoint.ipynb").write_text('{"cells": []}')
+    for name in names:
+        with open(os.path.join(os.fsencode(tmp_path), name), "wb") as f:
+            f.write(b"x")
+    assert _why(tmp_path) == why

@@ -49,3 +49,16 @@ def test_first_run(browser_requirements: None) -> None:
     assert 0 <= medians["installed"] <= medians["server"] <= medians["open"], medians
     assert medians["cpu"] > 0 and medians["size_mb"] > 50 and medians["apparent_mb"] > 50, medians
     assert re.search(r"^target open < 45 s: median \d+\.\d s", out, re.M), out
+
+
+def test_browser_run_all(browser_requirements: None) -> None:
+    out = run_smoke("browser_run_all")
+    assert "JupyterLab, Run All with the kernel idle, 1 run(s) (s):" in out, out
+    # the first lesson with code: its median, its one run, the kernel's and the rest's CPU
+    row = re.search(r"^(\S+\.ipynb) +(\d+\.\d) +(\d+\.\d) +(\d+\.\d) +(\d+\.\d) +"
+                    r"\d+\.\d -> \d+\.\d$", out, re.M)
+    assert row, out
+    median, run, kernel_cpu, other_cpu = map(float, row.groups()[1:])
+    assert median == run > 0 and kernel_cpu > 0 and other_cpu > 0, out
+    assert re.search(r"^slowest median Run All \d+\.\d s \(target < 10 s: (met|NOT met)\)$",
+                     out, re.M), out

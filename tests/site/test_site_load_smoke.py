@@ -44,3 +44,28 @@ def test_smoke_mode_completes_and_prints_its_figures(site_build: tuple[Path, obj
     assert lesson, out
     assert float(lesson.group(2)) >= float(lesson.group(1)) > 0, out
     assert re.search(r"^requests not for 127\.0\.0\.1 \(refused\): \d+", out, re.M), out
+
+
+RUN_ALL = REPO / "benchmarks" / "browser_run_all.py"
+
+
+def test_run_all_smoke_times_one_lesson_in_the_site(site_build: tuple[Path, object]) -> None:
+    """benchmarks/browser_run_all.py --smoke --site: one cold visit of the first lesson with
+    code, its load and Run All times printed (docs/site.md)."""
+    message = missing_requirements()
+    if message:
+        pytest.skip(message)
+    done = subprocess.run([sys.executable, str(RUN_ALL), "--smoke", "--site",
+                           str(site_build[0])], capture_output=True, text=True, timeout=280,
+                          cwd=REPO, stdin=subprocess.DEVNULL)
+    out = done.stdout
+    assert done.returncode == 0, f"exit {done.returncode}\n{out}\n{done.stderr[-3000:]}"
+    first = next(name for name in site_lessons() if not kernel_free(name))
+    row = re.search(rf"^{re.escape(first)} +(\d+\.\d) +(\d+\.\d) +(\d+\.\d) +(\d+\.\d) +"
+                    r"(\d+\.\d) +\d+\.\d -> \d+\.\d$", out, re.M)
+    assert row, out
+    load_first, load_warm, run_first, run_warm, run = map(float, row.groups())
+    # one visit: it is the first and the only one, and its kernel was ready before Run All
+    assert load_first == load_warm > 0 and run_first == run_warm == run > 0, out
+    assert re.search(r"^slowest median Run All \d+\.\d s \(target < 10 s: (met|NOT met)\)$",
+                     out, re.M), out
