@@ -144,11 +144,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Any:
 
 
 def blas_in_use() -> str:
-    """The OpenBLAS kernel numpy's own OpenBLAS picked here, and the CPU's widest SIMD.
-
-    >>> "OpenBLAS core" in blas_in_use()
-    True
-    """
+    """The OpenBLAS kernel numpy's own OpenBLAS picked here, and the CPU's widest SIMD
+    (tests/test_two_blas_kernels.py checks that the name is read and follows
+    ``OPENBLAS_CORETYPE``)."""
     import ctypes
 
     import numpy as np

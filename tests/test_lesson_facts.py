@@ -1289,3 +1289,59 @@ def test_13_stuck_rows_are_not_said_to_stay_stuck_one_by_one() -> None:
     assert "nothing frees it" not in text and "stay stuck" not in text
     assert "those free some stuck rows and stick others" in text
     assert "**The stuck fraction grows.**" in text
+
+
+# ------------------------------------------------------------------ part 1, read again (issue 44)
+
+def test_02_backs_its_claim_that_scores_checks_its_inputs() -> None:
+    """Lesson 02 said `scores` "checks its inputs first" and that "the error message says so"
+    with no cell showing either: the printed line was the lesson's own words, not numpy's.
+    Now a cell hands `scores` a transposed K and prints the library's message."""
+    import course_lib as cl
+
+    nb = nbformat.read(NOTEBOOKS / "02_scores.ipynb", as_version=4)
+    text = text_of(NOTEBOOKS / "02_scores.ipynb")
+    assert "the error\nmessage says so" not in text
+    rng = np.random.default_rng(0)
+    Q2, K4 = rng.normal(size=(2, 3)), rng.normal(size=(4, 3))
+    with pytest.raises(cl.AttentionInputError) as refused:
+        cl.scores(Q2, K4.T)
+    [cell] = [c for c in nb.cells if c.cell_type == "code" and "scores(Q2, K4.T)" in c.source]
+    assert cell.outputs[0]["text"] == f"AttentionInputError: {refused.value}\n"
+    assert "K has d_k=4 columns but Q has d_k=3" in str(refused.value)
+
+
+def test_06_does_not_credit_k_equals_q_alone_for_the_self_weight() -> None:
+    """Lesson 06 said every token gives itself the most "because its keys are its queries".
+    K = Q is not enough: a longer key in the same direction beats a query's own. In the
+    example no token gives another more than itself, and the one longer key (sat's) ties."""
+    import course_lib as cl
+
+    longer = np.array([[1.0, 0.0], [2.0, 0.0]])
+    w = cl.attention_weights(longer, longer)
+    assert w[0, 1] > w[0, 0]  # K = Q, and 'the' of this pair attends most to the other
+    ex = cl.the_cat_sat()
+    w = cl.attention_weights(ex.Q, ex.K)
+    assert all(w[i, i] >= w[i].max() - 1e-12 for i in range(3))
+    assert np.isclose(w[0, 0], w[0, 2]) and np.isclose(w[1, 1], w[1, 2])  # sat's key ties
+    text = " ".join(text_of(NOTEBOOKS / "06_worked_example.ipynb").split())
+    assert "because its keys are its queries" not in text
+    # sat's weights are printed by the table of every row, not also on a line before it
+    assert "weights :" not in text and "Rows 'the' and 'cat' come out as" not in text
+    assert ("the one longer key here, the key of 'sat', $[1, 1]$, only ties with the keys of "
+            "'the' and 'cat'") in text
+
+
+def test_07_shows_the_all_hidden_row_without_rewriting_the_stable_softmax() -> None:
+    """Lesson 07's NaN row is the textbook formula's (lesson 04 teaches the shift), and the
+    lesson says why the shift would not save it; the printed NaN row is what numpy gives."""
+    nb = nbformat.read(NOTEBOOKS / "07_causal_masking.ipynb", as_version=4)
+    [cell] = [c for c in nb.cells if c.source.startswith("all_hidden = ")]
+    assert ".max(" not in cell.source
+    scores = np.array([[0.71, -np.inf, -np.inf], [-np.inf] * 3, [0.71, 0.71, 1.41]])
+    with np.errstate(invalid="ignore"):
+        rows = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+    assert np.isnan(rows[1]).all() and not np.isnan(rows[[0, 2]]).any()
+    assert "[ nan  nan  nan]" in cell.outputs[0]["text"]
+    text = " ".join(text_of(NOTEBOOKS / "07_causal_masking.ipynb").split())
+    assert "04's stable softmax does not save it" in text

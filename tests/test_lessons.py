@@ -785,6 +785,129 @@ def test_the_detector_finds_the_sat_row_as_lessons_print_it():
             nbformat.v4.new_markdown_cell(text))), text
 
 
+# a stable softmax written out: a row's maximum subtracted before exp ("s - s.max(",
+# "np.exp(x - x.max(...))"), whatever the names
+_MAX_SHIFT = re.compile(r"\b(\w+)\s*-\s*\1\.max\(|np\.exp\([^\n]*-\s*\w+\.max\(")
+
+
+def lessons_computing_the_max_shift() -> list[str]:
+    """The notebooks whose running code (a code cell that is neither an exercise nor a
+    solution) subtracts a row's maximum before exp: lesson 04 teaches the stable softmax,
+    every other lesson calls the library's `softmax`. An exercise may still ask for it (the
+    checkpoint's "from memory"), and a classmate's code in a find-the-bug may show it as a
+    suspect to clear (lesson 11): neither runs it as the lesson's own computation."""
+    return [p.name for p in LESSONS for cell in code_cells(read(p))
+            if not {"exercise", "solution"} & set(tags(cell)) and _MAX_SHIFT.search(cell.source)]
+
+
+def test_the_stable_softmax_is_computed_in_its_own_lesson_only():
+    """Issue 44: the max-shift was written out in lessons 04 and 07 (07's all-hidden row)."""
+    softmax_lesson = next(n.path.name for n in INDEX if n.name == "softmax")
+    assert set(lessons_computing_the_max_shift()) == {softmax_lesson}
+
+
+def test_the_max_shift_detector_finds_it_as_lessons_write_it():
+    for line in ("exps = np.exp(hidden_scores - hidden_scores.max(axis=-1, keepdims=True))",
+                 "shifted = big - big.max()", "s = s - s.max(axis=-1, keepdims=True)"):
+        assert _MAX_SHIFT.search(line), line
+    for line in ("exps = np.exp(hidden_scores)", "np.median(w.max(axis=-1))",
+                 "new_max = np.maximum(running_max, block_scores.max(axis=-1))"):
+        assert not _MAX_SHIFT.search(line), line
+
+
+def _prose(cell) -> str:
+    """A markdown cell's words outside fenced code, or "" for a code cell or a solution."""
+    if cell.cell_type != "markdown" or "solution" in tags(cell):
+        return ""
+    return re.sub(r"```.*?```", "", cell.source, flags=re.S)
+
+
+def teaches_why_not_dot_t(cell) -> bool:
+    """Whether a cell's prose explains `.T` against `swapaxes`: it names both and says that
+    `.T` reverses the axes."""
+    words = _prose(cell)
+    return ".T" in words and "swapaxes" in words and "revers" in words
+
+
+def test_why_not_dot_t_is_taught_in_the_heads_lesson_only():
+    """Issue 44: lessons 09, 11 and 16 each explained that `K.T` reverses every axis; lesson
+    09 teaches it and the others point to it."""
+    teaching = {p.name for p in LESSONS for c in read(p).cells if teaches_why_not_dot_t(c)}
+    heads_lesson = next(n.path.name for n in INDEX if n.name == "heads")
+    assert teaching == {heads_lesson}, teaching
+
+
+def test_the_dot_t_detector_reads_prose_only():
+    cell = nbformat.v4.new_markdown_cell
+    assert teaches_why_not_dot_t(cell(
+        "transpose only the last two axes of `K`\n(`np.swapaxes(K, -1, -2)`; `K.T` would "
+        "reverse all three)"))
+    assert not teaches_why_not_dot_t(cell("as lesson 09 did (its section *Why not `K.T`?*)"))
+    fenced = cell("```python\ns = Q @ np.swapaxes(K, -1, -2)  # .T reverses\n```")
+    assert not teaches_why_not_dot_t(fenced)
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d*|(?<![\w.])\d+(?![\w.])|\bnan\b|-?\binf\b")
+
+
+def printed_rows(cell) -> set[tuple[str, ...]]:
+    """The rows of numbers a code cell prints (three or more numbers, to 2 decimals): the
+    rows of an array, or a labelled line such as "weights     : [0.25 0.25 0.5 ]"; a
+    sentence with numbers in it is not a row."""
+    rows = set()
+    for out in cell.get("outputs", []):
+        text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
+        for row in re.split(r"[\];\n]", text):
+            row = re.sub(r"^[^\[\d-]*:", "", row.strip()).replace("array(", "")
+            if re.search(r"[a-zA-Z]", re.sub(r"\bnan\b|\binf\b", "", row)):
+                continue
+            numbers = tuple(x if x.endswith(("nan", "inf")) else f"{float(x):.2f}"
+                            for x in _NUMBER.findall(row))
+            if len(numbers) >= 3:
+                rows.add(numbers)
+    return rows
+
+
+def cells_printing_nothing_new(path: Path) -> list[int]:
+    """The code cells of a lesson whose printed rows were all printed by earlier cells
+    (a figure's or an explorer's words, and a guess read back, aside: they describe)."""
+    seen: set[tuple[str, ...]] = set()
+    repeated = []
+    for i, cell in enumerate(read(path).cells):
+        if cell.cell_type != "code" or re.search(
+                r"\b(plots|widgets)\.|compare_guess|\.set\(", cell.source):
+            continue
+        rows = printed_rows(cell)
+        if rows and rows <= seen:
+            repeated.append(i)
+        seen |= rows
+    return repeated
+
+
+PART_ONE = [n.path for n in lesson_index.lessons(NOTEBOOKS, part=1)]
+
+
+@pytest.mark.parametrize("path", PART_ONE, ids=[p.stem for p in PART_ONE])
+def test_a_part_one_cell_prints_something_new(path):
+    """Issue 44: each number printed only where it is new. Lesson 02 printed the score
+    table by loops and then the same table again by the matrix product."""
+    assert not cells_printing_nothing_new(path)
+
+
+def test_the_repeat_detector_reads_tables_not_sentences():
+    cell = nbformat.v4.new_code_cell
+    out = nbformat.v4.new_output
+    table = cell(outputs=[out("execute_result", data={
+        "text/plain": "array([[1., 0., 1.],\n       [1., 1., 2.]])"})])
+    assert printed_rows(table) == {("1.00", "0.00", "1.00"), ("1.00", "1.00", "2.00")}
+    labelled = cell(outputs=[out("stream", text="weights     : [0.25 0.25 0.5 ]\n")])
+    assert printed_rows(labelled) == {("0.25", "0.25", "0.50")}
+    sentence = cell(outputs=[out("stream", text="query row 1 (all False): 0/0 = NaN\n")])
+    assert printed_rows(sentence) == set()
+    nan_row = cell(outputs=[out("stream", text="[[1. 0. 0.]\n [ nan  nan  nan]]\n")])
+    assert ("nan", "nan", "nan") in printed_rows(nan_row)
+
+
 OPTIONAL_LESSONS = [n.path for n in lesson_index.select(INDEX, kind="lesson")
                     if n.part in lesson_index.OPTIONAL_PARTS]
 

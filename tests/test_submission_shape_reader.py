@@ -38,6 +38,10 @@ def test_a_fifo_named_like_a_notebook_is_not_opened(tmp_path: Path) -> None:
      "too large a notebook (more than 20000 JSON objects)"),
     # 25,000 braces of a student's LaTeX inside one string are text, not objects
     ('{"cells": [{"source": "$' + "{" * 25_000 + "x" + "}" * 25_000 + ' \\"{\\" $"}]}', "None"),
+    # escaped quotes outside any string, then quotes alone: each quote once started a scan to
+    # the end of the file (400 kB took minutes; the child's 60 s limit fails the test)
+    ('{"cells": []}' + '\\"' * 200_000, "None"),
+    ('{"cells": []}' + '"' * 2_000_000, "None"),
     ('{"cells": [{"source": "' + "x" * 200_001 + '"}]}',
      "too large a notebook (more than 200000 characters of cell source)"),
 ])

@@ -347,7 +347,12 @@ def measure_attention(
     while len(samples[-1]) < max_repeats and spent + first_round <= budget_seconds:
         t0 = timer()
         for i in range(len(ns)):
-            for _ in range(per_round[i]):
+            # the largest size stops at max_repeats even when noise made a smaller size the
+            # slowest of the first round and so gave the largest several samples a round
+            times = per_round[i]
+            if i == len(ns) - 1:
+                times = min(times, max_repeats - len(samples[i]))
+            for _ in range(times):
                 sample(i)
         spent += timer() - t0
     return CostMeasurement(

@@ -298,16 +298,22 @@ def test_a_slider_the_kernel_does_not_follow_is_caught(lab_page: Any, fresh_kern
     assert controls_settle(lab_page, ["budget"], timeout_s=1.0) == [line]
 
 
-def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
-                                                             fresh_kernels: LabServer) -> None:
-    """Black SVG text (what the widgets drew before) fails the check in the dark theme."""
+def _one_cell_notebook(source: str) -> nbformat.NotebookNode:
+    """A notebook of one code cell for the python3 kernel (the checks' own trials)."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    return nb
+
+
+def test_contrast_check_catches_text_drawn_for_a_white_page(lab_page: Any,
+                                                             fresh_kernels: LabServer) -> None:
+    """Black SVG text (what the widgets drew before) fails the check in the dark theme."""
+    nb = _one_cell_notebook(
         "import ipywidgets as W\n"
         "W.HTML('<svg width=\"120\" height=\"30\"><text x=\"4\" y=\"20\" fill=\"black\">"
-        "0.50</text></svg><span style=\"color:#b2182b\">Not quite.</span>')")]
+        "0.50</text></svg><span style=\"color:#b2182b\">Not quite.</span>')")
     open_written(lab_page, fresh_kernels, nb, "black_text")
     set_theme(lab_page, "light")
     assert low_contrast_text(lab_page)[1] == []
@@ -322,14 +328,11 @@ def test_word_break_check_catches_a_split_word_and_allows_a_hyphen(lab_page: Any
                                                                    ) -> None:
     """A word cut mid-letters is reported; a line that ends after a hyphen is not (the check
     once reported lesson 16's 'previous-token', which a browser may break as 'previous-')."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(
+    nb = _one_cell_notebook(
         "from IPython.display import HTML\n"
         "HTML('<p style=\"width:80px;overflow-wrap:break-word\">"
         "abcdefghijklmnopqrstuvwxyzabcdefgh previous-token previous-token "
-        "previous-token previous-token</p>')")]
+        "previous-token previous-token</p>')")
     open_written(lab_page, fresh_kernels, nb, "split_words")
     _, problems = text_layout_problems(lab_page)
     assert len(problems) == 1 and 'the word "abcdefghijklmnopqrstuvwxyz' in problems[0], problems
@@ -342,14 +345,11 @@ def test_accessibility_check_catches_the_course_content_it_must(lab_page: Any,
     of the course's own with no name are reported, in the course, though JupyterLab's own
     toolbar and editors are let through for the same rules (button-name,
     aria-input-field-name)."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(
+    nb = _one_cell_notebook(
         "import ipywidgets as W\n"
         "W.HTML('<button style=\"width:40px;height:20px\"></button>"
         "<div role=\"slider\" tabindex=\"0\" aria-valuenow=\"3\" aria-valuemin=\"0\" "
-        "aria-valuemax=\"9\" style=\"width:80px;height:10px\"></div>')")]
+        "aria-valuemax=\"9\" style=\"width:80px;height:10px\"></div>')")
     open_written(lab_page, fresh_kernels, nb, "unnamed_content")
     problems = accessibility_problems(lab_page, "light")
     axe = [line for line in problems if line.startswith("light: axe ")]

@@ -87,6 +87,24 @@ def test_budget_and_repeats_are_kept():
     assert m.repeats[-1] == 4 and 4 <= m.repeats[0] <= 16  # plenty of time: max_repeats
 
 
+def test_the_largest_size_stops_at_max_repeats_when_noise_slowed_a_smaller_one(monkeypatch):
+    """CI once saw 5 samples for max_repeats=4: a busy moment made n = 4 the slowest of the
+    first round, so n = 8 was given several samples a round, past max_repeats."""
+    monkeypatch.setattr(cost, "attention", lambda q, k, v: (q, np.zeros((len(q), len(k)))))
+    # warm-up (2 readings), then the first round: n = 4 takes 1 s (disturbed), n = 8 0.1 s;
+    # afterwards every reading moves the clock 1 ms
+    readings = iter([0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.1, 0.0])
+    clock = [0.0]
+
+    def timer():
+        clock[0] += next(readings, 0.001)
+        return clock[0]
+
+    m = measure_attention([4, 8], d=2, budget_seconds=100.0, max_repeats=2,
+                          min_sample_seconds=0.0, warmup_seconds=0.0, timer=timer)
+    assert m.repeats[1] == 2, m.repeats
+
+
 def test_a_quick_size_gets_more_tries():
     """n = 4 costs a sliver of n = 512: up to 5 samples a round, for its fastest."""
     m = measure_attention([4, 512], d=16, budget_seconds=60.0, max_repeats=3,

@@ -21,17 +21,24 @@ from sitedriver import kernel_free, site_lessons
 pytestmark = [pytest.mark.browser, pytest.mark.site, pytest.mark.timeout(300)]
 
 BENCHMARK = REPO / "benchmarks" / "site_load.py"
+RUN_ALL = REPO / "benchmarks" / "browser_run_all.py"
 
 
-def test_smoke_mode_completes_and_prints_its_figures(site_build: tuple[Path, object]) -> None:
+def _smoke(benchmark: Path, site: Path) -> str:
+    """What ``benchmark --smoke --site site`` prints; skips where Chromium or the tools lack."""
     message = missing_requirements()
     if message:
         pytest.skip(message)
-    done = subprocess.run([sys.executable, str(BENCHMARK), "--smoke", "--site",
-                           str(site_build[0])], capture_output=True, text=True, timeout=280,
-                          cwd=REPO, stdin=subprocess.DEVNULL)
-    out = done.stdout
-    assert done.returncode == 0, f"exit {done.returncode}\n{out}\n{done.stderr[-3000:]}"
+    done = subprocess.run([sys.executable, str(benchmark), "--smoke", "--site", str(site)],
+                          capture_output=True, text=True, timeout=280, cwd=REPO,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, (f"exit {done.returncode}\n{done.stdout}\n"
+                                  f"{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def test_smoke_mode_completes_and_prints_its_figures(site_build: tuple[Path, object]) -> None:
+    out = _smoke(BENCHMARK, site_build[0])
     assert re.search(r"^site size: \d+\.\d\d MB .*Pyodide and its packages \d+\.\d\d MB", out,
                      re.M), out
     # the contents page (a notebook without code): shown, and no kernel
@@ -46,20 +53,11 @@ def test_smoke_mode_completes_and_prints_its_figures(site_build: tuple[Path, obj
     assert re.search(r"^requests not for 127\.0\.0\.1 \(refused\): \d+", out, re.M), out
 
 
-RUN_ALL = REPO / "benchmarks" / "browser_run_all.py"
-
 
 def test_run_all_smoke_times_one_lesson_in_the_site(site_build: tuple[Path, object]) -> None:
     """benchmarks/browser_run_all.py --smoke --site: one cold visit of the first lesson with
     code, its load and Run All times printed (docs/site.md)."""
-    message = missing_requirements()
-    if message:
-        pytest.skip(message)
-    done = subprocess.run([sys.executable, str(RUN_ALL), "--smoke", "--site",
-                           str(site_build[0])], capture_output=True, text=True, timeout=280,
-                          cwd=REPO, stdin=subprocess.DEVNULL)
-    out = done.stdout
-    assert done.returncode == 0, f"exit {done.returncode}\n{out}\n{done.stderr[-3000:]}"
+    out = _smoke(RUN_ALL, site_build[0])
     first = next(name for name in site_lessons() if not kernel_free(name))
     row = re.search(rf"^{re.escape(first)} +(\d+\.\d) +(\d+\.\d) +(\d+\.\d) +(\d+\.\d) +"
                     r"(\d+\.\d) +\d+\.\d -> \d+\.\d$", out, re.M)
