@@ -137,11 +137,12 @@ def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[
     ----------
     facts : QuizFacts
         The numbers of the source notebook the release was made from (its right letters
-        differ between variants).
+        differ between variants), and its questions (those of the parts it covers: the
+        answers are for these only).
     weights_source : str
         The source of the ``weights_without_self`` answer cell.
     """
-    return {
+    answers = {
         "weights_without_self": weights_source,
         "shifted_key": SHIFTED_ANSWER,
         "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
@@ -149,6 +150,7 @@ def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[
         "written_shift_or_scale": WRITTEN_ANSWER,
         "online_state": ONLINE_ANSWER,
     }
+    return {q: a for q, a in answers.items() if q in facts.questions}
 
 
 #: What a student who knows nothing of attention hands in for the function: the right
@@ -272,7 +274,8 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
         answers = lifted_answers()
     elif kind == "knows_nothing":
         answers = know_nothing_answers()
-    nb = fill_answers(released, answers)
+    present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in released.cells}
+    nb = fill_answers(released, {q: a for q, a in answers.items() if q in present})
     if kind == "edited_tests":
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
@@ -339,7 +342,7 @@ def made_up_submission(course: str | Path, kind: str,
         ``student`` is given.
     """
     from .personal import personal_notebook, personal_variant, read_secret, secret_path
-    from .variants import facts_of, quiz_facts
+    from .variants import facts_of, quiz_facts, read_parts
 
     if kind not in KINDS:
         raise ValueError(f"unknown submission kind {kind!r}: expected one of {', '.join(KINDS)}")
@@ -350,9 +353,10 @@ def made_up_submission(course: str | Path, kind: str,
             raise ValueError("this course gives each student numbers of their own: name the "
                              "student whose submission to make")
         secret = read_secret(secret_path(course))
-        own = personal_notebook(nbformat.read(released, as_version=4), secret, student)
+        parts = read_parts(course)
+        own = personal_notebook(nbformat.read(released, as_version=4), secret, student, parts)
         return make_submission(kind, nbformat.writes(own),
-                               facts_of(personal_variant(secret, student)))
+                               facts_of(personal_variant(secret, student, parts)))
     return make_submission(kind, released.read_text(encoding="utf-8"),
                            quiz_facts(nbformat.read(source, as_version=4)))
 

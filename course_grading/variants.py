@@ -56,8 +56,10 @@ True
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
@@ -79,7 +81,7 @@ from nbgrader.utils import compute_checksum
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, softmax
-from course_quiz.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT, PARTS, QuizSpec, parse_parts
 
 from .check_calls import (
     BEGIN_HIDDEN,
@@ -103,6 +105,7 @@ from .checkpoint_answers import (
 
 __all__ = [
     "DEFAULT_SEED",
+    "PARTS_FILE",
     "SECRET_PATH",
     "SOURCE_PATH",
     "QuizFacts",
@@ -122,6 +125,7 @@ __all__ = [
     "online_know_nothing",
     "online_scores",
     "quiz_facts",
+    "read_parts",
     "read_rubric",
     "tracked_by_git",
     "with_written",
@@ -216,6 +220,10 @@ class Variant:
     block_scores, block : tuple of float, int
         Question 6 (part 3): one row of scores an online softmax reads ``block`` at a
         time.
+    parts : tuple of int
+        The parts of the course the checkpoint covers (the instructor's choice,
+        ``--parts``): :func:`fill` writes the questions of these parts only. A student's
+        numbers do not depend on it.
     """
 
     seed_id: str
@@ -235,6 +243,12 @@ class Variant:
     table_setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
     block_scores: tuple[float, ...] = ()
     block: int = ONLINE_BLOCK
+    parts: tuple[int, ...] = tuple(PARTS)
+
+    @property
+    def spec(self) -> QuizSpec:
+        """The checkpoint as the class of this variant takes it (its parts only)."""
+        return CHECKPOINT.for_parts(self.parts)
 
     @property
     def shifted_row(self) -> NDArray[np.float64]:
@@ -604,7 +618,8 @@ def _check_variant(variant: Variant) -> str | None:
     return None
 
 
-def make_variant(seed: str = DEFAULT_SEED) -> Variant:
+def make_variant(seed: str = DEFAULT_SEED, parts: str | Sequence[int] | None = None
+                 ) -> Variant:
     """Draw the numbers of the quiz variant for ``seed``.
 
     Parameters
@@ -613,14 +628,25 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
         Any text; keep it private to grade a class. :data:`DEFAULT_SEED` gives the
         public variant (its numbers drawn like any other's) and the public notebook's
         option order.
+    parts : str or sequence of int, optional
+        The parts of the course the checkpoint covers (:func:`parse_parts`; default:
+        every part). Every part's numbers are drawn whatever the choice, each from a
+        stream of its own, so a student's numbers do not depend on it.
 
     Raises
     ------
     ValueError
-        If ``seed`` is empty.
+        If ``seed`` is empty, or ``parts`` names a part the course does not have.
     """
     if not isinstance(seed, str) or not seed:
         raise ValueError(f"seed must be a non-empty string (got {seed!r})")
+    chosen = tuple(PARTS) if parts is None else parse_parts(parts)
+    return dataclasses.replace(_draw(seed), parts=chosen)
+
+
+@functools.lru_cache(maxsize=256)
+def _draw(seed: str) -> Variant:
+    """Every number of the variant of ``seed``, for every part (see :func:`make_variant`)."""
     public = seed == DEFAULT_SEED
     avoid = {} if public else _public_option_texts()
     rng = _rng(seed)
@@ -815,6 +841,9 @@ class QuizFacts:
         Question 4's query and the token appended twice.
     block_scores, block : tuple of float, int
         Question 6's row of scores and block size.
+    questions : tuple of str
+        The questions (answer cells' grade ids) the notebook has: those of the parts its
+        checkpoint covers.
     """
 
     Q: NDArray[np.float64]
@@ -828,6 +857,7 @@ class QuizFacts:
     dup_key: int = 3
     block_scores: tuple[float, ...] = ()
     block: int = ONLINE_BLOCK
+    questions: tuple[str, ...] = tuple(q.id for q in CHECKPOINT.questions)
 
     def mc_answer(self, question: str) -> str:
         """The right letter of a question (``"mc_read_table"`` or just ``"read_table"``)."""
@@ -871,11 +901,13 @@ def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
         right[question] = lit.value
         wrong[question] = dict(named.value)
     Q, K = (np.asarray(setup[n].value, dtype=float) for n in ("Q", "K"))
+    online = "block_scores" in setup and "block" in setup
     return QuizFacts(Q, K, int(setup["row"].value), int(setup["shift_key"].value),
                      float(setup["c"].value), right, wrong, int(setup["dup_query"].value),
                      int(setup["dup_key"].value),
-                     tuple(float(x) for x in setup["block_scores"].value),
-                     int(setup["block"].value))
+                     tuple(float(x) for x in setup["block_scores"].value) if online else (),
+                     int(setup["block"].value) if online else ONLINE_BLOCK,
+                     tuple(q.id for q in CHECKPOINT.questions if q.id in cells))
 
 
 def facts_of(variant: Variant) -> QuizFacts:
@@ -885,7 +917,7 @@ def facts_of(variant: Variant) -> QuizFacts:
         right[question], wrong[question] = mc_letters(variant, question)
     return QuizFacts(variant.Q, variant.K, variant.row, variant.shift_key, variant.c, right,
                      wrong, variant.dup_query, variant.dup_key, variant.block_scores,
-                     variant.block)
+                     variant.block, tuple(q.id for q in variant.spec.questions))
 
 
 def _option_inputs(v: Any) -> dict[str, Any]:
@@ -981,15 +1013,152 @@ def fill_setup(source: str, variant: Variant) -> str:
         If the cell does not assign every name of the spec's setup.
     """
     values = setup_values(source)
-    missing = [n for n in CHECKPOINT.setup_names if n not in values]
+    spec = variant.spec
+    missing = [n for n in spec.setup_names if n not in values]
     if missing:
         raise QuizSourceError(f"the setup cell must assign {', '.join(missing)}")
-    return _replace(source, [
-        (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
-        (values["row"], variant.row), (values["shift_key"], variant.shift_key),
-        (values["c"], variant.c), (values["dup_query"], variant.dup_query),
-        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens)),
-        (values["block_scores"], list(variant.block_scores)), (values["block"], variant.block)])
+    extra = sorted(n for n in CHECKPOINT.setup_names
+                   if n in values and n not in spec.setup_names)
+    if extra:
+        raise QuizSourceError(f"the setup cell assigns {', '.join(extra)}, which only questions "
+                              f"of parts the checkpoint does not cover use (it covers parts "
+                              f"{_listed(spec.covers)})")
+    new = {"Q": variant.Q.tolist(), "K": variant.K.tolist(), "row": variant.row,
+           "shift_key": variant.shift_key, "c": variant.c, "dup_query": variant.dup_query,
+           "dup_key": variant.dup_key, "tokens": list(variant.tokens),
+           "block_scores": list(variant.block_scores), "block": variant.block}
+    return _replace(source, [(values[n], new[n]) for n in spec.setup_names])
+
+
+def _listed(parts: Sequence[int]) -> str:
+    return ", ".join(str(p) for p in parts)
+
+
+_HEADING = re.compile(r"^##\s")
+_QUESTION_NUMBER = re.compile(r"\bQuestion (\d+)\b")
+_SUMMARY = re.compile(r"^(\w+) questions?, (\d+) points?, about (\d+) minutes")
+_SUMMARY_PART = re.compile(r"^- \*\*Part (\d+)\b[^*]*\*\* \((\d+) points?, about (\d+) minutes\)")
+_COUNTS = ("No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten")
+
+
+def _grade_id_of(cell: nbformat.NotebookNode) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _keep_parts(nb: nbformat.NotebookNode, spec: QuizSpec) -> None:
+    """Take out of a source or release every cell, setup value and summary line of the
+    questions of parts ``spec`` does not cover; renumber the questions left."""
+    dropped = [q for q in CHECKPOINT.questions if q.id not in {x.id for x in spec.questions}]
+    gone = {q.id for q in dropped} | {c for q in dropped for c in q.checks}
+    blocks: list[list[nbformat.NotebookNode]] = [[]]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and _HEADING.match(cell.source):
+            blocks.append([])
+        blocks[-1].append(cell)
+    kept = []
+    for block in blocks:
+        ids = {_grade_id_of(c) for c in block}
+        if ids & gone:
+            others = sorted(i for i in ids - gone if i is not None)
+            if others:
+                raise QuizSourceError(f"the cells of {', '.join(sorted(ids & gone))} share a "
+                                      f"'## ' section with {', '.join(others)}: each "
+                                      "question needs a heading of its own")
+            continue
+        kept.extend(block)
+    nb.cells = kept
+    cells = _cells(nb)
+    if "setup" in cells:
+        cells["setup"].source = _drop_setup(cells["setup"].source,
+                                            {n for q in dropped for n in q.setup})
+    numbers = [int(m.group(1)) for c in nb.cells if c.cell_type == "markdown"
+               for m in [re.match(r"^## Question (\d+)", c.source)] if m]
+    renumber = {str(old): str(new) for new, old in enumerate(numbers, start=1)}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" or _grade_id_of(cell) == "setup":
+            cell.source = _QUESTION_NUMBER.sub(
+                lambda m: f"Question {renumber.get(m.group(1), m.group(1))}", cell.source)
+
+
+def _summary(text: str, spec: QuizSpec) -> str:
+    """The first cell's summary for the questions of ``spec``: one line per part covered
+    (each must give the spec's points), and the count, points and minutes of them all."""
+    lines = text.split("\n")
+    first = [i for i, line in enumerate(lines) if _SUMMARY.match(line)]
+    if len(first) != 1:
+        raise QuizSourceError("the first cell must say once 'N questions, P points, about M "
+                              f"minutes' (found {len(first)})")
+    out, minutes, dropping = [], 0, False
+    for line in lines:
+        part = _SUMMARY_PART.match(line)
+        if dropping and line.startswith("  ") and line.strip():
+            continue  # the rest of a dropped part's list item
+        dropping = False
+        if part:
+            number, points = int(part.group(1)), int(part.group(2))
+            if number not in spec.parts:
+                dropping = True
+                continue
+            if points != spec.points_of_part(number):
+                raise QuizSourceError(f"the first cell gives part {number} {points} points; "
+                                      f"its questions have {spec.points_of_part(number)}")
+            minutes += int(part.group(3))
+        out.append(line)
+    said = {int(m.group(1)) for m in map(_SUMMARY_PART.match, out) if m}
+    if said != set(spec.parts):
+        raise QuizSourceError(f"the first cell must have a line '- **Part N ...** (P points, "
+                              f"about M minutes): ...' for each of parts {_listed(spec.parts)} "
+                              f"(found {_listed(sorted(said))})")
+    n = len(spec.questions)
+    count = _COUNTS[n] if n < len(_COUNTS) else str(n)
+    i = first[0]
+    out[out.index(lines[i])] = _SUMMARY.sub(
+        f"{count} question{'s' * (n != 1)}, {spec.total_points} points, about {minutes} "
+        "minutes", lines[i])
+    return "\n".join(out)
+
+
+def _drop_setup(source: str, names: set[str]) -> str:
+    """The setup cell without the assignments of ``names`` (those it has: a notebook
+    already without them is left as it is), and without a comment line whose statements
+    (up to the next comment or blank line) all went with them."""
+    if not names:
+        return source
+    lines = source.split("\n")
+    remove: set[int] = set()
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in names):
+            remove.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            below = []
+            for j in range(i + 1, len(lines)):
+                if not lines[j].strip() or lines[j].lstrip().startswith("#"):
+                    break
+                below.append(j)
+            if below and all(j in remove for j in below):
+                remove.add(i)
+    return "\n".join(line for i, line in enumerate(lines) if i not in remove)
+
+
+def _require_parts(nb: nbformat.NotebookNode, spec: QuizSpec) -> None:
+    """Refuse a notebook whose graded cells are not those of the parts ``spec`` covers."""
+    present = set(_cells(nb))
+    want = set(spec.grade_ids) | {q.id for q in spec.questions}
+    other = sorted((set(CHECKPOINT.grade_ids) | {q.id for q in CHECKPOINT.questions})
+                   & present - want)
+    if other:
+        raise QuizSourceError(
+            f"the notebook has {', '.join(other)}, of parts the checkpoint does not cover (it "
+            f"covers parts {_listed(spec.covers)}): generate the assignment again from the "
+            "source written with the same --parts")
+    missing = sorted(want - present)
+    if missing:
+        raise QuizSourceError(
+            f"the notebook has no cell {', '.join(missing)}, which parts "
+            f"{_listed(spec.covers)} of the checkpoint need: write its source again with "
+            "python -m course_grading.variants --parts, from the public source")
 
 
 def fill(template: nbformat.NotebookNode, variant: Variant, *,
@@ -1001,6 +1170,13 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
     setup cell, table and options get the variant's numbers, and each read-only cell whose
     source changed its nbgrader checksum anew), or a submission as the grader restores it.
     Whatever numbers ``template`` held, the result is the same.
+
+    The result has the questions of ``variant.parts`` only (the instructor's choice):
+    with ``questions``, every cell of another part's question (its markdown, answer and
+    test cells, from its ``## Question`` heading to the next heading), the setup values it
+    alone uses, and its line of the first cell's summary are taken out, the questions after
+    it renumbered and the summary's count and points written anew. A submission must hold
+    exactly the chosen parts' graded cells, as nbgrader restores them from the gradebook.
 
     Parameters
     ----------
@@ -1017,9 +1193,15 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
         If a cell is not in the form expected.
     """
     nb = copy.deepcopy(template)
+    spec = variant.spec
+    before = {gid: cell.source for gid, cell in _cells(nb).items()}
+    if questions:
+        _keep_parts(nb, spec)
+    _require_parts(nb, spec)
+    if questions and nb.cells and nb.cells[0].cell_type == "markdown":
+        nb.cells[0].source = _summary(nb.cells[0].source, spec)
     cells = _cells(nb)
     source_form = any(BEGIN_HIDDEN in c.source for c in nb.cells if c.cell_type == "code")
-    before = {gid: cell.source for gid, cell in cells.items()}
     if "setup" not in cells:
         raise QuizSourceError("the notebook has no setup cell (grade id 'setup')")
     cells["setup"].source = fill_setup(cells["setup"].source, variant)
@@ -1030,8 +1212,9 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
             "Q": Q.tolist(), "K": K.tolist(), "expected": expected(test_id, {"Q": Q, "K": K})})
     _edit_call(cells, SHIFT_CHECK, source_form, {
         "expected": expected(SHIFT_CHECK, _shift_inputs(variant))})
-    _edit_call(cells, ONLINE_CHECK, source_form, {
-        "expected": expected(ONLINE_CHECK, _online_inputs(variant))})
+    if ONLINE_CHECK in spec.autograded:
+        _edit_call(cells, ONLINE_CHECK, source_form, {
+            "expected": expected(ONLINE_CHECK, _online_inputs(variant))})
     for question in MC_QUESTIONS:
         right, wrong = mc_letters(variant, question)
         (test_id,) = CHECKPOINT.question(question).checks
@@ -1132,6 +1315,50 @@ def _secret_file(out: Path) -> Path | None:
     return source_dir / SECRET_FILE if source_dir.name == SECRET_SOURCE else None
 
 
+#: The file of the parts the checkpoint covers, beside :data:`SECRET_FILE`: ``1, 3``.
+PARTS_FILE = "variant_parts"
+
+
+def _parts_file(out: Path) -> Path | None:
+    """Where the choice of parts goes for a variant written to ``out``: beside the
+    assignment folders of a ``secret_source/`` directory; None elsewhere."""
+    source_dir = out.resolve().parent.parent
+    return source_dir / PARTS_FILE if source_dir.name == SECRET_SOURCE else None
+
+
+def read_parts(folder: str | os.PathLike[str]) -> tuple[int, ...]:
+    """The parts of the course a class's checkpoint covers, as the instructor chose them.
+
+    ``folder`` is the course directory (its ``secret_source/``) or the ``secret_source/``
+    folder itself. Without a recorded choice (no ``secret_source/``: the public quiz; or a
+    variant made before parts could be chosen) the checkpoint covers every part.
+
+    Raises
+    ------
+    ValueError
+        If the recorded choice is not a list of the course's parts.
+
+    Examples
+    --------
+    >>> read_parts("/nonexistent")
+    (1, 2, 3)
+    """
+    folder = Path(folder)
+    path = folder / PARTS_FILE if folder.name == SECRET_SOURCE else \
+        folder / SECRET_SOURCE / PARTS_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return tuple(PARTS)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} must hold the parts the checkpoint covers, e.g. '1, 3' "
+                         f"({type(exc).__name__}: {exc})") from None
+    try:
+        return parse_parts(text)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def _default_out(template: Path) -> Path:
     """``<course>/source/<assignment>/<nb>`` -> ``<course>/secret_source/<assignment>/<nb>``."""
     return template.parent.parent.parent / SECRET_SOURCE / template.parent.name / template.name
@@ -1158,6 +1385,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="one variant for the whole class (a small class); by default "
                              "each student gets numbers of their own, derived from the seed "
                              "and their id (course_grading.personal)")
+    parser.add_argument("--parts", default=None, metavar="N[,N...]",
+                        help="the parts of the course the checkpoint covers, e.g. 1 or 1,3 "
+                             f"(parts: {'; '.join(f'{n} {t}' for n, t in PARTS.items())}; "
+                             "default: every part; part 1 is always covered). Kept in "
+                             f"{SECRET_SOURCE}/{PARTS_FILE}, which the grader, the grade "
+                             "table and the report read")
     parser.add_argument("--written", type=Path, default=None, metavar="FILE",
                         help="your model answer and rubric of the written question "
                              "(markdown, with '- N point(s): ...' lines adding up to its "
@@ -1165,7 +1398,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.seed:
         parser.error("--seed must not be empty")
+    try:
+        parts = tuple(PARTS) if args.parts is None else parse_parts(args.parts)
+    except ValueError as exc:
+        print(f"variants: --{exc}", file=sys.stderr)
+        return 2
     out = args.out or _default_out(args.template)
+    record = _parts_file(out)
+    if record is None and parts != tuple(PARTS):
+        print(f"variants: --parts {args.parts} needs the variant written into a "
+              f"{SECRET_SOURCE}/<assignment>/ folder, where the choice is kept beside it for "
+              f"the grader ({SECRET_SOURCE}/{PARTS_FILE}); got --out {out}", file=sys.stderr)
+        return 2
     if not args.overwrite_tracked and tracked_by_git(out):
         print(f"variants: {out} is tracked by git, so a variant written there is one "
               f"'git commit -a' away from publishing its answers; leave out --out (it goes "
@@ -1174,7 +1418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         public = nbformat.read(args.template, as_version=4)
-        nb = fill(public, make_variant(args.seed))
+        nb = fill(public, make_variant(args.seed, parts))
         if args.written is not None:
             nb = with_written(nb, args.written.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, QuizSourceError, nbformat.ValidationError) as exc:
@@ -1182,6 +1426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    if record is not None:
+        record.write_text(_listed(parts) + "\n", encoding="utf-8")
+        covered = CHECKPOINT.for_parts(parts)
+        print(f"covers parts {_listed(parts)} of the course: {len(covered.questions)} "
+              f"questions, {covered.total_points} points (recorded in {record})")
     secret = _secret_file(out)
     if args.per_class or secret is None:
         print(f"wrote {out} (variant {nb.metadata['course_variant']}, one for the class)")

@@ -56,9 +56,12 @@ True
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["CHECKPOINT", "PARTS", "Check", "Misconception", "Mistake", "Question", "QuizSpec"]
+__all__ = ["CHECKPOINT", "PARTS", "Check", "Misconception", "Mistake", "Question", "QuizSpec",
+           "parse_parts"]
 
 #: The parts of the course (issue 44) a question can assess: part 1 is the equation, parts 2
 #: and 3 are optional and build on part 1 only.
@@ -67,6 +70,44 @@ PARTS = {
     2: "attention in a real model",
     3: "under the hood",
 }
+
+#: The part every class takes (lessons 01-07); the others are optional.
+CORE_PART = 1
+
+
+def parse_parts(text: str | Iterable[int]) -> tuple[int, ...]:
+    """The parts of the course a checkpoint covers, from an instructor's choice.
+
+    ``text`` is part numbers separated by commas (``"1,3"``), or the numbers themselves.
+    Part 1 is always covered, whether named or not: it is the course every class takes,
+    and the parts 2 and 3 build on it.
+
+    Raises
+    ------
+    ValueError
+        If a part is not one of :data:`PARTS`; the message says what was expected and
+        what arrived.
+
+    Examples
+    --------
+    >>> parse_parts("1,3"), parse_parts("3"), parse_parts([2, 1])
+    ((1, 3), (1, 3), (1, 2))
+    >>> parse_parts("1,4")
+    Traceback (most recent call last):
+    ...
+    ValueError: parts must be numbers among 1, 2, 3 separated by commas, e.g. '1,3' (got '1,4')
+    """
+    expected = ", ".join(str(p) for p in PARTS)
+    shown = text if isinstance(text, str) else ",".join(str(p) for p in text)
+    words = shown.split(",") if isinstance(text, str) else [str(p) for p in text]
+    chosen = set()
+    for word in words:
+        word = word.strip()
+        if not word.isdigit() or int(word) not in PARTS:
+            raise ValueError(f"parts must be numbers among {expected} separated by commas, "
+                             f"e.g. '1,3' (got {shown!r})")
+        chosen.add(int(word))
+    return tuple(sorted(chosen | {CORE_PART}))
 
 #: What a check reads from the student's notebook, and so how it is judged.
 KINDS = {
@@ -189,7 +230,9 @@ class Question:
     """A question of the quiz: its answer cell, title and points.
 
     ``part`` is the part of the course it assesses (:data:`PARTS`, issue 44): 1 the
-    equation, 2 attention in a real model, 3 under the hood.
+    equation, 2 attention in a real model, 3 under the hood. ``setup`` names the setup
+    cell's values that this question alone uses: a checkpoint that leaves its part out
+    has neither the question nor those values.
 
     A question with no checks is graded by hand (the written answer). Its model answer and
     rubric are the instructor's, in their private source notebook
@@ -202,6 +245,7 @@ class Question:
     points: int
     checks: tuple[str, ...] = ()
     part: int = 1
+    setup: tuple[str, ...] = ()
 
     @property
     def manual(self) -> bool:
@@ -233,6 +277,9 @@ class QuizSpec:
         The wrong ideas behind the other questions' wrong answers.
     letters : str
         The options of the multiple-choice questions.
+    covers : tuple of int
+        The parts of the course the quiz covers (:data:`PARTS`): every part for the spec
+        as written, the instructor's choice for :meth:`for_parts`.
     """
 
     assignment: str
@@ -244,6 +291,7 @@ class QuizSpec:
     course_lib_allowed: bool
     misconceptions: tuple[Misconception, ...] = ()
     letters: str = "ABCD"
+    covers: tuple[int, ...] = tuple(PARTS)
 
     def __post_init__(self) -> None:
         for q in self.questions:
@@ -255,6 +303,45 @@ class QuizSpec:
             if q.part not in PARTS:
                 raise ValueError(f"question {q.id!r} must assess one of the parts "
                                  f"{sorted(PARTS)} (got {q.part!r})")
+            if q.part not in self.covers:
+                raise ValueError(f"question {q.id!r} assesses part {q.part}, which the quiz "
+                                 f"does not cover (it covers {list(self.covers)})")
+            if not set(q.setup) <= set(self.setup_names):
+                raise ValueError(f"question {q.id!r} uses setup values the setup cell does "
+                                 f"not assign: {sorted(set(q.setup) - set(self.setup_names))}")
+        if self.covers != parse_parts(self.covers):
+            raise ValueError(f"a quiz covers part {CORE_PART} and parts among {list(PARTS)}, "
+                             f"in order (got {list(self.covers)})")
+
+    def for_parts(self, parts: str | Iterable[int]) -> QuizSpec:
+        """The quiz as a class that covers ``parts`` of the course takes it: the questions
+        of those parts, their checks, misconceptions and setup values (part 1 always).
+
+        The instructor chooses the parts (``python -m course_grading.variants --parts``);
+        everything that grades, explains or totals the quiz of that class reads this.
+
+        Examples
+        --------
+        >>> one = CHECKPOINT.for_parts("1")
+        >>> one.covers, one.total_points, "test_online_state" in one.autograded
+        ((1,), 13, False)
+        >>> CHECKPOINT.for_parts("1,3").total_points == CHECKPOINT.total_points
+        True
+        """
+        covers = parse_parts(parts)
+        questions = tuple(q for q in self.questions if q.part in covers)
+        kept = {q.id for q in questions}
+        dropped = {name for q in self.questions if q.id not in kept for name in q.setup}
+        return dataclasses.replace(
+            self, questions=questions, covers=covers,
+            checks=tuple(c for c in self.checks if c.question in kept),
+            misconceptions=tuple(m for m in self.misconceptions if m.question in kept),
+            setup_names=tuple(n for n in self.setup_names if n not in dropped))
+
+    def dropped_by(self, parts: str | Iterable[int]) -> tuple[Question, ...]:
+        """The questions a class that covers only ``parts`` does not take."""
+        covers = parse_parts(parts)
+        return tuple(q for q in self.questions if q.part not in covers)
 
     def check(self, grade_id: str) -> Check:
         """The check with this grade id.
@@ -352,7 +439,7 @@ CHECKPOINT = QuizSpec(
                  ("test_mc_duplicate_key",)),
         Question("written_shift_or_scale", "in your own words: shift or scale?", 3),
         Question("online_state", "an online softmax's state after each block", 2,
-                 ("test_online_state",), part=3),
+                 ("test_online_state",), part=3, setup=("block_scores", "block")),
     ),
     mistakes=(
         Mistake("missing_scale", "forgot to divide the scores by sqrt(d_k)",
