@@ -313,3 +313,53 @@ def test_the_online_softmax_items_visible_check_names_its_form_mistakes():
     assert not short.passed and "must hold 6 numbers, two per block (m, then l)" in short.message
     assert not _online_verdict(nb, [1.0, float("nan")] * 3, {}).passed
     assert "checked when the quiz is graded" in _online_verdict(nb, [0.0] * 6, {}).message
+
+
+CHOICES = ("1", "1,2", "1,3", "1,2,3")
+
+
+def _right_answer(planned, inputs):
+    """The right answer of one planned check, as plain data (what the kernel would send)."""
+    if planned.kind == "weights":
+        return answer_as_data("weights", weights_without_self, (inputs["Q"], inputs["K"]))
+    if planned.kind == "output":
+        return answer_as_data("output", expected(planned.grade_id, inputs)["want"])
+    return answer_as_data("letter", inputs["right"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("parts", CHOICES)
+def test_the_proof_holds_for_200_students_for_every_choice_of_parts(parts):
+    """--parts (issue 41): for each choice and each of 200 students, the notebook the
+    student receives has the checks of the chosen parts exactly (read as the grader reads
+    them, with the spec for the choice), the right answer passes every one, a wrong letter
+    and each named misconception of a numeric item fail theirs, and the variant's proof
+    (each hidden check of the function fails for exactly its own mistake) holds."""
+    from course_grading.checkpoint_answers import MISCONCEIVED
+    from course_grading.verdicts import plan_checks
+
+    spec = CHECKPOINT.for_parts(parts)
+    template = fill(PUBLIC, variants.make_variant("template", parts))
+    for student in IDS:
+        v = personal.personal_variant(SECRET, student, spec.covers)
+        assert v.parts == spec.covers and variants._check_variant(v) is None, student
+        nb = personal.personal_notebook(template, SECRET, student, spec.covers)
+        plan = {p.grade_id: p for p in plan_checks(nb, spec).values()}
+        assert set(plan) == set(spec.autograded), student
+        for grade_id, planned in plan.items():
+            inputs = planned.inputs
+            if not inputs:
+                continue  # a visible call: its graded twin is another cell's hidden call
+            want = expected(grade_id, inputs, spec)
+            data = json.loads(json.dumps(_right_answer(planned, inputs)))
+            assert judge(grade_id, data, inputs, spec, want).passed, (student, grade_id)
+            if planned.kind == "letter":
+                for letter, misconception in inputs["wrong"].items():
+                    got = judge(grade_id, answer_as_data("letter", letter), inputs, spec, want)
+                    assert not got.passed and got.mistake == misconception, (student, letter)
+            if planned.kind == "output":
+                question = spec.check(grade_id).question
+                for m in spec.misconceptions_of(question):
+                    wrong = answer_as_data("output", MISCONCEIVED[m.id](inputs).tolist())
+                    got = judge(grade_id, json.loads(json.dumps(wrong)), inputs, spec, want)
+                    assert not got.passed and got.mistake == m.id, (student, m.id)
