@@ -1428,9 +1428,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     if record is not None:
         record.write_text(_listed(parts) + "\n", encoding="utf-8")
-        covered = CHECKPOINT.for_parts(parts)
-        print(f"covers parts {_listed(parts)} of the course: {len(covered.questions)} "
-              f"questions, {covered.total_points} points (recorded in {record})")
     secret = _secret_file(out)
     if args.per_class or secret is None:
         print(f"wrote {out} (variant {nb.metadata['course_variant']}, one for the class)")
@@ -1443,6 +1440,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.chmod(secret, 0o600)
         print(f"wrote {out} (the class's template) and {secret} (mode 0600): each student "
               "gets numbers of their own, derived from the seed and their id")
+    if record is not None:
+        covered = CHECKPOINT.for_parts(parts)
+        print(f"covers parts {_listed(parts)} of the course: {len(covered.questions)} "
+              f"questions, {covered.total_points} points (recorded in {record})")
     if args.written is None:
         print(f"variants: the written question ({WRITTEN}) has no model answer or rubric "
               f"yet: write yours into its cell in {out}, or run again with --written FILE",
