@@ -135,7 +135,8 @@ def test_the_report_lists_extensions_accommodations_and_late_work(graded, tmp_pa
              if line.startswith("| ")}
     assert "| extended | Bea O\"Neil | 2027-01-17 17:00 UTC | 2 d | on time |  | as everyone |" \
         in lines["extended"]
-    assert "| late | Léo Müller | 2027-01-15 17:00 UTC |  | 1 h | -1 | as everyone |" \
+    penalty = f"-{0.1 * AUTOMATIC:g}"  # 10% of the automatic points
+    assert f"| late | Léo Müller | 2027-01-15 17:00 UTC |  | 1 h | {penalty} | as everyone |" \
         in lines["late"]
     assert lines["accommodated"].endswith(
         f"| on time |  | x2: cell {2 * CELL_LIMIT} s, notebook 60 s |")
