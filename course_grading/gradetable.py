@@ -301,9 +301,26 @@ def _question_of(grade_id: str, answers: set[str]) -> str:
 
 
 def _notebook_problem(folder: Path, notebook: str) -> str | None:
-    """Why ``folder/notebook.ipynb`` cannot be graded, or None if it looks gradable."""
+    """Why ``folder/notebook.ipynb`` cannot be graded, or None if it looks gradable.
+
+    The file is looked at, never followed: a symbolic link (which the graders refuse, and
+    which may lead to a FIFO that would block the table for ever, or to a file of the
+    instructor's) and anything but a regular file are named, not read.
+    """
+    import stat
+
     path = folder / f"{notebook}.ipynb"
-    if not path.exists():
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        return f"notebook unreadable ({type(exc).__name__})"
+    if mode is not None and stat.S_ISLNK(mode):
+        return LINKED
+    if mode is not None and not stat.S_ISREG(mode):
+        return "not a regular file (a folder, FIFO or device named like the notebook)"
+    if mode is None:
         others = sorted(p.name[:80] for p in folder.glob("*.ipynb"))[:5]
         if others:
             found = ", ".join(repr(o) for o in others)
@@ -655,6 +672,19 @@ def _too_many_files(submitted: Path) -> str | None:
     return not_graded_why(submitted)
 
 
+#: What the table says of a submission holding a symbolic link: both graders refuse one
+#: before any of its code runs (:class:`course_grading.sandbox.SubmissionLinkError`).
+LINKED = "the submission contains symbolic links (not graded)"
+
+
+def _links_or_size(submitted: Path) -> str | None:
+    """Why autograde left no notebook for this submission folder, if the folder shows it:
+    symbolic links (refused by both graders), or its size or shape; else None."""
+    from course_exchange.exchange import symbolic_links
+
+    return LINKED if symbolic_links(submitted) else _too_many_files(submitted)
+
+
 def _student_row(gb, course, assignment, notebooks, answers, student) -> StudentRow:
     from nbgrader.api import MissingEntry
 
@@ -670,7 +700,7 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
     except MissingEntry:
         if submitted.is_dir():
             return StudentRow(student, f"{UNGRADED}: "
-                              f"{_too_many_files(submitted) or 'not autograded yet'}")
+                              f"{_links_or_size(submitted) or 'not autograded yet'}")
         return StudentRow(student, "no submission")
     late = {"seconds_late": float(sub.total_seconds_late or 0.0),
             "penalty": float(sub.late_submission_penalty or 0.0),
@@ -680,7 +710,7 @@ def _student_row(gb, course, assignment, notebooks, answers, student) -> Student
                                   if sub.extension else None)}
     for nb in notebooks:
         if not (autograded / f"{nb}.ipynb").exists():
-            why = _too_many_files(submitted) if submitted.is_dir() else None
+            why = _links_or_size(submitted) if submitted.is_dir() else None
             return StudentRow(student, f"{UNGRADED}: "
                               f"{why or 'autograde failed (no autograded notebook)'}", **late)
 
