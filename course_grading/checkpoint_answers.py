@@ -239,10 +239,44 @@ def online_softmax_state(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
     return _online(inputs, lambda old, new: float(np.exp(old - new)))
 
 
+def _sizes(inputs: Mapping[str, Any], width: str = "d_k", table: str = "tokens",
+           tables: str = "heads", cost: str = "d_k") -> NDArray[np.float64]:
+    n, d_model, h = (int(inputs[k]) for k in ("n_tokens", "d_model", "n_heads"))
+    d_k = d_model // h
+    head = d_model if width == "d_model" else d_k
+    side = d_k if table == "features" else n
+    dot = d_model if cost == "d_model" else head
+    return np.array([head, side, side, (h if tables == "heads" else 1) * side * side,
+                     h * head, side * side * (dot if table == "tokens" else n)], dtype=float)
+
+
+def multihead_sizes(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    """The sizes and the cost inside a multi-head layer (lessons 09 and 10).
+
+    Parameters
+    ----------
+    inputs : mapping
+        ``n_tokens``, ``d_model`` and ``n_heads`` (which divides ``d_model``).
+
+    Returns
+    -------
+    ndarray
+        ``[d_k, rows, columns of one head's weights, weights of all heads, width of the
+        concatenated heads, multiply-adds of one head's Q K^T]``.
+
+    Examples
+    --------
+    >>> multihead_sizes({"n_tokens": 5, "d_model": 12, "n_heads": 3}).astype(int).tolist()
+    [4, 5, 5, 75, 12, 100]
+    """
+    return _sizes(inputs)
+
+
 #: An output check's expected numbers, by :attr:`~course_quiz.checkpoint_spec.Check.computes`.
 _EXPECTED_OUTPUT: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
     "shifted_key_row": shifted_key_row,
     "online_softmax_state": online_softmax_state,
+    "multihead_sizes": multihead_sizes,
 }
 #: What each misconception of a derivation gives instead.
 MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
@@ -254,6 +288,10 @@ MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
     "unshifted_sum": lambda inputs: _online(inputs, lambda old, new: 1.0, shifted=False),
     "block_max": lambda inputs: _online(inputs, lambda old, new: float(np.exp(old - new)),
                                         running_max=False),
+    "full_width_heads": lambda inputs: _sizes(inputs, width="d_model"),
+    "features_table": lambda inputs: _sizes(inputs, table="features"),
+    "shared_table": lambda inputs: _sizes(inputs, tables="one"),
+    "cost_with_d_model": lambda inputs: _sizes(inputs, cost="d_model"),
 }
 
 

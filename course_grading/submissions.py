@@ -77,6 +77,13 @@ for start in range(0, len(block_scores), block):
     online_state += [m, total]
 """
 
+#: The part-2 question's answer, as a student who followed the shapes writes it.
+MULTIHEAD_ANSWER = """\
+d_k = d_model // n_heads
+multihead_sizes = [d_k, n_tokens, n_tokens, n_heads * n_tokens**2, n_heads * d_k,
+                   n_tokens**2 * d_k]
+"""
+
 #: the self-study checkpoint's "Stuck? Show one solution" (the plain weights), under the
 #: quiz's name: what a student who copies from the lessons hands in for question 1 (tests
 #: check that every line of its body is in the checkpoint notebook).
@@ -149,6 +156,7 @@ def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[
         "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key").lower()}"',
         "written_shift_or_scale": WRITTEN_ANSWER,
         "online_state": ONLINE_ANSWER,
+        "multihead_sizes": MULTIHEAD_ANSWER,
     }
     return {q: a for q, a in answers.items() if q in facts.questions}
 
@@ -164,11 +172,14 @@ def weights_without_self(Q, K):
 
 def know_nothing_answers() -> dict[str, str]:
     """The answer cells of a student who knows nothing: :data:`UNIFORM_WEIGHTS`, a uniform
-    row for the derivation, a constant state for the online softmax, and the
-    multiple-choice and written cells as released."""
+    row for the derivation, a constant state for the online softmax, the setup cell's
+    sizes written back for the multi-head layer, and the multiple-choice and written cells
+    as released."""
     return {"weights_without_self": UNIFORM_WEIGHTS,
             "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))",
-            "online_state": "online_state = [1.0] * (2 * (len(block_scores) // block))"}
+            "online_state": "online_state = [1.0] * (2 * (len(block_scores) // block))",
+            "multihead_sizes": "multihead_sizes = [d_model, n_tokens, n_tokens, n_tokens**2, "
+                               "d_model, n_tokens**2 * d_model]"}
 
 
 def lifted_answers() -> dict[str, str]:

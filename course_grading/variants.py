@@ -97,6 +97,7 @@ from .checkpoint_answers import (
     answer_function,
     duplicated_key_weight,
     expected,
+    multihead_sizes,
     online_softmax_state,
     option_numbers,
     shifted_key_row,
@@ -122,6 +123,8 @@ __all__ = [
     "mc_letters",
     "mc_options",
     "measure_table",
+    "multihead_draw",
+    "multihead_know_nothing",
     "online_know_nothing",
     "online_scores",
     "quiz_facts",
@@ -157,8 +160,18 @@ HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
 VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
                             if c.kind == "weights" and not c.mistake)
 
-#: Question 6's check (part 3: the online softmax's state).
+#: The part-3 question's check (the online softmax's state).
 ONLINE_CHECK = "test_online_state"
+
+#: The part-2 question's check (the sizes and the cost inside a multi-head layer).
+MULTIHEAD_CHECK = "test_multihead_sizes"
+
+#: The part-2 question's sizes: tokens, heads, and each head's width d_k (d_model is
+#: n_heads * d_k); d_k is never the number of tokens, so that a table of features against
+#: features shows.
+MULTIHEAD_TOKENS = tuple(range(5, 13))
+MULTIHEAD_HEADS = (2, 3, 4, 6, 8)
+MULTIHEAD_WIDTHS = tuple(range(3, 13))
 
 #: The tokens' names in the setup cell.
 TOKENS = ("we", "saw", "the", "dog")
@@ -218,8 +231,10 @@ class Variant:
     table_setup : (tuple of int, int, float)
         How the table was measured: the head sizes, the keys per row, the entries' size.
     block_scores, block : tuple of float, int
-        Question 6 (part 3): one row of scores an online softmax reads ``block`` at a
+        The part-3 question: one row of scores an online softmax reads ``block`` at a
         time.
+    n_tokens, d_model, n_heads : int
+        The part-2 question: the sizes of a multi-head layer.
     parts : tuple of int
         The parts of the course the checkpoint covers (the instructor's choice,
         ``--parts``): :func:`fill` writes the questions of these parts only. A student's
@@ -243,6 +258,9 @@ class Variant:
     table_setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
     block_scores: tuple[float, ...] = ()
     block: int = ONLINE_BLOCK
+    n_tokens: int = 6
+    d_model: int = 8
+    n_heads: int = 2
     parts: tuple[int, ...] = tuple(PARTS)
 
     @property
@@ -257,8 +275,17 @@ class Variant:
 
     @property
     def online_state(self) -> NDArray[np.float64]:
-        """Question 6's answer (:mod:`course_grading.checkpoint_answers`)."""
+        """The part-3 question's answer (:mod:`course_grading.checkpoint_answers`)."""
         return online_softmax_state(_online_inputs(self))
+
+    @property
+    def multihead_sizes(self) -> NDArray[np.float64]:
+        """The part-2 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return multihead_sizes(_multihead_inputs(self))
+
+
+def _multihead_inputs(v: Any) -> dict[str, Any]:
+    return {"n_tokens": v.n_tokens, "d_model": v.d_model, "n_heads": v.n_heads}
 
 
 def _online_inputs(v: Any) -> dict[str, Any]:
@@ -411,6 +438,38 @@ def online_scores(rng: np.random.Generator) -> tuple[float, ...]:
                 and all(np.abs(a - b).max() > 4 * tolerance
                         for i, a in enumerate(wrong) for b in wrong[i + 1:])):
             return tuple(float(x) for x in scores)
+
+
+def multihead_draw(rng: np.random.Generator) -> tuple[int, int, int]:
+    """The part-2 question's sizes (n_tokens, d_model, n_heads): every misconception of the
+    question, and each :func:`multihead_know_nothing` answer, is more than four tolerances
+    from the right sizes, and the misconceptions from one another."""
+    tolerance = CHECKPOINT.check(MULTIHEAD_CHECK).tolerance
+    names = [m.id for m in CHECKPOINT.misconceptions_of("multihead_sizes")]
+    while True:
+        n = int(rng.choice(MULTIHEAD_TOKENS))
+        h = int(rng.choice(MULTIHEAD_HEADS))
+        d_k = int(rng.choice(MULTIHEAD_WIDTHS))
+        if d_k == n:
+            continue
+        inputs = {"n_tokens": n, "d_model": h * d_k, "n_heads": h}
+        want = multihead_sizes(inputs)
+        wrong = [MISCONCEIVED[m](inputs) for m in names]
+        known = [*wrong, *multihead_know_nothing(inputs).values()]
+        if (all(np.abs(w - want).max() > 4 * tolerance for w in known)
+                and all(np.abs(a - b).max() > 4 * tolerance
+                        for i, a in enumerate(wrong) for b in wrong[i + 1:])):
+            return n, h * d_k, h
+
+
+def multihead_know_nothing(inputs: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
+    """Answers to the part-2 question that work nothing out (name -> sizes): constants,
+    and the setup cell's own numbers written back."""
+    n, d_model, h = (float(inputs[k]) for k in ("n_tokens", "d_model", "n_heads"))
+    out = {f"constant_{v:g}": np.full(6, float(v)) for v in (0.0, 1.0)}
+    out["setup_echoed"] = np.array([d_model, n, n, n * n, d_model, n * n * d_model])
+    out["heads_as_width"] = np.array([h, n, n, h * n * n, d_model, n * n * h])
+    return out
 
 
 def online_know_nothing(inputs: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
@@ -666,11 +725,12 @@ def _draw(seed: str) -> Variant:
         _rng(seed, "table"), public, avoid.get("mc_read_table", set()), mc_order)
     seed_id = "public" if public else hashlib.sha256(seed.encode()).hexdigest()[:12]
     block_scores = online_scores(_rng(seed, "online"))
+    n_tokens, d_model, n_heads = multihead_draw(_rng(seed, "multihead"))
     hidden = _rng(seed, "hidden")
     for _attempt in range(1000):
         variant = Variant(seed_id, Q, K, row, shift_key, c, table, unscaled_first, mc_order,
                           _hidden_inputs(hidden), dup_query, dup_key, TOKENS, table_setup,
-                          block_scores, ONLINE_BLOCK)
+                          block_scores, ONLINE_BLOCK, n_tokens, d_model, n_heads)
         if _check_variant(variant) is None:
             return variant
     raise RuntimeError(f"could not draw isolating hidden-check inputs for seed {seed!r}")
@@ -840,7 +900,9 @@ class QuizFacts:
     dup_query, dup_key : int
         Question 4's query and the token appended twice.
     block_scores, block : tuple of float, int
-        Question 6's row of scores and block size.
+        The part-3 question's row of scores and block size.
+    n_tokens, d_model, n_heads : int
+        The part-2 question's sizes.
     questions : tuple of str
         The questions (answer cells' grade ids) the notebook has: those of the parts its
         checkpoint covers.
@@ -858,6 +920,9 @@ class QuizFacts:
     block_scores: tuple[float, ...] = ()
     block: int = ONLINE_BLOCK
     questions: tuple[str, ...] = tuple(q.id for q in CHECKPOINT.questions)
+    n_tokens: int = 6
+    d_model: int = 8
+    n_heads: int = 2
 
     def mc_answer(self, question: str) -> str:
         """The right letter of a question (``"mc_read_table"`` or just ``"read_table"``)."""
@@ -875,8 +940,13 @@ class QuizFacts:
 
     @property
     def online_state(self) -> NDArray[np.float64]:
-        """Question 6's answer (:mod:`course_grading.checkpoint_answers`)."""
+        """The part-3 question's answer (:mod:`course_grading.checkpoint_answers`)."""
         return online_softmax_state(_online_inputs(self))
+
+    @property
+    def multihead_sizes(self) -> NDArray[np.float64]:
+        """The part-2 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return multihead_sizes(_multihead_inputs(self))
 
 
 def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
@@ -907,7 +977,9 @@ def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
                      int(setup["dup_key"].value),
                      tuple(float(x) for x in setup["block_scores"].value) if online else (),
                      int(setup["block"].value) if online else ONLINE_BLOCK,
-                     tuple(q.id for q in CHECKPOINT.questions if q.id in cells))
+                     tuple(q.id for q in CHECKPOINT.questions if q.id in cells),
+                     *(int(setup[k].value) if k in setup else default for k, default in
+                       (("n_tokens", 6), ("d_model", 8), ("n_heads", 2))))
 
 
 def facts_of(variant: Variant) -> QuizFacts:
@@ -917,7 +989,8 @@ def facts_of(variant: Variant) -> QuizFacts:
         right[question], wrong[question] = mc_letters(variant, question)
     return QuizFacts(variant.Q, variant.K, variant.row, variant.shift_key, variant.c, right,
                      wrong, variant.dup_query, variant.dup_key, variant.block_scores,
-                     variant.block, tuple(q.id for q in variant.spec.questions))
+                     variant.block, tuple(q.id for q in variant.spec.questions),
+                     variant.n_tokens, variant.d_model, variant.n_heads)
 
 
 def _option_inputs(v: Any) -> dict[str, Any]:
@@ -1026,7 +1099,9 @@ def fill_setup(source: str, variant: Variant) -> str:
     new = {"Q": variant.Q.tolist(), "K": variant.K.tolist(), "row": variant.row,
            "shift_key": variant.shift_key, "c": variant.c, "dup_query": variant.dup_query,
            "dup_key": variant.dup_key, "tokens": list(variant.tokens),
-           "block_scores": list(variant.block_scores), "block": variant.block}
+           "block_scores": list(variant.block_scores), "block": variant.block,
+           "n_tokens": variant.n_tokens, "d_model": variant.d_model,
+           "n_heads": variant.n_heads}
     return _replace(source, [(values[n], new[n]) for n in spec.setup_names])
 
 
@@ -1215,6 +1290,9 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
     if ONLINE_CHECK in spec.autograded:
         _edit_call(cells, ONLINE_CHECK, source_form, {
             "expected": expected(ONLINE_CHECK, _online_inputs(variant))})
+    if MULTIHEAD_CHECK in spec.autograded:
+        _edit_call(cells, MULTIHEAD_CHECK, source_form, {
+            "expected": expected(MULTIHEAD_CHECK, _multihead_inputs(variant))})
     for question in MC_QUESTIONS:
         right, wrong = mc_letters(variant, question)
         (test_id,) = CHECKPOINT.question(question).checks

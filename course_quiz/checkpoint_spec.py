@@ -45,11 +45,11 @@ Examples
 'missing_scale'
 >>> [q.id for q in CHECKPOINT.questions]  # doctest: +NORMALIZE_WHITESPACE
 ['weights_without_self', 'shifted_key', 'mc_read_table', 'mc_duplicate_key',
- 'written_shift_or_scale', 'online_state']
+ 'written_shift_or_scale', 'multihead_sizes', 'online_state']
 >>> CHECKPOINT.question("weights_without_self").points, CHECKPOINT.total_points
-(5, 15)
+(5, 17)
 >>> {part: CHECKPOINT.points_of_part(part) for part in CHECKPOINT.parts}
-{1: 13, 3: 2}
+{1: 13, 2: 2, 3: 2}
 >>> CHECKPOINT.question("written_shift_or_scale").manual
 True
 """
@@ -325,8 +325,8 @@ class QuizSpec:
         >>> one = CHECKPOINT.for_parts("1")
         >>> one.covers, one.total_points, "test_online_state" in one.autograded
         ((1,), 13, False)
-        >>> CHECKPOINT.for_parts("1,3").total_points == CHECKPOINT.total_points
-        True
+        >>> CHECKPOINT.for_parts("1,3").total_points, CHECKPOINT.for_parts("3,2").total_points
+        (15, 17)
         """
         covers = parse_parts(parts)
         questions = tuple(q for q in self.questions if q.part in covers)
@@ -425,7 +425,7 @@ CHECKPOINT = QuizSpec(
     assignment="checkpoint",
     notebook="checkpoint",
     setup_names=("tokens", "Q", "K", "row", "shift_key", "c", "dup_query", "dup_key",
-                 "block_scores", "block"),
+                 "n_tokens", "d_model", "n_heads", "block_scores", "block"),
     course_lib_allowed=False,
     questions=(
         Question("weights_without_self", "attention weights with each token hidden from "
@@ -438,6 +438,8 @@ CHECKPOINT = QuizSpec(
         Question("mc_duplicate_key", "predict, then explain: a token twice", 1,
                  ("test_mc_duplicate_key",)),
         Question("written_shift_or_scale", "in your own words: shift or scale?", 3),
+        Question("multihead_sizes", "the sizes and the cost inside a multi-head layer", 2,
+                 ("test_multihead_sizes",), part=2, setup=("n_tokens", "d_model", "n_heads")),
         Question("online_state", "an online softmax's state after each block", 2,
                  ("test_online_state",), part=3, setup=("block_scores", "block")),
     ),
@@ -503,6 +505,24 @@ CHECKPOINT = QuizSpec(
                       "doubles the key's weight and shares what is left among the others",
                       "the two copies do not get twice the old weight: each gets e^s over "
                       "the new total, Z + e^s, which is larger than before"),
+        Misconception("full_width_heads", "multihead_sizes",
+                      "gave each head queries and keys as wide as d_model",
+                      "one head's queries and keys look as wide as the whole token vector: "
+                      "the heads share d_model between them, each getting d_model / n_heads "
+                      "of it"),
+        Misconception("features_table", "multihead_sizes",
+                      "took a head's table of weights as d_k by d_k, features against "
+                      "features",
+                      "the table of weights looks d_k by d_k: a head's table has a row per "
+                      "query and a column per key, one of each per token"),
+        Misconception("shared_table", "multihead_sizes",
+                      "counted one table of weights for the whole layer, not one per head",
+                      "the count of weights is that of one table: every head computes a table "
+                      "of its own"),
+        Misconception("cost_with_d_model", "multihead_sizes",
+                      "counted the multiply-adds of Q K^T with d_model, not the head's d_k",
+                      "the multiply-adds look counted with the whole width d_model: each dot "
+                      "product of one head is d_k long"),
         Misconception("no_rescale", "online_state",
                       "kept the running sum as it was when the maximum rose",
                       "after the block that raised the maximum, the running sum still counts "
@@ -560,6 +580,14 @@ CHECKPOINT = QuizSpec(
               looks_at="your prediction for a token that appears twice",
               hint="not the right prediction: write out one row's softmax with the key "
                    "counted twice"),
+        Check("test_multihead_sizes", question="multihead_sizes", points=2,
+              answer="multihead_sizes", kind="output", hidden=True, tolerance=0.001,
+              computes="multihead_sizes", what="the sizes and the cost of your layer",
+              layout=", in the order the question lists them",
+              looks_at="d_k, one head's table of weights, the weights of all heads, the "
+                       "concatenated width and one head's multiply-adds for Q K^T",
+              hint="write out the shapes one head goes through, from the split of d_model "
+                   "to its table of weights, then count"),
         Check("test_online_state", question="online_state", points=2,
               answer="online_state", kind="output", hidden=True, tolerance=0.005,
               computes="online_softmax_state",

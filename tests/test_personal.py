@@ -363,3 +363,46 @@ def test_the_proof_holds_for_200_students_for_every_choice_of_parts(parts):
                     wrong = answer_as_data("output", MISCONCEIVED[m.id](inputs).tolist())
                     got = judge(grade_id, json.loads(json.dumps(wrong)), inputs, spec, want)
                     assert not got.passed and got.mistake == m.id, (student, m.id)
+
+
+MULTIHEAD = variants.MULTIHEAD_CHECK
+
+
+@pytest.mark.slow
+def test_the_multihead_item_isolates_its_misconceptions_for_200_students():
+    """Part 2's item (issue 41: the whole course assessed), judged as the grader judges on
+    the inputs it reads from each of 200 students' notebooks: the right sizes pass; each
+    misconception of the spec fails, named by its own words; constants, and the setup
+    cell's sizes written back, fail unnamed; the visible check passes any six finite
+    numbers (it confirms the form only), and names a row of the wrong length."""
+    from course_grading.checkpoint_answers import MISCONCEIVED
+
+    template = fill(PUBLIC, variants.make_variant("template"))
+    names = [m.id for m in CHECKPOINT.misconceptions_of("multihead_sizes")]
+    assert names == ["full_width_heads", "features_table", "shared_table",
+                     "cost_with_d_model"]
+    seen = set()
+    for student in IDS:
+        v = personal.personal_variant(SECRET, student)
+        inputs = _inputs(fill(template, v), MULTIHEAD)
+        assert inputs == {"n_tokens": v.n_tokens, "d_model": v.d_model,
+                          "n_heads": v.n_heads}, student
+        seen.add((v.n_tokens, v.d_model, v.n_heads))
+
+        def verdict(answer, given=inputs):
+            data = json.loads(json.dumps(answer_as_data("output", answer)))
+            return judge(MULTIHEAD, data, given,
+                         expected=expected(MULTIHEAD, given) if given else None)
+
+        assert verdict(v.multihead_sizes.tolist()).passed, student
+        for name in names:
+            got = verdict(MISCONCEIVED[name](inputs).tolist())
+            assert not got.passed and got.mistake == name, (student, name, got)
+            assert CHECKPOINT.misconception(name).hint[1:] in got.message
+        for name, sizes in variants.multihead_know_nothing(inputs).items():
+            got = verdict(sizes.tolist())
+            assert not got.passed and got.mistake is None, (student, name)
+        assert verdict(MISCONCEIVED["shared_table"](inputs).tolist(), {}).passed  # form only
+        short = verdict([1.0, 2.0])
+        assert not short.passed and "must hold 6 numbers, in the order" in short.message
+    assert len(seen) > 100  # the class's sizes vary from student to student

@@ -389,16 +389,17 @@ def test_the_instructors_written_answer_goes_into_the_private_variant(tmp_path, 
 
 
 #: Every choice of parts an instructor can make (part 1 always), and what the class's
-#: checkpoint then has: its questions, and its points (part 1: 13; part 3's online softmax: 2).
+#: checkpoint then has: its questions, and its points (part 1: 13; part 2's multi-head
+#: layer: 2; part 3's online softmax: 2).
 CHOICES = {
     "1": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
            "written_shift_or_scale"), 13),
     "1,2": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
-             "written_shift_or_scale"), 13),
+             "written_shift_or_scale", "multihead_sizes"), 15),
     "1,3": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
              "written_shift_or_scale", "online_state"), 15),
     "1,2,3": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
-               "written_shift_or_scale", "online_state"), 15),
+               "written_shift_or_scale", "multihead_sizes", "online_state"), 17),
 }
 
 
@@ -432,11 +433,15 @@ def test_the_chosen_parts_questions_and_nothing_else_are_in_the_class_notebook(
     headings = [c.source.split("\n")[0] for c in nb.cells
                 if c.cell_type == "markdown" and c.source.startswith("## Question")]
     assert [h.split()[2] for h in headings] == [str(i) for i in range(1, len(questions) + 1)]
-    count = ("Five", "Six")[len(questions) - 5]
+    count = ("Five", "Six", "Seven")[len(questions) - 5]
     assert f"{count} questions, {points} points" in nb.cells[0].source
     online = "online_state" in questions
-    for said in ("online softmax", "block_scores", "Part 3", "Question 6"):
+    for said in ("online softmax", "block_scores", "Part 3"):
         assert (said in text) is online, said
+    multihead = "multihead_sizes" in questions
+    for said in ("multi-head layer", "n_heads", "Part 2"):
+        assert (said in text) is multihead, said
+    assert ("Question 7" in text) is (len(questions) == 7)
     setup = variants.setup_values(cells["setup"].source)
     assert set(setup) == set(spec.setup_names)
     # what the grader reads from it is the choice's checks, exactly
@@ -491,7 +496,7 @@ def test_a_notebook_of_other_parts_is_refused_not_regraded():
     every = fill(PUBLIC, make_variant("s"))
     with pytest.raises(QuizSourceError, match="has online_state, test_online_state, of "
                                               "parts the checkpoint does not cover"):
-        fill(every, make_variant("s", "1"), questions=False)
+        fill(every, make_variant("s", "1,2"), questions=False)
     one = fill(PUBLIC, make_variant("s", "1"))
     with pytest.raises(QuizSourceError, match="has no cell online_state, test_online_state"):
         fill(one, make_variant("s", "1,3"), questions=False)

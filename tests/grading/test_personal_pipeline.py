@@ -17,7 +17,7 @@ graded against the numbers of the student whose folder it is in:
 frank, grace and heidi score what a blank notebook scores. For this class (secret
 "section B") every copied letter happens to be wrong; tests/test_personal.py shows that in
 general a copied letter is right as often as a guess. What does transfer is code: a
-classmate's working function is right on anyone's numbers (erin's 9 of 12), which no
+classmate's working function is right on anyone's numbers (erin's 11 of 14), which no
 choice of numbers can prevent.
 """
 
@@ -45,8 +45,8 @@ SECRET = "section B"
 NOTEBOOK = "checkpoint.ipynb"
 WRITTEN = "written_shift_or_scale"
 AUTO = {g: float(p) for g, p in CHECKPOINT.autograded.items()}
-CODE = {g for g in AUTO if CHECKPOINT.check(g).question in ("weights_without_self",
-                                                              "shifted_key", "online_state")}
+CODE = {g for g in AUTO if CHECKPOINT.check(g).question in (
+    "weights_without_self", "shifted_key", "online_state", "multihead_sizes")}
 STUDENTS = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
 
 
@@ -72,7 +72,8 @@ def _submissions(course) -> dict[str, bytes]:
                             f"{np.round(alice.shifted_row, 3).tolist()})",
              "mc_read_table": f'answer_read_table = "{alice.mc_answer("read_table")}"',
              "mc_duplicate_key": f'answer_duplicate_key = "{alice.mc_answer("duplicate_key")}"',
-             "online_state": f"online_state = {np.round(alice.online_state, 4).tolist()}"}
+             "online_state": f"online_state = {np.round(alice.online_state, 4).tolist()}",
+             "multihead_sizes": f"multihead_sizes = {alice.multihead_sizes.tolist()}"}
     out = {s: made_up_submission(course, "correct", s)[NOTEBOOK] for s in ("alice", "bob")}
     out["carol"] = made_up_submission(course, "blank", "carol")[NOTEBOOK]
     out["dave"] = made_up_submission(course, "knows_nothing", "dave")[NOTEBOOK]
