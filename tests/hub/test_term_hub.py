@@ -209,7 +209,13 @@ def formgrader_button(page: Any, fg: str, column: str, outcome: str) -> str:
 
 
 #: The inputs of the setup cell that are numbers (``tokens`` is the same words for everyone).
-NUMERIC_INPUTS = ("Q", "K", "row", "shift_key", "c", "dup_query", "dup_key")
+NUMERIC_INPUTS = ("Q", "K", "row", "shift_key", "c", "dup_query", "dup_key", "block_scores",
+                  "block", "n_tokens", "d_model", "n_heads")
+#: Those the round sees differ between any two of its three students. Not ``block`` (the
+#: same for everyone) nor the multi-head layer's sizes (each from a handful of values: a seed
+#: under which three students share none of them as well is rare enough that looking for it
+#: takes minutes); each student's are checked to be their own all the same.
+APART = ("Q", "K", "row", "shift_key", "c", "dup_query", "dup_key", "block_scores")
 
 #: The instructor's model answer and rubric of the written question (the instructors' guide,
 #: step 1: ``--written FILE``); the public notebook has neither.
@@ -240,7 +246,7 @@ def class_seed(students: Sequence[str], tries: int = 3000) -> tuple[str, str, st
     from course_grading.variants import MC_QUESTIONS, mc_letters
 
     def differ(a, b) -> bool:
-        return all(not np.array_equal(getattr(a, n), getattr(b, n)) for n in NUMERIC_INPUTS)
+        return all(not np.array_equal(getattr(a, n), getattr(b, n)) for n in APART)
 
     for n in range(tries):
         seed = f"hub round {n}"
@@ -252,10 +258,25 @@ def class_seed(students: Sequence[str], tries: int = 3000) -> tuple[str, str, st
             chosen.append(v)
         else:
             for (i, a), (j, b) in itertools.permutations(enumerate(chosen), 2):
-                if all(mc_letters(a, q)[0] != mc_letters(b, q)[0] for q in MC_QUESTIONS):
+                if (all(mc_letters(a, q)[0] != mc_letters(b, q)[0] for q in MC_QUESTIONS)
+                        and answer_values(a)["multihead_sizes"]
+                        != answer_values(b)["multihead_sizes"]):
                     return seed, students[i], students[j]
     raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
-                         f"values of {', '.join(NUMERIC_INPUTS)} and different right letters")
+                         f"values of {', '.join(APART)} and different right answers")
+
+
+def answer_values(variant: Any) -> dict[str, list]:
+    """The right answers of the online-softmax and multi-head questions for ``variant``, as
+    values: what a student who worked them out passes on."""
+    from course_grading.submissions import MULTIHEAD_ANSWER, ONLINE_ANSWER
+
+    names = {n: getattr(variant, n) for n in NUMERIC_INPUTS}
+    names["block_scores"] = list(names["block_scores"])
+    names["np"] = np
+    exec(ONLINE_ANSWER + MULTIHEAD_ANSWER, names)  # the course's own answer cells
+    return {"online_state": np.round(np.array(names["online_state"], dtype=float), 4).tolist(),
+            "multihead_sizes": [int(x) for x in names["multihead_sizes"]]}
 
 
 def setup_numbers(source: str) -> dict[str, Any]:
@@ -268,7 +289,8 @@ def setup_numbers(source: str) -> dict[str, Any]:
 
 def variant_numbers(variant: Any) -> dict[str, Any]:
     """The numeric inputs of a variant, as its setup cell writes them."""
-    return {n: (v.tolist() if isinstance(v := getattr(variant, n), np.ndarray) else v)
+    return {n: (v.tolist() if isinstance(v := getattr(variant, n), np.ndarray)
+                else list(v) if isinstance(v, tuple) else v)
             for n in NUMERIC_INPUTS}
 
 
@@ -343,6 +365,7 @@ def copied_answers(secret: str, classmate: str) -> dict[str, str]:
         "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
         "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key")}"',
         "written_shift_or_scale": WRITTEN_ANSWER,
+        **{q: f"{q} = {v}" for q, v in answer_values(theirs).items()},
     }
 
 
@@ -475,7 +498,7 @@ def test_one_round_with_per_student_variants_through_the_hub(term, chromium, tmp
     for s in ids:
         assert numbers[s] == variant_numbers(personal_variant(seed, s)), (s, numbers[s])
     for a, b in itertools.combinations(ids, 2):
-        same = [n for n in NUMERIC_INPUTS if numbers[a][n] == numbers[b][n]]
+        same = [n for n in APART if numbers[a][n] == numbers[b][n]]
         assert not same, f"{a} and {b} were shown the same {same}"
 
     # 4. collect with formgrader's button, autograde on the command line (docs/deploy.md
