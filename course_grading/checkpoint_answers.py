@@ -46,6 +46,7 @@ __all__ = [
     "duplicated_key_weight",
     "expected",
     "mistaken_weights",
+    "online_softmax_state",
     "option_numbers",
     "shifted_key_row",
     "weights_without_self",
@@ -190,15 +191,107 @@ def _plus_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
     return w
 
 
+def _blocks(inputs: Mapping[str, Any]) -> list[NDArray[np.float64]]:
+    scores = np.asarray(inputs["scores"], dtype=float)
+    size = int(inputs["block"])
+    if scores.ndim != 1 or size < 1 or scores.size % size:
+        raise ValueError(f"scores must be one row whose length is a multiple of block={size} "
+                         f"(got shape {scores.shape})")
+    return [scores[i:i + size] for i in range(0, scores.size, size)]
+
+
+def _online(inputs: Mapping[str, Any], rescale: Callable[[float, float], float],
+            running_max: bool = True, shifted: bool = True) -> NDArray[np.float64]:
+    """The state (m, l) after each block of an online softmax: ``rescale(m_old, m_new)`` is
+    the factor the running sum is multiplied by when a block moves the maximum."""
+    state: list[float] = []
+    m, total = -np.inf, 0.0
+    for block in _blocks(inputs):
+        new = max(m, float(block.max())) if running_max else float(block.max())
+        if shifted:
+            total = (total * rescale(m, new) if np.isfinite(m) else 0.0) + float(
+                np.exp(block - new).sum())
+        else:
+            total += float(np.exp(block).sum())
+        m = new
+        state += [m, total]
+    return np.array(state)
+
+
+def online_softmax_state(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    """The running maximum m and running sum l = sum of e^(s - m) after each block.
+
+    Parameters
+    ----------
+    inputs : mapping
+        ``scores`` (one row) and ``block`` (how many scores each block holds).
+
+    Returns
+    -------
+    ndarray
+        ``[m_1, l_1, m_2, l_2, ...]``, one pair per block.
+
+    Examples
+    --------
+    >>> online_softmax_state({"scores": [0.0, 0.0, 1.0, 0.0], "block": 2}).round(3).tolist()
+    [0.0, 2.0, 1.0, 2.104]
+    """
+    return _online(inputs, lambda old, new: float(np.exp(old - new)))
+
+
+def _sizes(inputs: Mapping[str, Any], width: str = "d_k", table: str = "tokens",
+           tables: str = "heads", cost: str = "d_k") -> NDArray[np.float64]:
+    n, d_model, h = (int(inputs[k]) for k in ("n_tokens", "d_model", "n_heads"))
+    d_k = d_model // h
+    head = d_model if width == "d_model" else d_k
+    side = d_k if table == "features" else n
+    dot = d_model if cost == "d_model" else head
+    return np.array([head, side, side, (h if tables == "heads" else 1) * side * side,
+                     h * head, side * side * (dot if table == "tokens" else n)], dtype=float)
+
+
+def multihead_sizes(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    """The sizes and the cost inside a multi-head layer (lessons 09 and 10).
+
+    Parameters
+    ----------
+    inputs : mapping
+        ``n_tokens``, ``d_model`` and ``n_heads`` (which divides ``d_model``).
+
+    Returns
+    -------
+    ndarray
+        ``[d_k, rows, columns of one head's weights, weights of all heads, width of the
+        concatenated heads, multiply-adds of one head's Q K^T]``.
+
+    Examples
+    --------
+    >>> multihead_sizes({"n_tokens": 5, "d_model": 12, "n_heads": 3}).astype(int).tolist()
+    [4, 5, 5, 75, 12, 100]
+    """
+    return _sizes(inputs)
+
+
 #: An output check's expected numbers, by :attr:`~course_quiz.checkpoint_spec.Check.computes`.
 _EXPECTED_OUTPUT: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
     "shifted_key_row": shifted_key_row,
+    "online_softmax_state": online_softmax_state,
+    "multihead_sizes": multihead_sizes,
 }
-#: What each misconception of the derivation gives instead.
+#: What each misconception of a derivation gives instead.
 MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
     "row_shift_rule": _unshifted_row,
     "times_e_c": _times_e_c,
     "plus_c": _plus_c,
+    "no_rescale": lambda inputs: _online(inputs, lambda old, new: 1.0),
+    "rescale_inverted": lambda inputs: _online(inputs, lambda old, new: float(np.exp(new - old))),
+    "unshifted_sum": lambda inputs: _online(inputs, lambda old, new: 1.0, shifted=False),
+    "block_max": lambda inputs: _online(inputs, lambda old, new: float(np.exp(old - new)),
+                                        running_max=False),
+    "full_width_heads": lambda inputs: _sizes(inputs, width="d_model"),
+    "features_table": lambda inputs: _sizes(inputs, table="features"),
+    "shared_table": lambda inputs: _sizes(inputs, tables="one"),
+    "cost_with_d_model": lambda inputs: _sizes(inputs, cost="d_model"),
 }
 
 
@@ -309,7 +402,7 @@ def expected(grade_id: str, inputs: Mapping[str, Any], spec: QuizSpec = CHECKPOI
         The check.
     inputs : mapping
         The check's inputs (``Q``, ``K`` for weights; ``Q``, ``K``, ``row``, ``key``, ``c``
-        for the derivation).
+        for the derivation; ``scores``, ``block`` for the online softmax).
     spec : QuizSpec
 
     Returns
@@ -324,7 +417,7 @@ def expected(grade_id: str, inputs: Mapping[str, Any], spec: QuizSpec = CHECKPOI
         return {"want": weights_without_self(inputs["Q"], inputs["K"]).tolist(),
                 "mistaken": {k: v.tolist() for k, v in
                              mistaken_weights(inputs["Q"], inputs["K"], spec).items()}}
-    if check_.kind == "output" and "Q" in inputs:
+    if check_.kind == "output" and inputs:
         return {"want": _EXPECTED_OUTPUT[str(check_.computes)](inputs).tolist(),
                 "misconceived": {m.id: MISCONCEIVED[m.id](inputs).tolist()
                                  for m in spec.misconceptions_of(check_.question)}}

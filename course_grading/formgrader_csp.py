@@ -168,6 +168,8 @@ class ScriptFreeLoader(jinja2.BaseLoader):
                                       f'</script>\n<link rel="stylesheet" href="{page_base}/'
                                       f'{STATIC_URL}/{READABLE_CSS}">')
         text = rewrite_template(text, page_base)
+        if "data-submission_id=" in text:  # the Manual Grading page: the written answer's guide
+            text = _add_written_guide(text, page_base)
         if template == "manage_assignments.tpl" and os.environ.get(NO_EXCHANGE_ENV):
             text = _EXCHANGE_WARNING.sub(NO_EXCHANGE_NOTE, text)
         leftover = _INLINE_SCRIPT.search(text) or _HANDLER.search(text)
@@ -177,6 +179,17 @@ class ScriptFreeLoader(jinja2.BaseLoader):
                 f"course's rewrite ({leftover.group(0).strip()!r}); refusing to serve it")
         mtime = os.path.getmtime(path)
         return text, path, lambda: os.path.getmtime(path) == mtime
+
+
+def _add_written_guide(text: str, base: str) -> str:
+    """The formgrade page's variables script, followed by ``written_guide.js``
+    (:mod:`course_grading.written_guide`), which reads them."""
+    from .written_guide import WRITTEN
+
+    end = text.index("</script>", text.index("data-submission_id=")) + len("</script>")
+    script = (f'\n<script src="{base}/{STATIC_URL}/written_guide.js" '
+              f'data-question="{WRITTEN}"></script>')
+    return text[:end] + script + text[end:]
 
 
 def _nbgrader_templates() -> str:
@@ -243,14 +256,18 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    """Add the policy, the two script files and the rewritten templates to the server."""
+    """Add the policy, the script files, the rewritten templates and the written answer's
+    guide (:mod:`course_grading.written_guide`) to the server."""
     from jupyter_server.utils import url_path_join
     from tornado.web import StaticFileHandler
+
+    from .written_guide import URL_PATTERN, WrittenGuideHandler
 
     webapp = serverapp.web_app
     base_url = webapp.settings.get("base_url", "/")
     webapp.add_handlers(".*$", [(url_path_join(base_url, STATIC_URL, "(.*)"),
-                                 StaticFileHandler, {"path": STATIC_DIR})])
+                                 StaticFileHandler, {"path": STATIC_DIR}),
+                                (url_path_join(base_url, URL_PATTERN), WrittenGuideHandler)])
     webapp.add_transform(_csp_transform(base_url, webapp.settings))
     _swap_templates(webapp.settings)
     serverapp.log.info("course_grading.formgrader_csp: formgrader served with %s",

@@ -172,12 +172,16 @@ class GradeTable:
     max_scores : dict of str to float
     rows : list of StudentRow
         Sorted by student id.
+    parts : tuple of int
+        The parts of the course the checkpoint covers, as the instructor chose them
+        (:func:`course_grading.variants.read_parts`); ``()`` for another assignment.
     """
 
     assignment: str
     questions: list[str]
     max_scores: dict[str, float]
     rows: list[StudentRow]
+    parts: tuple[int, ...] = ()
 
     @property
     def header(self) -> list[str]:
@@ -585,9 +589,13 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
     course_grading.gradebook.GradebookMissing
         (a ``FileNotFoundError``) If the gradebook does not exist or cannot be reached.
     ValueError
-        If the gradebook does not know ``assignment``.
+        If the gradebook does not know ``assignment``, or its checkpoint has a question
+        of a part the class's recorded choice leaves out (the assignment was generated
+        from another source than the choice's).
     """
     from nbgrader.api import MissingEntry, Student
+
+    from .variants import read_parts
 
     where = locate(course_dir)
     course = where.root
@@ -611,6 +619,18 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
                     questions.append(q)
                     max_scores[q] = 0.0
                 max_scores[q] += float(cell.max_score)
+        parts: tuple[int, ...] = ()
+        if assignment == CHECKPOINT.assignment:
+            parts = read_parts(course)
+            left_out = {g for q in CHECKPOINT.dropped_by(parts) for g in (q.id, *q.checks)}
+            stray = sorted({c.name for nb in asg.notebooks
+                            for c in (*nb.grade_cells, *nb.solution_cells)} & left_out)
+            if stray:
+                raise ValueError(
+                    f"the gradebook's {assignment} has {', '.join(stray)}, of parts the class's "
+                    f"checkpoint does not cover (it covers parts "
+                    f"{', '.join(map(str, parts))}, as {course / 'secret_source'} records): "
+                    f"run nbgrader generate_assignment {assignment} --force again")
 
         people = {s.id: s for s in gb.db.query(Student).all()}
         roster = read_roster(gb.db)
@@ -641,7 +661,7 @@ def build_grade_table(course_dir: Path | str, assignment: str = "checkpoint") ->
             if row.due is None and asg.duedate is not None:
                 row.due = asg.duedate + dt.timedelta(minutes=row.extension_minutes or 0)
             rows.append(row)
-    return GradeTable(assignment, questions, max_scores, rows)
+    return GradeTable(assignment, questions, max_scores, rows, parts)
 
 
 def _too_many_files(submitted: Path) -> str | None:

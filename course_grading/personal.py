@@ -71,7 +71,7 @@ from course_exchange.ngshare_exchange import NgshareReleaseAssignment
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .check_calls import QuizSourceError
-from .variants import SECRET_FILE, SECRET_SOURCE, Variant, fill, make_variant
+from .variants import SECRET_FILE, SECRET_SOURCE, Variant, fill, make_variant, read_parts
 
 __all__ = [
     "SECRET_FILE",
@@ -131,15 +131,19 @@ def student_seed(secret: str, student: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def personal_variant(secret: str, student: str) -> Variant:
-    """The variant of ``student`` in the class whose secret is ``secret``."""
-    return make_variant(student_seed(secret, student))
+def personal_variant(secret: str, student: str,
+                     parts: tuple[int, ...] | None = None) -> Variant:
+    """The variant of ``student`` in the class whose secret is ``secret``, for a checkpoint
+    that covers ``parts`` of the course (default: every part; the numbers are the same
+    whatever the parts)."""
+    return make_variant(student_seed(secret, student), parts)
 
 
-def personal_notebook(released: nbformat.NotebookNode, secret: str,
-                      student: str) -> nbformat.NotebookNode:
-    """The released notebook with ``student``'s numbers, as that student receives it."""
-    nb = fill(released, personal_variant(secret, student))
+def personal_notebook(released: nbformat.NotebookNode, secret: str, student: str,
+                      parts: tuple[int, ...] | None = None) -> nbformat.NotebookNode:
+    """The released notebook with ``student``'s numbers, as that student receives it (its
+    questions those of ``parts``, the class's choice: :func:`~.variants.read_parts`)."""
+    nb = fill(released, personal_variant(secret, student, parts))
     nb.metadata["course_student"] = student
     return nb
 
@@ -163,7 +167,9 @@ class PersonalVariant(NbGraderPreprocessor):
             return nb, resources
         student = str(info.get("student") or "")
         path = self.secret_file or secret_path(self._course_root(resources))
-        variant = personal_variant(read_secret(path), student)
+        # the parts the class's checkpoint covers: recorded beside the secret, never read
+        # from the student's notebook
+        variant = personal_variant(read_secret(path), student, read_parts(Path(path).parent))
         claimed = nb.metadata.get("course_variant")
         if claimed not in (None, variant.seed_id):
             self.log.warning("[%s] the submitted notebook has the numbers of variant %s, not "
@@ -228,6 +234,7 @@ def personal_files(coursedir: Any, students: Sequence[str] | None = None
     if not path.exists() or coursedir.assignment_id != CHECKPOINT.assignment:
         return {}
     secret = read_secret(path)
+    parts = read_parts(path.parent)
     students = list(students) if students is not None else _class_list(coursedir)
     if not students:
         raise ValueError("per-student variants need the class list, and the gradebook has "
@@ -239,7 +246,8 @@ def personal_files(coursedir: Any, students: Sequence[str] | None = None
     out: dict[str, dict[str, bytes]] = {}
     for student in students:
         personal_folder(Path("/"), coursedir.assignment_id, student)  # refuses path-like ids
-        out[student] = {name: nbformat.writes(personal_notebook(nb, secret, student)).encode()
+        out[student] = {name: nbformat.writes(personal_notebook(nb, secret, student, parts)
+                                              ).encode()
                         for name, nb in notebooks.items()}
     return out
 

@@ -16,6 +16,7 @@ Use it in place of nbgrader's class in ``Autograde.sanitize_preprocessors``
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 from nbformat.notebooknode import NotebookNode
@@ -70,10 +71,12 @@ class QuietOverwriteCells(OverwriteCells):
             return None
         from .check_calls import QuizSourceError
         from .personal import personal_variant, read_secret
-        from .variants import fill_setup
+        from .variants import fill_setup, read_parts
 
         try:
-            return fill_setup(source, personal_variant(read_secret(secret_file), student))
+            parts = read_parts(Path(secret_file).parent)
+            return fill_setup(source, personal_variant(read_secret(secret_file), student,
+                                                       parts))
         except (OSError, ValueError, QuizSourceError):
             return None
 

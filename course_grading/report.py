@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_quiz.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT, PARTS
 
 from .gradebook import locate
 from .gradetable import DIAGNOSED_MISTAKES, GradeTable, build_grade_table
@@ -356,6 +356,15 @@ def _html_table(head: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _covers(parts: Sequence[int]) -> str:
+    """What the checkpoint covers, in words, from the grade table's parts (the instructor's
+    recorded choice, the same one the grader used)."""
+    covered = CHECKPOINT.for_parts(parts)
+    named = "; ".join(f"{p}, {PARTS[p]}" for p in covered.covers)
+    return (f"The checkpoint covers part{'s' * (len(covered.covers) > 1)} {named} of the "
+            f"course: {len(covered.questions)} questions, {covered.total_points:g} points.")
+
+
 def write_report(course_dir: Path | str, out_dir: Path | str,
                  assignment: str = "checkpoint") -> ClassSummary:
     """Write scores.png, mistakes.png, report.md and report.html into ``out_dir``.
@@ -387,6 +396,7 @@ def write_report(course_dir: Path | str, out_dir: Path | str,
         f"graded, {len(missing)} without a submission."
         + (f" {len(s.troubled)} graded but stopped or broken." if s.troubled else "")
         + (f" {len(late)} came late." if late else "")
+        + (f" {_covers(s.table.parts)}" if s.table.parts else "")
     )
     ungraded_rows = [[k, v] for k, v in sorted(s.ungraded.items())]
     troubled_rows = [[k, "; ".join(v)] for k, v in sorted(s.troubled.items())]

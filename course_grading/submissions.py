@@ -66,6 +66,24 @@ w[shift_key] *= np.exp(c)
 shifted_weights = w / w.sum()
 """
 
+#: Question 6's answer (part 3), as a student who worked through the blocks writes it.
+ONLINE_ANSWER = """\
+m, total, online_state = -np.inf, 0.0, []
+for start in range(0, len(block_scores), block):
+    part = np.array(block_scores[start:start + block])
+    new_m = max(m, part.max())
+    total = total * np.exp(m - new_m) + np.exp(part - new_m).sum()
+    m = new_m
+    online_state += [m, total]
+"""
+
+#: The part-2 question's answer, as a student who followed the shapes writes it.
+MULTIHEAD_ANSWER = """\
+d_k = d_model // n_heads
+multihead_sizes = [d_k, n_tokens, n_tokens, n_heads * n_tokens**2, n_heads * d_k,
+                   n_tokens**2 * d_k]
+"""
+
 #: the self-study checkpoint's "Stuck? Show one solution" (the plain weights), under the
 #: quiz's name: what a student who copies from the lessons hands in for question 1 (tests
 #: check that every line of its body is in the checkpoint notebook).
@@ -126,17 +144,21 @@ def answers_for(facts: QuizFacts, weights_source: str = CORRECT_ANSWER) -> dict[
     ----------
     facts : QuizFacts
         The numbers of the source notebook the release was made from (its right letters
-        differ between variants).
+        differ between variants), and its questions (those of the parts it covers: the
+        answers are for these only).
     weights_source : str
         The source of the ``weights_without_self`` answer cell.
     """
-    return {
+    answers = {
         "weights_without_self": weights_source,
         "shifted_key": SHIFTED_ANSWER,
         "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
         "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key").lower()}"',
         "written_shift_or_scale": WRITTEN_ANSWER,
+        "online_state": ONLINE_ANSWER,
+        "multihead_sizes": MULTIHEAD_ANSWER,
     }
+    return {q: a for q, a in answers.items() if q in facts.questions}
 
 
 #: What a student who knows nothing of attention hands in for the function: the right
@@ -150,9 +172,14 @@ def weights_without_self(Q, K):
 
 def know_nothing_answers() -> dict[str, str]:
     """The answer cells of a student who knows nothing: :data:`UNIFORM_WEIGHTS`, a uniform
-    row for the derivation, and the multiple-choice and written cells as released."""
+    row for the derivation, a constant state for the online softmax, the setup cell's
+    sizes written back for the multi-head layer, and the multiple-choice and written cells
+    as released."""
     return {"weights_without_self": UNIFORM_WEIGHTS,
-            "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))"}
+            "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))",
+            "online_state": "online_state = [1.0] * (2 * (len(block_scores) // block))",
+            "multihead_sizes": "multihead_sizes = [d_model, n_tokens, n_tokens, n_tokens**2, "
+                               "d_model, n_tokens**2 * d_model]"}
 
 
 def lifted_answers() -> dict[str, str]:
@@ -258,7 +285,8 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
         answers = lifted_answers()
     elif kind == "knows_nothing":
         answers = know_nothing_answers()
-    nb = fill_answers(released, answers)
+    present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in released.cells}
+    nb = fill_answers(released, {q: a for q, a in answers.items() if q in present})
     if kind == "edited_tests":
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
@@ -325,7 +353,7 @@ def made_up_submission(course: str | Path, kind: str,
         ``student`` is given.
     """
     from .personal import personal_notebook, personal_variant, read_secret, secret_path
-    from .variants import facts_of, quiz_facts
+    from .variants import facts_of, quiz_facts, read_parts
 
     if kind not in KINDS:
         raise ValueError(f"unknown submission kind {kind!r}: expected one of {', '.join(KINDS)}")
@@ -336,9 +364,10 @@ def made_up_submission(course: str | Path, kind: str,
             raise ValueError("this course gives each student numbers of their own: name the "
                              "student whose submission to make")
         secret = read_secret(secret_path(course))
-        own = personal_notebook(nbformat.read(released, as_version=4), secret, student)
+        parts = read_parts(course)
+        own = personal_notebook(nbformat.read(released, as_version=4), secret, student, parts)
         return make_submission(kind, nbformat.writes(own),
-                               facts_of(personal_variant(secret, student)))
+                               facts_of(personal_variant(secret, student, parts)))
     return make_submission(kind, released.read_text(encoding="utf-8"),
                            quiz_facts(nbformat.read(source, as_version=4)))
 

@@ -56,8 +56,10 @@ True
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
@@ -79,7 +81,7 @@ from nbgrader.utils import compute_checksum
 from numpy.typing import NDArray
 
 from course_lib.attention import attention_weights, softmax
-from course_quiz.checkpoint_spec import CHECKPOINT
+from course_quiz.checkpoint_spec import CHECKPOINT, PARTS, QuizSpec, parse_parts
 
 from .check_calls import (
     BEGIN_HIDDEN,
@@ -95,6 +97,8 @@ from .checkpoint_answers import (
     answer_function,
     duplicated_key_weight,
     expected,
+    multihead_sizes,
+    online_softmax_state,
     option_numbers,
     shifted_key_row,
     weights_without_self,
@@ -102,6 +106,7 @@ from .checkpoint_answers import (
 
 __all__ = [
     "DEFAULT_SEED",
+    "PARTS_FILE",
     "SECRET_PATH",
     "SOURCE_PATH",
     "QuizFacts",
@@ -118,7 +123,12 @@ __all__ = [
     "mc_letters",
     "mc_options",
     "measure_table",
+    "multihead_draw",
+    "multihead_know_nothing",
+    "online_know_nothing",
+    "online_scores",
     "quiz_facts",
+    "read_parts",
     "read_rubric",
     "tracked_by_git",
     "with_written",
@@ -150,6 +160,19 @@ HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
 VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
                             if c.kind == "weights" and not c.mistake)
 
+#: The part-3 question's check (the online softmax's state).
+ONLINE_CHECK = "test_online_state"
+
+#: The part-2 question's check (the sizes and the cost inside a multi-head layer).
+MULTIHEAD_CHECK = "test_multihead_sizes"
+
+#: The part-2 question's sizes: tokens, heads, and each head's width d_k (d_model is
+#: n_heads * d_k); d_k is never the number of tokens, so that a table of features against
+#: features shows.
+MULTIHEAD_TOKENS = tuple(range(5, 13))
+MULTIHEAD_HEADS = (2, 3, 4, 6, 8)
+MULTIHEAD_WIDTHS = tuple(range(3, 13))
+
 #: The tokens' names in the setup cell.
 TOKENS = ("we", "saw", "the", "dog")
 
@@ -160,6 +183,11 @@ TABLE_DKS = ((4, 16, 64, 256), (2, 8, 32, 128), (8, 32, 128, 512))
 TABLE_KEYS = (8, 10, 12, 16, 20, 24)
 TABLE_SCALES = (0.8, 0.9, 1.0, 1.1, 1.2)
 _TABLE_ROWS = 400
+
+#: Question 6: an online softmax reads a row of ONLINE_BLOCKS * ONLINE_BLOCK scores,
+#: ONLINE_BLOCK at a time.
+ONLINE_BLOCK = 2
+ONLINE_BLOCKS = 3
 
 _SATURATED = 0.9  # a correct weight above this (or below _TINY) counts as saturated
 _TINY = 0.01
@@ -202,6 +230,15 @@ class Variant:
         The tokens' names.
     table_setup : (tuple of int, int, float)
         How the table was measured: the head sizes, the keys per row, the entries' size.
+    block_scores, block : tuple of float, int
+        The part-3 question: one row of scores an online softmax reads ``block`` at a
+        time.
+    n_tokens, d_model, n_heads : int
+        The part-2 question: the sizes of a multi-head layer.
+    parts : tuple of int
+        The parts of the course the checkpoint covers (the instructor's choice,
+        ``--parts``): :func:`fill` writes the questions of these parts only. A student's
+        numbers do not depend on it.
     """
 
     seed_id: str
@@ -219,11 +256,40 @@ class Variant:
     dup_key: int = 3
     tokens: tuple[str, ...] = TOKENS
     table_setup: tuple[tuple[int, ...], int, float] = (TABLE_DKS[0], 16, 1.0)
+    block_scores: tuple[float, ...] = ()
+    block: int = ONLINE_BLOCK
+    n_tokens: int = 6
+    d_model: int = 8
+    n_heads: int = 2
+    parts: tuple[int, ...] = tuple(PARTS)
+
+    @property
+    def spec(self) -> QuizSpec:
+        """The checkpoint as the class of this variant takes it (its parts only)."""
+        return CHECKPOINT.for_parts(self.parts)
 
     @property
     def shifted_row(self) -> NDArray[np.float64]:
         """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
         return shifted_key_row(_shift_inputs(self))
+
+    @property
+    def online_state(self) -> NDArray[np.float64]:
+        """The part-3 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return online_softmax_state(_online_inputs(self))
+
+    @property
+    def multihead_sizes(self) -> NDArray[np.float64]:
+        """The part-2 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return multihead_sizes(_multihead_inputs(self))
+
+
+def _multihead_inputs(v: Any) -> dict[str, Any]:
+    return {"n_tokens": v.n_tokens, "d_model": v.d_model, "n_heads": v.n_heads}
+
+
+def _online_inputs(v: Any) -> dict[str, Any]:
+    return {"scores": list(v.block_scores), "block": v.block}
 
 
 def _shift_inputs(v: Any) -> dict[str, Any]:
@@ -321,7 +387,8 @@ def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float
         c = float(np.round(rng.uniform(0.8, 2.0), 1))
         inputs = {"Q": Q, "K": K, "row": row, "key": key, "c": c}
         want = shifted_key_row(inputs)
-        wrong = [f(inputs) for f in MISCONCEIVED.values()] + [np.full(len(want), 1 / len(want))]
+        wrong = [MISCONCEIVED[m.id](inputs) for m in CHECKPOINT.misconceptions_of(
+            "shifted_key")] + [np.full(len(want), 1 / len(want))]
         if all(np.abs(w - want).max() > 4 * tolerance for w in wrong):
             return row, key, c
 
@@ -346,6 +413,75 @@ def _duplicate(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.f
         if len(set(shown)) == len(shown) and not texts & avoid:
             return query, key
     raise _Redraw("no query and key of this example give question 4 distinct options")
+
+
+def online_scores(rng: np.random.Generator) -> tuple[float, ...]:
+    """Question 6's row of scores: the second block raises the maximum (by at least 0.5, so
+    that forgetting to rescale the running sum shows) and the last block's largest score is
+    below the running maximum (by at least 0.5, so that keeping a block's own maximum
+    shows); every misconception of the question, the whole row's state written for every
+    block (what a call of softmax on the row gives) and any constant answer are more than
+    four tolerances from the right state, and the misconceptions from one another."""
+    tolerance = CHECKPOINT.check(ONLINE_CHECK).tolerance
+    names = [m.id for m in CHECKPOINT.misconceptions_of(CHECKPOINT.check(ONLINE_CHECK).question)]
+    while True:
+        scores = _r1(rng.uniform(-2.0, 3.0, size=ONLINE_BLOCK * ONLINE_BLOCKS))
+        first, second, last = (scores[i:i + ONLINE_BLOCK] for i in
+                               range(0, scores.size, ONLINE_BLOCK))
+        if not (second.max() >= first.max() + 0.5 and last.max() <= second.max() - 0.5):
+            continue
+        inputs = {"scores": scores.tolist(), "block": ONLINE_BLOCK}
+        want = online_softmax_state(inputs)
+        wrong = [MISCONCEIVED[m](inputs) for m in names]
+        known = [*wrong, *online_know_nothing(inputs).values()]
+        if (all(np.abs(w - want).max() > 4 * tolerance for w in known)
+                and all(np.abs(a - b).max() > 4 * tolerance
+                        for i, a in enumerate(wrong) for b in wrong[i + 1:])):
+            return tuple(float(x) for x in scores)
+
+
+def multihead_draw(rng: np.random.Generator) -> tuple[int, int, int]:
+    """The part-2 question's sizes (n_tokens, d_model, n_heads): every misconception of the
+    question, and each :func:`multihead_know_nothing` answer, is more than four tolerances
+    from the right sizes, and the misconceptions from one another."""
+    tolerance = CHECKPOINT.check(MULTIHEAD_CHECK).tolerance
+    names = [m.id for m in CHECKPOINT.misconceptions_of("multihead_sizes")]
+    while True:
+        n = int(rng.choice(MULTIHEAD_TOKENS))
+        h = int(rng.choice(MULTIHEAD_HEADS))
+        d_k = int(rng.choice(MULTIHEAD_WIDTHS))
+        if d_k == n:
+            continue
+        inputs = {"n_tokens": n, "d_model": h * d_k, "n_heads": h}
+        want = multihead_sizes(inputs)
+        wrong = [MISCONCEIVED[m](inputs) for m in names]
+        known = [*wrong, *multihead_know_nothing(inputs).values()]
+        if (all(np.abs(w - want).max() > 4 * tolerance for w in known)
+                and all(np.abs(a - b).max() > 4 * tolerance
+                        for i, a in enumerate(wrong) for b in wrong[i + 1:])):
+            return n, h * d_k, h
+
+
+def multihead_know_nothing(inputs: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
+    """Answers to the part-2 question that work nothing out (name -> sizes): constants,
+    and the setup cell's own numbers written back."""
+    n, d_model, h = (float(inputs[k]) for k in ("n_tokens", "d_model", "n_heads"))
+    out = {f"constant_{v:g}": np.full(6, float(v)) for v in (0.0, 1.0)}
+    out["setup_echoed"] = np.array([d_model, n, n, n * n, d_model, n * n * d_model])
+    out["heads_as_width"] = np.array([h, n, n, h * n * n, d_model, n * n * h])
+    return out
+
+
+def online_know_nothing(inputs: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
+    """Answers to question 6 that never work through the blocks (name -> state): constant
+    states, and the state of the whole row (its maximum and sum, as a call of softmax on the
+    row gives them) written for every block."""
+    scores = np.asarray(inputs["scores"], dtype=float)
+    n = 2 * (scores.size // int(inputs["block"]))
+    whole = [scores.max(), float(np.exp(scores - scores.max()).sum())]
+    out = {f"constant_{v:g}": np.full(n, float(v)) for v in (0.0, 0.5, 1.0, 2.0)}
+    out["whole_row_each_block"] = np.array(whole * (n // 2))
+    return out
 
 
 def measure_table(rng: np.random.Generator, dks: Sequence[int] = TABLE_DKS[0],
@@ -541,7 +677,8 @@ def _check_variant(variant: Variant) -> str | None:
     return None
 
 
-def make_variant(seed: str = DEFAULT_SEED) -> Variant:
+def make_variant(seed: str = DEFAULT_SEED, parts: str | Sequence[int] | None = None
+                 ) -> Variant:
     """Draw the numbers of the quiz variant for ``seed``.
 
     Parameters
@@ -550,14 +687,25 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
         Any text; keep it private to grade a class. :data:`DEFAULT_SEED` gives the
         public variant (its numbers drawn like any other's) and the public notebook's
         option order.
+    parts : str or sequence of int, optional
+        The parts of the course the checkpoint covers (:func:`parse_parts`; default:
+        every part). Every part's numbers are drawn whatever the choice, each from a
+        stream of its own, so a student's numbers do not depend on it.
 
     Raises
     ------
     ValueError
-        If ``seed`` is empty.
+        If ``seed`` is empty, or ``parts`` names a part the course does not have.
     """
     if not isinstance(seed, str) or not seed:
         raise ValueError(f"seed must be a non-empty string (got {seed!r})")
+    chosen = tuple(PARTS) if parts is None else parse_parts(parts)
+    return dataclasses.replace(_draw(seed), parts=chosen)
+
+
+@functools.lru_cache(maxsize=256)
+def _draw(seed: str) -> Variant:
+    """Every number of the variant of ``seed``, for every part (see :func:`make_variant`)."""
     public = seed == DEFAULT_SEED
     avoid = {} if public else _public_option_texts()
     rng = _rng(seed)
@@ -576,10 +724,13 @@ def make_variant(seed: str = DEFAULT_SEED) -> Variant:
     table_setup, table, unscaled_first = _table(
         _rng(seed, "table"), public, avoid.get("mc_read_table", set()), mc_order)
     seed_id = "public" if public else hashlib.sha256(seed.encode()).hexdigest()[:12]
+    block_scores = online_scores(_rng(seed, "online"))
+    n_tokens, d_model, n_heads = multihead_draw(_rng(seed, "multihead"))
     hidden = _rng(seed, "hidden")
     for _attempt in range(1000):
         variant = Variant(seed_id, Q, K, row, shift_key, c, table, unscaled_first, mc_order,
-                          _hidden_inputs(hidden), dup_query, dup_key, TOKENS, table_setup)
+                          _hidden_inputs(hidden), dup_query, dup_key, TOKENS, table_setup,
+                          block_scores, ONLINE_BLOCK, n_tokens, d_model, n_heads)
         if _check_variant(variant) is None:
             return variant
     raise RuntimeError(f"could not draw isolating hidden-check inputs for seed {seed!r}")
@@ -748,6 +899,13 @@ class QuizFacts:
         Multiple-choice question -> wrong letter -> the misconception it stands for.
     dup_query, dup_key : int
         Question 4's query and the token appended twice.
+    block_scores, block : tuple of float, int
+        The part-3 question's row of scores and block size.
+    n_tokens, d_model, n_heads : int
+        The part-2 question's sizes.
+    questions : tuple of str
+        The questions (answer cells' grade ids) the notebook has: those of the parts its
+        checkpoint covers.
     """
 
     Q: NDArray[np.float64]
@@ -759,6 +917,12 @@ class QuizFacts:
     wrong: dict[str, dict[str, str]]
     dup_query: int = 0
     dup_key: int = 3
+    block_scores: tuple[float, ...] = ()
+    block: int = ONLINE_BLOCK
+    questions: tuple[str, ...] = tuple(q.id for q in CHECKPOINT.questions)
+    n_tokens: int = 6
+    d_model: int = 8
+    n_heads: int = 2
 
     def mc_answer(self, question: str) -> str:
         """The right letter of a question (``"mc_read_table"`` or just ``"read_table"``)."""
@@ -773,6 +937,16 @@ class QuizFacts:
     def shifted_row(self) -> NDArray[np.float64]:
         """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
         return shifted_key_row(_shift_inputs(self))
+
+    @property
+    def online_state(self) -> NDArray[np.float64]:
+        """The part-3 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return online_softmax_state(_online_inputs(self))
+
+    @property
+    def multihead_sizes(self) -> NDArray[np.float64]:
+        """The part-2 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return multihead_sizes(_multihead_inputs(self))
 
 
 def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
@@ -797,9 +971,15 @@ def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
         right[question] = lit.value
         wrong[question] = dict(named.value)
     Q, K = (np.asarray(setup[n].value, dtype=float) for n in ("Q", "K"))
+    online = "block_scores" in setup and "block" in setup
     return QuizFacts(Q, K, int(setup["row"].value), int(setup["shift_key"].value),
                      float(setup["c"].value), right, wrong, int(setup["dup_query"].value),
-                     int(setup["dup_key"].value))
+                     int(setup["dup_key"].value),
+                     tuple(float(x) for x in setup["block_scores"].value) if online else (),
+                     int(setup["block"].value) if online else ONLINE_BLOCK,
+                     tuple(q.id for q in CHECKPOINT.questions if q.id in cells),
+                     *(int(setup[k].value) if k in setup else default for k, default in
+                       (("n_tokens", 6), ("d_model", 8), ("n_heads", 2))))
 
 
 def facts_of(variant: Variant) -> QuizFacts:
@@ -808,7 +988,9 @@ def facts_of(variant: Variant) -> QuizFacts:
     for question in MC_QUESTIONS:
         right[question], wrong[question] = mc_letters(variant, question)
     return QuizFacts(variant.Q, variant.K, variant.row, variant.shift_key, variant.c, right,
-                     wrong, variant.dup_query, variant.dup_key)
+                     wrong, variant.dup_query, variant.dup_key, variant.block_scores,
+                     variant.block, tuple(q.id for q in variant.spec.questions),
+                     variant.n_tokens, variant.d_model, variant.n_heads)
 
 
 def _option_inputs(v: Any) -> dict[str, Any]:
@@ -904,14 +1086,154 @@ def fill_setup(source: str, variant: Variant) -> str:
         If the cell does not assign every name of the spec's setup.
     """
     values = setup_values(source)
-    missing = [n for n in CHECKPOINT.setup_names if n not in values]
+    spec = variant.spec
+    missing = [n for n in spec.setup_names if n not in values]
     if missing:
         raise QuizSourceError(f"the setup cell must assign {', '.join(missing)}")
-    return _replace(source, [
-        (values["Q"], variant.Q.tolist()), (values["K"], variant.K.tolist()),
-        (values["row"], variant.row), (values["shift_key"], variant.shift_key),
-        (values["c"], variant.c), (values["dup_query"], variant.dup_query),
-        (values["dup_key"], variant.dup_key), (values["tokens"], list(variant.tokens))])
+    extra = sorted(n for n in CHECKPOINT.setup_names
+                   if n in values and n not in spec.setup_names)
+    if extra:
+        raise QuizSourceError(f"the setup cell assigns {', '.join(extra)}, which only questions "
+                              f"of parts the checkpoint does not cover use (it covers parts "
+                              f"{_listed(spec.covers)})")
+    new = {"Q": variant.Q.tolist(), "K": variant.K.tolist(), "row": variant.row,
+           "shift_key": variant.shift_key, "c": variant.c, "dup_query": variant.dup_query,
+           "dup_key": variant.dup_key, "tokens": list(variant.tokens),
+           "block_scores": list(variant.block_scores), "block": variant.block,
+           "n_tokens": variant.n_tokens, "d_model": variant.d_model,
+           "n_heads": variant.n_heads}
+    return _replace(source, [(values[n], new[n]) for n in spec.setup_names])
+
+
+def _listed(parts: Sequence[int]) -> str:
+    return ", ".join(str(p) for p in parts)
+
+
+_HEADING = re.compile(r"^##\s")
+_QUESTION_NUMBER = re.compile(r"\bQuestion (\d+)\b")
+_SUMMARY = re.compile(r"^(\w+) questions?, (\d+) points?, about (\d+) minutes")
+_SUMMARY_PART = re.compile(r"^- \*\*Part (\d+)\b[^*]*\*\* \((\d+) points?, about (\d+) minutes\)")
+_COUNTS = ("No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten")
+
+
+def _grade_id_of(cell: nbformat.NotebookNode) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _keep_parts(nb: nbformat.NotebookNode, spec: QuizSpec) -> None:
+    """Take out of a source or release every cell, setup value and summary line of the
+    questions of parts ``spec`` does not cover; renumber the questions left."""
+    dropped = [q for q in CHECKPOINT.questions if q.id not in {x.id for x in spec.questions}]
+    gone = {q.id for q in dropped} | {c for q in dropped for c in q.checks}
+    blocks: list[list[nbformat.NotebookNode]] = [[]]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and _HEADING.match(cell.source):
+            blocks.append([])
+        blocks[-1].append(cell)
+    kept = []
+    for block in blocks:
+        ids = {_grade_id_of(c) for c in block}
+        if ids & gone:
+            others = sorted(i for i in ids - gone if i is not None)
+            if others:
+                raise QuizSourceError(f"the cells of {', '.join(sorted(ids & gone))} share a "
+                                      f"'## ' section with {', '.join(others)}: each "
+                                      "question needs a heading of its own")
+            continue
+        kept.extend(block)
+    nb.cells = kept
+    cells = _cells(nb)
+    if "setup" in cells:
+        cells["setup"].source = _drop_setup(cells["setup"].source,
+                                            {n for q in dropped for n in q.setup})
+    numbers = [int(m.group(1)) for c in nb.cells if c.cell_type == "markdown"
+               for m in [re.match(r"^## Question (\d+)", c.source)] if m]
+    renumber = {str(old): str(new) for new, old in enumerate(numbers, start=1)}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" or _grade_id_of(cell) == "setup":
+            cell.source = _QUESTION_NUMBER.sub(
+                lambda m: f"Question {renumber.get(m.group(1), m.group(1))}", cell.source)
+
+
+def _summary(text: str, spec: QuizSpec) -> str:
+    """The first cell's summary for the questions of ``spec``: one line per part covered
+    (each must give the spec's points), and the count, points and minutes of them all."""
+    lines = text.split("\n")
+    first = [i for i, line in enumerate(lines) if _SUMMARY.match(line)]
+    if len(first) != 1:
+        raise QuizSourceError("the first cell must say once 'N questions, P points, about M "
+                              f"minutes' (found {len(first)})")
+    out, minutes, dropping = [], 0, False
+    for line in lines:
+        part = _SUMMARY_PART.match(line)
+        if dropping and line.startswith("  ") and line.strip():
+            continue  # the rest of a dropped part's list item
+        dropping = False
+        if part:
+            number, points = int(part.group(1)), int(part.group(2))
+            if number not in spec.parts:
+                dropping = True
+                continue
+            if points != spec.points_of_part(number):
+                raise QuizSourceError(f"the first cell gives part {number} {points} points; "
+                                      f"its questions have {spec.points_of_part(number)}")
+            minutes += int(part.group(3))
+        out.append(line)
+    said = {int(m.group(1)) for m in map(_SUMMARY_PART.match, out) if m}
+    if said != set(spec.parts):
+        raise QuizSourceError(f"the first cell must have a line '- **Part N ...** (P points, "
+                              f"about M minutes): ...' for each of parts {_listed(spec.parts)} "
+                              f"(found {_listed(sorted(said))})")
+    n = len(spec.questions)
+    count = _COUNTS[n] if n < len(_COUNTS) else str(n)
+    i = first[0]
+    out[out.index(lines[i])] = _SUMMARY.sub(
+        f"{count} question{'s' * (n != 1)}, {spec.total_points} points, about {minutes} "
+        "minutes", lines[i])
+    return "\n".join(out)
+
+
+def _drop_setup(source: str, names: set[str]) -> str:
+    """The setup cell without the assignments of ``names`` (those it has: a notebook
+    already without them is left as it is), and without a comment line whose statements
+    (up to the next comment or blank line) all went with them."""
+    if not names:
+        return source
+    lines = source.split("\n")
+    remove: set[int] = set()
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in names):
+            remove.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            below = []
+            for j in range(i + 1, len(lines)):
+                if not lines[j].strip() or lines[j].lstrip().startswith("#"):
+                    break
+                below.append(j)
+            if below and all(j in remove for j in below):
+                remove.add(i)
+    return "\n".join(line for i, line in enumerate(lines) if i not in remove)
+
+
+def _require_parts(nb: nbformat.NotebookNode, spec: QuizSpec) -> None:
+    """Refuse a notebook whose graded cells are not those of the parts ``spec`` covers."""
+    present = set(_cells(nb))
+    want = set(spec.grade_ids) | {q.id for q in spec.questions}
+    other = sorted((set(CHECKPOINT.grade_ids) | {q.id for q in CHECKPOINT.questions})
+                   & present - want)
+    if other:
+        raise QuizSourceError(
+            f"the notebook has {', '.join(other)}, of parts the checkpoint does not cover (it "
+            f"covers parts {_listed(spec.covers)}): generate the assignment again from the "
+            "source written with the same --parts")
+    missing = sorted(want - present)
+    if missing:
+        raise QuizSourceError(
+            f"the notebook has no cell {', '.join(missing)}, which parts "
+            f"{_listed(spec.covers)} of the checkpoint need: write its source again with "
+            "python -m course_grading.variants --parts, from the public source")
 
 
 def fill(template: nbformat.NotebookNode, variant: Variant, *,
@@ -923,6 +1245,13 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
     setup cell, table and options get the variant's numbers, and each read-only cell whose
     source changed its nbgrader checksum anew), or a submission as the grader restores it.
     Whatever numbers ``template`` held, the result is the same.
+
+    The result has the questions of ``variant.parts`` only (the instructor's choice):
+    with ``questions``, every cell of another part's question (its markdown, answer and
+    test cells, from its ``## Question`` heading to the next heading), the setup values it
+    alone uses, and its line of the first cell's summary are taken out, the questions after
+    it renumbered and the summary's count and points written anew. A submission must hold
+    exactly the chosen parts' graded cells, as nbgrader restores them from the gradebook.
 
     Parameters
     ----------
@@ -939,9 +1268,15 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
         If a cell is not in the form expected.
     """
     nb = copy.deepcopy(template)
+    spec = variant.spec
+    before = {gid: cell.source for gid, cell in _cells(nb).items()}
+    if questions:
+        _keep_parts(nb, spec)
+    _require_parts(nb, spec)
+    if questions and nb.cells and nb.cells[0].cell_type == "markdown":
+        nb.cells[0].source = _summary(nb.cells[0].source, spec)
     cells = _cells(nb)
     source_form = any(BEGIN_HIDDEN in c.source for c in nb.cells if c.cell_type == "code")
-    before = {gid: cell.source for gid, cell in cells.items()}
     if "setup" not in cells:
         raise QuizSourceError("the notebook has no setup cell (grade id 'setup')")
     cells["setup"].source = fill_setup(cells["setup"].source, variant)
@@ -952,6 +1287,12 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
             "Q": Q.tolist(), "K": K.tolist(), "expected": expected(test_id, {"Q": Q, "K": K})})
     _edit_call(cells, SHIFT_CHECK, source_form, {
         "expected": expected(SHIFT_CHECK, _shift_inputs(variant))})
+    if ONLINE_CHECK in spec.autograded:
+        _edit_call(cells, ONLINE_CHECK, source_form, {
+            "expected": expected(ONLINE_CHECK, _online_inputs(variant))})
+    if MULTIHEAD_CHECK in spec.autograded:
+        _edit_call(cells, MULTIHEAD_CHECK, source_form, {
+            "expected": expected(MULTIHEAD_CHECK, _multihead_inputs(variant))})
     for question in MC_QUESTIONS:
         right, wrong = mc_letters(variant, question)
         (test_id,) = CHECKPOINT.question(question).checks
@@ -1052,6 +1393,50 @@ def _secret_file(out: Path) -> Path | None:
     return source_dir / SECRET_FILE if source_dir.name == SECRET_SOURCE else None
 
 
+#: The file of the parts the checkpoint covers, beside :data:`SECRET_FILE`: ``1, 3``.
+PARTS_FILE = "variant_parts"
+
+
+def _parts_file(out: Path) -> Path | None:
+    """Where the choice of parts goes for a variant written to ``out``: beside the
+    assignment folders of a ``secret_source/`` directory; None elsewhere."""
+    source_dir = out.resolve().parent.parent
+    return source_dir / PARTS_FILE if source_dir.name == SECRET_SOURCE else None
+
+
+def read_parts(folder: str | os.PathLike[str]) -> tuple[int, ...]:
+    """The parts of the course a class's checkpoint covers, as the instructor chose them.
+
+    ``folder`` is the course directory (its ``secret_source/``) or the ``secret_source/``
+    folder itself. Without a recorded choice (no ``secret_source/``: the public quiz; or a
+    variant made before parts could be chosen) the checkpoint covers every part.
+
+    Raises
+    ------
+    ValueError
+        If the recorded choice is not a list of the course's parts.
+
+    Examples
+    --------
+    >>> read_parts("/nonexistent")
+    (1, 2, 3)
+    """
+    folder = Path(folder)
+    path = folder / PARTS_FILE if folder.name == SECRET_SOURCE else \
+        folder / SECRET_SOURCE / PARTS_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return tuple(PARTS)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} must hold the parts the checkpoint covers, e.g. '1, 3' "
+                         f"({type(exc).__name__}: {exc})") from None
+    try:
+        return parse_parts(text)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def _default_out(template: Path) -> Path:
     """``<course>/source/<assignment>/<nb>`` -> ``<course>/secret_source/<assignment>/<nb>``."""
     return template.parent.parent.parent / SECRET_SOURCE / template.parent.name / template.name
@@ -1078,6 +1463,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="one variant for the whole class (a small class); by default "
                              "each student gets numbers of their own, derived from the seed "
                              "and their id (course_grading.personal)")
+    parser.add_argument("--parts", default=None, metavar="N[,N...]",
+                        help="the parts of the course the checkpoint covers, e.g. 1 or 1,3 "
+                             f"(parts: {'; '.join(f'{n} {t}' for n, t in PARTS.items())}; "
+                             "default: every part; part 1 is always covered). Kept in "
+                             f"{SECRET_SOURCE}/{PARTS_FILE}, which the grader, the grade "
+                             "table and the report read")
     parser.add_argument("--written", type=Path, default=None, metavar="FILE",
                         help="your model answer and rubric of the written question "
                              "(markdown, with '- N point(s): ...' lines adding up to its "
@@ -1085,7 +1476,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.seed:
         parser.error("--seed must not be empty")
+    try:
+        parts = tuple(PARTS) if args.parts is None else parse_parts(args.parts)
+    except ValueError as exc:
+        print(f"variants: --{exc}", file=sys.stderr)
+        return 2
     out = args.out or _default_out(args.template)
+    record = _parts_file(out)
+    if record is None and parts != tuple(PARTS):
+        print(f"variants: --parts {args.parts} needs the variant written into a "
+              f"{SECRET_SOURCE}/<assignment>/ folder, where the choice is kept beside it for "
+              f"the grader ({SECRET_SOURCE}/{PARTS_FILE}); got --out {out}", file=sys.stderr)
+        return 2
     if not args.overwrite_tracked and tracked_by_git(out):
         print(f"variants: {out} is tracked by git, so a variant written there is one "
               f"'git commit -a' away from publishing its answers; leave out --out (it goes "
@@ -1094,7 +1496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         public = nbformat.read(args.template, as_version=4)
-        nb = fill(public, make_variant(args.seed))
+        nb = fill(public, make_variant(args.seed, parts))
         if args.written is not None:
             nb = with_written(nb, args.written.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, QuizSourceError, nbformat.ValidationError) as exc:
@@ -1102,6 +1504,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    if record is not None:
+        record.write_text(_listed(parts) + "\n", encoding="utf-8")
     secret = _secret_file(out)
     if args.per_class or secret is None:
         print(f"wrote {out} (variant {nb.metadata['course_variant']}, one for the class)")
@@ -1114,6 +1518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.chmod(secret, 0o600)
         print(f"wrote {out} (the class's template) and {secret} (mode 0600): each student "
               "gets numbers of their own, derived from the seed and their id")
+    if record is not None:
+        covered = CHECKPOINT.for_parts(parts)
+        print(f"covers parts {_listed(parts)} of the course: {len(covered.questions)} "
+              f"questions, {covered.total_points} points (recorded in {record})")
     if args.written is None:
         print(f"variants: the written question ({WRITTEN}) has no model answer or rubric "
               f"yet: write yours into its cell in {out}, or run again with --written FILE",

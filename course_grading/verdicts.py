@@ -374,7 +374,20 @@ class DecideOnHost(SandboxedExecute):
             raise QuizSourceError(
                 f"no quiz spec for assignment {assignment!r} (c.DecideOnHost.specs has "
                 f"{sorted(self.specs)}): its checks would have to run in the student's kernel")
-        return _load_spec(self.specs[assignment])
+        spec = _load_spec(self.specs[assignment])
+        if assignment != CHECKPOINT.assignment:
+            return spec
+        # the parts the class's checkpoint covers, as the instructor recorded them beside
+        # the secret source (never what a notebook says): a test cell of another part is
+        # then no check of this quiz, and the notebook is not graded (plan_checks)
+        from nbgrader.coursedir import CourseDirectory
+
+        from .variants import read_parts
+
+        try:
+            return spec.for_parts(read_parts(CourseDirectory(config=self.config).root))
+        except ValueError as exc:
+            raise QuizSourceError(str(exc)) from None
 
     # -- the notebook -------------------------------------------------------------------
     def preprocess(self, nb: NotebookNode, resources: Any, km: Any = None) -> Any:

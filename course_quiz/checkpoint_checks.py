@@ -292,8 +292,14 @@ def judge(grade_id: str, reply: Any, inputs: Mapping[str, Any],
         return _judge_weights(check_, got, _needed(check_, expected), spec)
     if check_.kind == "output":
         return _judge_output(check_, np.asarray(value, dtype=float), inputs,
-                             _needed(check_, expected) if "Q" in inputs else {}, spec)
+                             _needed(check_, expected) if _has_inputs(inputs) else {}, spec)
     return _judge_letter(check_, value, inputs, spec)
+
+
+def _has_inputs(inputs: Mapping[str, Any]) -> bool:
+    """Whether an output check was given the inputs its numbers come from (the hidden call
+    when graded), not only the answer (the visible call: its form only)."""
+    return any(name != "expected" for name in inputs)
 
 
 def _needed(check_: Check, expected: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -396,13 +402,13 @@ def _judge_output(check_: Check, got: NDArray[np.float64], inputs: Mapping[str, 
                      f"shape {got.shape}).")
     if not np.isfinite(got).all():
         return _fail(check_, "format", f"`{check_.answer}` must hold finite numbers.")
-    if "Q" not in inputs:
+    if not _has_inputs(inputs):
         return _pass(check_, f"`{check_.answer}` holds {got.size} finite numbers; whether "
                      "they are right is checked when the quiz is graded.")
     want = np.asarray(expected["want"], dtype=float)
     if got.shape != want.shape:
-        return _fail(check_, "format", f"`{check_.answer}` must hold {want.size} numbers, "
-                     f"one per key (got {got.size}).")
+        return _fail(check_, "format", f"`{check_.answer}` must hold {want.size} numbers"
+                     f"{check_.layout} (got {got.size}).")
     if np.abs(got - want).max() <= check_.tolerance:
         return _pass(check_)
     misconceived = expected.get("misconceived") or {}
@@ -412,7 +418,8 @@ def _judge_output(check_: Check, got: NDArray[np.float64], inputs: Mapping[str, 
         wrong = np.asarray(misconceived[m.id], dtype=float)
         if wrong.shape == got.shape and np.abs(got - wrong).max() <= check_.tolerance:
             return _fail(check_, "wrong", f"{m.hint[0].upper()}{m.hint[1:]}.", m.id)
-    return _fail(check_, "wrong", f"These are not the row's new weights: {check_.hint}.")
+    return _fail(check_, "wrong", f"These are not {check_.what}"
+                 f": {check_.hint}.")
 
 
 def _judge_letter(check_: Check, value: str, inputs: Mapping[str, Any],

@@ -45,18 +45,69 @@ Examples
 'missing_scale'
 >>> [q.id for q in CHECKPOINT.questions]  # doctest: +NORMALIZE_WHITESPACE
 ['weights_without_self', 'shifted_key', 'mc_read_table', 'mc_duplicate_key',
- 'written_shift_or_scale']
+ 'written_shift_or_scale', 'multihead_sizes', 'online_state']
 >>> CHECKPOINT.question("weights_without_self").points, CHECKPOINT.total_points
-(5, 13)
+(5, 17)
+>>> {part: CHECKPOINT.points_of_part(part) for part in CHECKPOINT.parts}
+{1: 13, 2: 2, 3: 2}
 >>> CHECKPOINT.question("written_shift_or_scale").manual
 True
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["CHECKPOINT", "Check", "Misconception", "Mistake", "Question", "QuizSpec"]
+__all__ = ["CHECKPOINT", "PARTS", "Check", "Misconception", "Mistake", "Question", "QuizSpec",
+           "parse_parts"]
+
+#: The parts of the course (issue 44) a question can assess: part 1 is the equation, parts 2
+#: and 3 are optional and build on part 1 only.
+PARTS = {
+    1: "the equation, term by term",
+    2: "attention in a real model",
+    3: "under the hood",
+}
+
+#: The part every class takes (lessons 01-07); the others are optional.
+CORE_PART = 1
+
+
+def parse_parts(text: str | Iterable[int]) -> tuple[int, ...]:
+    """The parts of the course a checkpoint covers, from an instructor's choice.
+
+    ``text`` is part numbers separated by commas (``"1,3"``), or the numbers themselves.
+    Part 1 is always covered, whether named or not: it is the course every class takes,
+    and the parts 2 and 3 build on it.
+
+    Raises
+    ------
+    ValueError
+        If a part is not one of :data:`PARTS`; the message says what was expected and
+        what arrived.
+
+    Examples
+    --------
+    >>> parse_parts("1,3"), parse_parts("3"), parse_parts([2, 1])
+    ((1, 3), (1, 3), (1, 2))
+    >>> parse_parts("1,4")
+    Traceback (most recent call last):
+    ...
+    ValueError: parts must be numbers among 1, 2, 3 separated by commas, e.g. '1,3' (got '1,4')
+    """
+    expected = ", ".join(str(p) for p in PARTS)
+    shown = text if isinstance(text, str) else ",".join(str(p) for p in text)
+    words = shown.split(",") if isinstance(text, str) else [str(p) for p in text]
+    chosen = set()
+    for word in words:
+        word = word.strip()
+        if not word.isdigit() or int(word) not in PARTS:
+            raise ValueError(f"parts must be numbers among {expected} separated by commas, "
+                             f"e.g. '1,3' (got {shown!r})")
+        chosen.add(int(word))
+    return tuple(sorted(chosen | {CORE_PART}))
 
 #: What a check reads from the student's notebook, and so how it is judged.
 KINDS = {
@@ -146,6 +197,9 @@ class Check:
     computes : str or None
         For an ``output`` check: the name of the computation of its expected numbers in
         ``course_grading.checkpoint_answers`` (the instructor's package).
+    what, layout : str
+        For an ``output`` check: what its numbers are ("the row's new weights") and how
+        they are laid out (", one per key"), in the words of its failure messages.
     """
 
     grade_id: str
@@ -160,6 +214,8 @@ class Check:
     example: bool = False
     tolerance: float = 1e-6
     computes: str | None = None
+    what: str = "the right numbers"
+    layout: str = ""
 
     @property
     def on_own_inputs(self) -> bool:
@@ -173,6 +229,11 @@ class Check:
 class Question:
     """A question of the quiz: its answer cell, title and points.
 
+    ``part`` is the part of the course it assesses (:data:`PARTS`, issue 44): 1 the
+    equation, 2 attention in a real model, 3 under the hood. ``setup`` names the setup
+    cell's values that this question alone uses: a checkpoint that leaves its part out
+    has neither the question nor those values.
+
     A question with no checks is graded by hand (the written answer). Its model answer and
     rubric are the instructor's, in their private source notebook
     (:func:`course_grading.variants.read_rubric`): anything written here would be public,
@@ -183,6 +244,8 @@ class Question:
     title: str
     points: int
     checks: tuple[str, ...] = ()
+    part: int = 1
+    setup: tuple[str, ...] = ()
 
     @property
     def manual(self) -> bool:
@@ -214,6 +277,9 @@ class QuizSpec:
         The wrong ideas behind the other questions' wrong answers.
     letters : str
         The options of the multiple-choice questions.
+    covers : tuple of int
+        The parts of the course the quiz covers (:data:`PARTS`): every part for the spec
+        as written, the instructor's choice for :meth:`for_parts`.
     """
 
     assignment: str
@@ -225,6 +291,7 @@ class QuizSpec:
     course_lib_allowed: bool
     misconceptions: tuple[Misconception, ...] = ()
     letters: str = "ABCD"
+    covers: tuple[int, ...] = tuple(PARTS)
 
     def __post_init__(self) -> None:
         for q in self.questions:
@@ -232,6 +299,49 @@ class QuizSpec:
                 raise ValueError(f"the checks of {q.id!r} must add up to its {q.points} points")
         for m in self.misconceptions:
             self.question(m.question)
+        for q in self.questions:
+            if q.part not in PARTS:
+                raise ValueError(f"question {q.id!r} must assess one of the parts "
+                                 f"{sorted(PARTS)} (got {q.part!r})")
+            if q.part not in self.covers:
+                raise ValueError(f"question {q.id!r} assesses part {q.part}, which the quiz "
+                                 f"does not cover (it covers {list(self.covers)})")
+            if not set(q.setup) <= set(self.setup_names):
+                raise ValueError(f"question {q.id!r} uses setup values the setup cell does "
+                                 f"not assign: {sorted(set(q.setup) - set(self.setup_names))}")
+        if self.covers != parse_parts(self.covers):
+            raise ValueError(f"a quiz covers part {CORE_PART} and parts among {list(PARTS)}, "
+                             f"in order (got {list(self.covers)})")
+
+    def for_parts(self, parts: str | Iterable[int]) -> QuizSpec:
+        """The quiz as a class that covers ``parts`` of the course takes it: the questions
+        of those parts, their checks, misconceptions and setup values (part 1 always).
+
+        The instructor chooses the parts (``python -m course_grading.variants --parts``);
+        everything that grades, explains or totals the quiz of that class reads this.
+
+        Examples
+        --------
+        >>> one = CHECKPOINT.for_parts("1")
+        >>> one.covers, one.total_points, "test_online_state" in one.autograded
+        ((1,), 13, False)
+        >>> CHECKPOINT.for_parts("1,3").total_points, CHECKPOINT.for_parts("3,2").total_points
+        (15, 17)
+        """
+        covers = parse_parts(parts)
+        questions = tuple(q for q in self.questions if q.part in covers)
+        kept = {q.id for q in questions}
+        dropped = {name for q in self.questions if q.id not in kept for name in q.setup}
+        return dataclasses.replace(
+            self, questions=questions, covers=covers,
+            checks=tuple(c for c in self.checks if c.question in kept),
+            misconceptions=tuple(m for m in self.misconceptions if m.question in kept),
+            setup_names=tuple(n for n in self.setup_names if n not in dropped))
+
+    def dropped_by(self, parts: str | Iterable[int]) -> tuple[Question, ...]:
+        """The questions a class that covers only ``parts`` does not take."""
+        covers = parse_parts(parts)
+        return tuple(q for q in self.questions if q.part not in covers)
 
     def check(self, grade_id: str) -> Check:
         """The check with this grade id.
@@ -293,6 +403,15 @@ class QuizSpec:
         return {c.grade_id: self.mistake(c.mistake) for c in self.checks if c.mistake}
 
     @property
+    def parts(self) -> tuple[int, ...]:
+        """The parts of the course the quiz's questions assess, in order."""
+        return tuple(sorted({q.part for q in self.questions}))
+
+    def points_of_part(self, part: int) -> int:
+        """The points of the questions that assess ``part``."""
+        return sum(q.points for q in self.questions if q.part == part)
+
+    @property
     def total_points(self) -> int:
         """The quiz's maximum score."""
         return sum(q.points for q in self.questions)
@@ -305,7 +424,8 @@ _WEIGHTS_CHECK = dict(question="weights_without_self", points=1,
 CHECKPOINT = QuizSpec(
     assignment="checkpoint",
     notebook="checkpoint",
-    setup_names=("tokens", "Q", "K", "row", "shift_key", "c", "dup_query", "dup_key"),
+    setup_names=("tokens", "Q", "K", "row", "shift_key", "c", "dup_query", "dup_key",
+                 "n_tokens", "d_model", "n_heads", "block_scores", "block"),
     course_lib_allowed=False,
     questions=(
         Question("weights_without_self", "attention weights with each token hidden from "
@@ -318,6 +438,10 @@ CHECKPOINT = QuizSpec(
         Question("mc_duplicate_key", "predict, then explain: a token twice", 1,
                  ("test_mc_duplicate_key",)),
         Question("written_shift_or_scale", "in your own words: shift or scale?", 3),
+        Question("multihead_sizes", "the sizes and the cost inside a multi-head layer", 2,
+                 ("test_multihead_sizes",), part=2, setup=("n_tokens", "d_model", "n_heads")),
+        Question("online_state", "an online softmax's state after each block", 2,
+                 ("test_online_state",), part=3, setup=("block_scores", "block")),
     ),
     mistakes=(
         Mistake("missing_scale", "forgot to divide the scores by sqrt(d_k)",
@@ -381,6 +505,42 @@ CHECKPOINT = QuizSpec(
                       "doubles the key's weight and shares what is left among the others",
                       "the two copies do not get twice the old weight: each gets e^s over "
                       "the new total, Z + e^s, which is larger than before"),
+        Misconception("full_width_heads", "multihead_sizes",
+                      "gave each head queries and keys as wide as d_model",
+                      "one head's queries and keys look as wide as the whole token vector: "
+                      "the heads share d_model between them, each getting d_model / n_heads "
+                      "of it"),
+        Misconception("features_table", "multihead_sizes",
+                      "took a head's table of weights as d_k by d_k, features against "
+                      "features",
+                      "the table of weights looks d_k by d_k: a head's table has a row per "
+                      "query and a column per key, one of each per token"),
+        Misconception("shared_table", "multihead_sizes",
+                      "counted one table of weights for the whole layer, not one per head",
+                      "the count of weights is that of one table: every head computes a table "
+                      "of its own"),
+        Misconception("cost_with_d_model", "multihead_sizes",
+                      "counted the multiply-adds of Q K^T with d_model, not the head's d_k",
+                      "the multiply-adds look counted with the whole width d_model: each dot "
+                      "product of one head is d_k long"),
+        Misconception("no_rescale", "online_state",
+                      "kept the running sum as it was when the maximum rose",
+                      "after the block that raised the maximum, the running sum still counts "
+                      "the earlier terms against the old maximum: when the maximum rises, "
+                      "what was summed before must be put on the new maximum's scale"),
+        Misconception("rescale_inverted", "online_state",
+                      "rescaled the old running sum by e^(m_new - m_old), the wrong way",
+                      "the sum kept from earlier blocks was scaled up when the maximum rose; "
+                      "its terms e^(s - m) get smaller when m grows"),
+        Misconception("unshifted_sum", "online_state",
+                      "summed e^s without subtracting the running maximum",
+                      "the running sums look like sums of e^s itself; each term is taken "
+                      "after subtracting the running maximum, which is what keeps it "
+                      "from overflowing"),
+        Misconception("block_max", "online_state",
+                      "kept each block's own maximum instead of the running one",
+                      "after the last block the maximum is that block's own largest score; "
+                      "the state keeps the largest score of every block read so far"),
     ),
     checks=(
         Check("test_weights_visible", question="weights_without_self", points=1,
@@ -406,7 +566,8 @@ CHECKPOINT = QuizSpec(
                    "them"),
         Check("test_shifted_key", question="shifted_key", points=2,
               answer="shifted_weights", kind="output", hidden=True, tolerance=0.005,
-              computes="shifted_key_row",
+              computes="shifted_key_row", what="the row's new weights",
+              layout=", one per key",
               looks_at="the weights of the row after one key's scores were raised by c",
               hint="derive what raising one column of scores by c does to a row's "
                    "weights: which weights grow, which shrink, and what the row sums to"),
@@ -419,5 +580,21 @@ CHECKPOINT = QuizSpec(
               looks_at="your prediction for a token that appears twice",
               hint="not the right prediction: write out one row's softmax with the key "
                    "counted twice"),
+        Check("test_multihead_sizes", question="multihead_sizes", points=2,
+              answer="multihead_sizes", kind="output", hidden=True, tolerance=0.001,
+              computes="multihead_sizes", what="the sizes and the cost of your layer",
+              layout=", in the order the question lists them",
+              looks_at="d_k, one head's table of weights, the weights of all heads, the "
+                       "concatenated width and one head's multiply-adds for Q K^T",
+              hint="write out the shapes one head goes through, from the split of d_model "
+                   "to its table of weights, then count"),
+        Check("test_online_state", question="online_state", points=2,
+              answer="online_state", kind="output", hidden=True, tolerance=0.005,
+              computes="online_softmax_state",
+              what="the running maximum and sum after each block",
+              layout=", two per block (m, then l)",
+              looks_at="the running maximum and running sum after each block",
+              hint="work through the blocks one at a time: what the largest score read so "
+                   "far is, and what the sum of e^(score - that maximum) is, after each"),
     ),
 )

@@ -260,3 +260,149 @@ def test_a_student_id_that_is_not_a_folder_name_is_refused():
     for bad in ("../bob", "a/b", ".", "..", "", "x" * 200, "bob\n"):
         with pytest.raises(ValueError, match="must be a plain name"):
             personal_folder(Path("/x"), "checkpoint", bad)
+
+
+ONLINE = variants.ONLINE_CHECK
+
+
+def _online_verdict(nb, answer, inputs=None):
+    inputs = _inputs(nb, ONLINE) if inputs is None else inputs
+    data = answer_as_data("output", answer)
+    return judge(ONLINE, json.loads(json.dumps(data)), inputs,
+                 expected=expected(ONLINE, inputs) if inputs else None)
+
+
+@pytest.mark.slow
+def test_the_online_softmax_item_isolates_its_misconceptions_for_200_students():
+    """Part 3's item (issue 41: the whole course assessed), judged as the grader judges on
+    the inputs it reads from each of 200 students' notebooks: the right state passes; each
+    misconception of the spec fails, named by its own words and no other; constant answers,
+    and the whole row's maximum and sum written for every block (a softmax called on the
+    row, no blocks worked through), fail; the visible check passes every six finite numbers,
+    right or wrong (it confirms the form only)."""
+    from course_grading.checkpoint_answers import MISCONCEIVED
+
+    template = fill(PUBLIC, variants.make_variant("template"))
+    names = [m.id for m in CHECKPOINT.misconceptions_of("online_state")]
+    assert names == ["no_rescale", "rescale_inverted", "unshifted_sum", "block_max"]
+    seen = set()
+    for student in IDS:
+        v = personal.personal_variant(SECRET, student)
+        nb = fill(template, v)
+        inputs = _inputs(nb, ONLINE)
+        assert inputs == {"scores": list(v.block_scores), "block": v.block}, student
+        seen.add(v.block_scores)
+        right = v.online_state
+        assert _online_verdict(nb, right.tolist()).passed, student
+        for name in names:
+            verdict = _online_verdict(nb, MISCONCEIVED[name](inputs).tolist())
+            assert not verdict.passed and verdict.mistake == name, (student, name, verdict)
+            assert CHECKPOINT.misconception(name).hint[1:] in verdict.message
+        for name, state in variants.online_know_nothing(inputs).items():
+            verdict = _online_verdict(nb, state.tolist())
+            assert not verdict.passed and verdict.mistake is None, (student, name)
+        for state in (right, MISCONCEIVED["no_rescale"](inputs)):
+            assert _online_verdict(nb, state.tolist(), inputs={}).passed  # form only
+    assert len(seen) == len(IDS)  # every student their own row
+
+
+def test_the_online_softmax_items_visible_check_names_its_form_mistakes():
+    nb = fill(PUBLIC, personal.personal_variant(SECRET, "alice"))
+    inputs = _inputs(nb, ONLINE)
+    short = _online_verdict(nb, [1.0, 2.0], inputs)
+    assert not short.passed and "must hold 6 numbers, two per block (m, then l)" in short.message
+    assert not _online_verdict(nb, [1.0, float("nan")] * 3, {}).passed
+    assert "checked when the quiz is graded" in _online_verdict(nb, [0.0] * 6, {}).message
+
+
+CHOICES = ("1", "1,2", "1,3", "1,2,3")
+
+
+def _right_answer(planned, inputs):
+    """The right answer of one planned check, as plain data (what the kernel would send)."""
+    if planned.kind == "weights":
+        return answer_as_data("weights", weights_without_self, (inputs["Q"], inputs["K"]))
+    if planned.kind == "output":
+        return answer_as_data("output", expected(planned.grade_id, inputs)["want"])
+    return answer_as_data("letter", inputs["right"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("parts", CHOICES)
+def test_the_proof_holds_for_200_students_for_every_choice_of_parts(parts):
+    """--parts (issue 41): for each choice and each of 200 students, the notebook the
+    student receives has the checks of the chosen parts exactly (read as the grader reads
+    them, with the spec for the choice), the right answer passes every one, a wrong letter
+    and each named misconception of a numeric item fail theirs, and the variant's proof
+    (each hidden check of the function fails for exactly its own mistake) holds."""
+    from course_grading.checkpoint_answers import MISCONCEIVED
+    from course_grading.verdicts import plan_checks
+
+    spec = CHECKPOINT.for_parts(parts)
+    template = fill(PUBLIC, variants.make_variant("template", parts))
+    for student in IDS:
+        v = personal.personal_variant(SECRET, student, spec.covers)
+        assert v.parts == spec.covers and variants._check_variant(v) is None, student
+        nb = personal.personal_notebook(template, SECRET, student, spec.covers)
+        plan = {p.grade_id: p for p in plan_checks(nb, spec).values()}
+        assert set(plan) == set(spec.autograded), student
+        for grade_id, planned in plan.items():
+            inputs = planned.inputs
+            if not inputs:
+                continue  # a visible call: its graded twin is another cell's hidden call
+            want = expected(grade_id, inputs, spec)
+            data = json.loads(json.dumps(_right_answer(planned, inputs)))
+            assert judge(grade_id, data, inputs, spec, want).passed, (student, grade_id)
+            if planned.kind == "letter":
+                for letter, misconception in inputs["wrong"].items():
+                    got = judge(grade_id, answer_as_data("letter", letter), inputs, spec, want)
+                    assert not got.passed and got.mistake == misconception, (student, letter)
+            if planned.kind == "output":
+                question = spec.check(grade_id).question
+                for m in spec.misconceptions_of(question):
+                    wrong = answer_as_data("output", MISCONCEIVED[m.id](inputs).tolist())
+                    got = judge(grade_id, json.loads(json.dumps(wrong)), inputs, spec, want)
+                    assert not got.passed and got.mistake == m.id, (student, m.id)
+
+
+MULTIHEAD = variants.MULTIHEAD_CHECK
+
+
+@pytest.mark.slow
+def test_the_multihead_item_isolates_its_misconceptions_for_200_students():
+    """Part 2's item (issue 41: the whole course assessed), judged as the grader judges on
+    the inputs it reads from each of 200 students' notebooks: the right sizes pass; each
+    misconception of the spec fails, named by its own words; constants, and the setup
+    cell's sizes written back, fail unnamed; the visible check passes any six finite
+    numbers (it confirms the form only), and names a row of the wrong length."""
+    from course_grading.checkpoint_answers import MISCONCEIVED
+
+    template = fill(PUBLIC, variants.make_variant("template"))
+    names = [m.id for m in CHECKPOINT.misconceptions_of("multihead_sizes")]
+    assert names == ["full_width_heads", "features_table", "shared_table",
+                     "cost_with_d_model"]
+    seen = set()
+    for student in IDS:
+        v = personal.personal_variant(SECRET, student)
+        inputs = _inputs(fill(template, v), MULTIHEAD)
+        assert inputs == {"n_tokens": v.n_tokens, "d_model": v.d_model,
+                          "n_heads": v.n_heads}, student
+        seen.add((v.n_tokens, v.d_model, v.n_heads))
+
+        def verdict(answer, given=inputs):
+            data = json.loads(json.dumps(answer_as_data("output", answer)))
+            return judge(MULTIHEAD, data, given,
+                         expected=expected(MULTIHEAD, given) if given else None)
+
+        assert verdict(v.multihead_sizes.tolist()).passed, student
+        for name in names:
+            got = verdict(MISCONCEIVED[name](inputs).tolist())
+            assert not got.passed and got.mistake == name, (student, name, got)
+            assert CHECKPOINT.misconception(name).hint[1:] in got.message
+        for name, sizes in variants.multihead_know_nothing(inputs).items():
+            got = verdict(sizes.tolist())
+            assert not got.passed and got.mistake is None, (student, name)
+        assert verdict(MISCONCEIVED["shared_table"](inputs).tolist(), {}).passed  # form only
+        short = verdict([1.0, 2.0])
+        assert not short.passed and "must hold 6 numbers, in the order" in short.message
+    assert len(seen) > 100  # the class's sizes vary from student to student

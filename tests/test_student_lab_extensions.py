@@ -112,3 +112,8 @@ def test_a_students_server_loads_the_course_extensions(student_lab: tuple[str, s
     with pytest.raises(urllib.error.HTTPError) as missing_page:
         get(f"{url}formgrader?token={token}")
     assert missing_page.value.code == 404
+    # nor the written answer's rubric (course_grading.written_guide), even in an environment
+    # where course_grading is installed: the students' config never loads its extension
+    with pytest.raises(urllib.error.HTTPError) as no_rubric:
+        get(f"{url}formgrader/course-written/{'0' * 32}?token={token}")
+    assert no_rubric.value.code == 404

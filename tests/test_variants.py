@@ -386,3 +386,117 @@ def test_the_instructors_written_answer_goes_into_the_private_variant(tmp_path, 
                           str(mine)]) == 2
     assert "must give its 3 points" in capsys.readouterr().err
     assert not (tmp_path / "w.ipynb").exists()
+
+
+#: Every choice of parts an instructor can make (part 1 always), and what the class's
+#: checkpoint then has: its questions, and its points (part 1: 13; part 2's multi-head
+#: layer: 2; part 3's online softmax: 2).
+CHOICES = {
+    "1": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
+           "written_shift_or_scale"), 13),
+    "1,2": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
+             "written_shift_or_scale", "multihead_sizes"), 15),
+    "1,3": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
+             "written_shift_or_scale", "online_state"), 15),
+    "1,2,3": (("weights_without_self", "shifted_key", "mc_read_table", "mc_duplicate_key",
+               "written_shift_or_scale", "multihead_sizes", "online_state"), 17),
+}
+
+
+def _course_copy(tmp_path: Path) -> Path:
+    template = tmp_path / "quiz" / "source" / "checkpoint" / "checkpoint.ipynb"
+    template.parent.mkdir(parents=True)
+    shutil.copy(ROOT / variants.SOURCE_PATH, template)
+    return template
+
+
+@pytest.mark.parametrize("parts", CHOICES)
+def test_the_chosen_parts_questions_and_nothing_else_are_in_the_class_notebook(
+        parts, tmp_path, capsys):
+    """``--parts`` (issue 41): the notebook written for the class has the chosen parts'
+    questions only (markdown, answer and test cells, setup values), its first cell counts
+    them and their points, the questions are numbered 1, 2, ... and the choice is recorded
+    beside the secret for the grader, the grade table and the report."""
+    questions, points = CHOICES[parts]
+    template = _course_copy(tmp_path)
+    assert variants.main(["--seed", "s", "--parts", parts, "--template", str(template)]) == 0
+    course = template.parents[2]
+    assert variants.read_parts(course) == tuple(int(p) for p in parts.split(","))
+    assert f"{points} points" in capsys.readouterr().out
+    nb = nbformat.read(course / "secret_source" / "checkpoint" / "checkpoint.ipynb", 4)
+    spec = CHECKPOINT.for_parts(parts)
+    assert tuple(q.id for q in spec.questions) == questions and spec.total_points == points
+    cells = _cells(nb)
+    assert set(cells) == {"setup", *spec.grade_ids, *questions}
+    assert sum(c.metadata["nbgrader"].get("points", 0) for c in cells.values()) == points
+    text = "\n".join(c.source for c in nb.cells)
+    headings = [c.source.split("\n")[0] for c in nb.cells
+                if c.cell_type == "markdown" and c.source.startswith("## Question")]
+    assert [h.split()[2] for h in headings] == [str(i) for i in range(1, len(questions) + 1)]
+    count = ("Five", "Six", "Seven")[len(questions) - 5]
+    assert f"{count} questions, {points} points" in nb.cells[0].source
+    online = "online_state" in questions
+    for said in ("online softmax", "block_scores", "Part 3"):
+        assert (said in text) is online, said
+    multihead = "multihead_sizes" in questions
+    for said in ("multi-head layer", "n_heads", "Part 2"):
+        assert (said in text) is multihead, said
+    assert ("Question 7" in text) is (len(questions) == 7)
+    setup = variants.setup_values(cells["setup"].source)
+    assert set(setup) == set(spec.setup_names)
+    # what the grader reads from it is the choice's checks, exactly
+    from course_grading.verdicts import plan_checks
+
+    assert sorted(p.grade_id for p in plan_checks(nb, spec).values()) == sorted(spec.autograded)
+
+
+def test_a_students_numbers_do_not_depend_on_the_parts_chosen():
+    """The same student in a class that covers part 1 and in one that covers all parts has
+    the same numbers for every question both have."""
+    one, every = (fill(PUBLIC, make_variant("s", parts)) for parts in ("1", "1,2,3"))
+    a, b = _cells(one), _cells(every)
+    for name, value in variants.setup_values(a["setup"].source).items():
+        assert variants.setup_values(b["setup"].source)[name].value == value.value, name
+    for grade_id in CHECKPOINT.for_parts("1").autograded:
+        assert a[grade_id].source == b[grade_id].source, grade_id
+
+
+@pytest.mark.parametrize("given", ["1,4", "0", "three", "", "1;3", "1,,3"])
+def test_a_bad_choice_of_parts_is_refused_in_one_line(given, tmp_path, capsys):
+    template = _course_copy(tmp_path)
+    assert variants.main(["--seed", "s", "--parts", given, "--template", str(template)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("variants: --parts must be numbers among 1, 2, 3 separated by commas, "
+                   f"e.g. '1,3' (got {given!r})")
+    assert not (template.parents[2] / "secret_source").exists()
+
+
+def test_part_1_is_always_covered_and_a_choice_needs_the_secret_source(tmp_path, capsys):
+    template = _course_copy(tmp_path)
+    assert variants.main(["--seed", "s", "--parts", "3", "--template", str(template)]) == 0
+    assert variants.read_parts(template.parents[2]) == (1, 3)
+    out = tmp_path / "elsewhere.ipynb"
+    assert variants.main(["--seed", "s", "--parts", "1", "--out", str(out)]) == 2
+    assert "needs the variant written into a secret_source/" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_recorded_choice_that_is_not_parts_is_refused_by_name(tmp_path):
+    (tmp_path / "secret_source").mkdir()
+    (tmp_path / "secret_source" / variants.PARTS_FILE).write_text("1, 5\n")
+    with pytest.raises(ValueError, match=r"variant_parts: parts must be numbers among "
+                                         r"1, 2, 3 .*\(got '1, 5'\)"):
+        variants.read_parts(tmp_path)
+
+
+def test_a_notebook_of_other_parts_is_refused_not_regraded():
+    """fill never grades a notebook against a choice its graded cells do not match: a
+    submission (as nbgrader restores it) with a question the choice leaves out, or without
+    one it covers, is refused by name."""
+    every = fill(PUBLIC, make_variant("s"))
+    with pytest.raises(QuizSourceError, match="has online_state, test_online_state, of "
+                                              "parts the checkpoint does not cover"):
+        fill(every, make_variant("s", "1,2"), questions=False)
+    one = fill(PUBLIC, make_variant("s", "1"))
+    with pytest.raises(QuizSourceError, match="has no cell online_state, test_online_state"):
+        fill(one, make_variant("s", "1,3"), questions=False)

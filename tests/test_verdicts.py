@@ -127,3 +127,45 @@ def test_a_missing_answer_with_no_stopped_cell_keeps_the_plain_words():
     # another question's broken cell is not this answer's
     assert answer_cell_trouble(_answer_nb("def f(:", "mc_read_table", "SyntaxError"),
                                "shifted_weights", "shifted_key", 10) is None
+
+
+@pytest.mark.parametrize(("recorded", "covers"), [(None, (1, 2, 3)), ("1", (1,)),
+                                                  ("1, 3", (1, 3))])
+def test_the_grader_judges_with_the_spec_of_the_recorded_parts(tmp_path, recorded, covers):
+    """--parts (issue 41): the grader reads the class's choice beside the secret source, so
+    a test cell of a part the class does not cover is no check of its quiz (plan_checks
+    refuses the notebook) and the totals are the choice's; no choice recorded: every part."""
+    from traitlets.config import Config
+
+    from course_grading.check_calls import QuizSourceError
+    from course_grading.variants import PARTS_FILE, fill, make_variant
+
+    if recorded is not None:
+        (tmp_path / "secret_source").mkdir()
+        (tmp_path / "secret_source" / PARTS_FILE).write_text(recorded + "\n")
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    spec = DecideOnHost(config=config)._spec_for({"nbgrader": {"assignment": "checkpoint"}})
+    assert spec.covers == covers
+    assert spec.total_points == CHECKPOINT.for_parts(covers).total_points
+    every = fill(nbformat.read(bits.SOURCE, as_version=4), make_variant("s"))
+    left_out = [c for q in CHECKPOINT.dropped_by(covers) for c in q.checks]
+    if left_out:  # the first test cell of a left-out part stops it
+        with pytest.raises(QuizSourceError, match=f"test cell '{left_out[0]}' has no host"):
+            plan_checks(every, spec)
+    else:
+        assert {p.grade_id for p in plan_checks(every, spec).values()} == set(spec.autograded)
+
+
+def test_a_recorded_choice_that_is_not_parts_stops_the_grader_by_name(tmp_path):
+    from traitlets.config import Config
+
+    from course_grading.check_calls import QuizSourceError
+    from course_grading.variants import PARTS_FILE
+
+    (tmp_path / "secret_source").mkdir()
+    (tmp_path / "secret_source" / PARTS_FILE).write_text("all\n")
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    with pytest.raises(QuizSourceError, match=r"variant_parts: parts must be .*\(got 'all'\)"):
+        DecideOnHost(config=config)._spec_for({"nbgrader": {"assignment": "checkpoint"}})

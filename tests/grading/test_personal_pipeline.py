@@ -8,7 +8,8 @@ graded against the numbers of the student whose folder it is in:
 * carol hands in her notebook blank, dave answers without reading the inputs: 0;
 * erin hands in alice's completed notebook: her letters are alice's (for this class,
   wrong for erin), her code runs on erin's own numbers;
-* frank types alice's answers (her row, her letters) into his own notebook;
+* frank types alice's answers (her row, her letters, her online softmax's states) into his
+  own notebook;
 * grace edits her setup cell to alice's numbers and answers those;
 * heidi answers each multiple-choice question with the option closest to the public
   notebook's right one.
@@ -16,7 +17,7 @@ graded against the numbers of the student whose folder it is in:
 frank, grace and heidi score what a blank notebook scores. For this class (secret
 "section B") every copied letter happens to be wrong; tests/test_personal.py shows that in
 general a copied letter is right as often as a guess. What does transfer is code: a
-classmate's working function is right on anyone's numbers (erin's 7 of 10), which no
+classmate's working function is right on anyone's numbers (erin's 11 of 14), which no
 choice of numbers can prevent.
 """
 
@@ -44,8 +45,8 @@ SECRET = "section B"
 NOTEBOOK = "checkpoint.ipynb"
 WRITTEN = "written_shift_or_scale"
 AUTO = {g: float(p) for g, p in CHECKPOINT.autograded.items()}
-CODE = {g for g in AUTO if CHECKPOINT.check(g).question in ("weights_without_self",
-                                                              "shifted_key")}
+CODE = {g for g in AUTO if CHECKPOINT.check(g).question in (
+    "weights_without_self", "shifted_key", "online_state", "multihead_sizes")}
 STUDENTS = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
 
 
@@ -70,7 +71,9 @@ def _submissions(course) -> dict[str, bytes]:
     typed = {"shifted_key": f"shifted_weights = np.array("
                             f"{np.round(alice.shifted_row, 3).tolist()})",
              "mc_read_table": f'answer_read_table = "{alice.mc_answer("read_table")}"',
-             "mc_duplicate_key": f'answer_duplicate_key = "{alice.mc_answer("duplicate_key")}"'}
+             "mc_duplicate_key": f'answer_duplicate_key = "{alice.mc_answer("duplicate_key")}"',
+             "online_state": f"online_state = {np.round(alice.online_state, 4).tolist()}",
+             "multihead_sizes": f"multihead_sizes = {alice.multihead_sizes.tolist()}"}
     out = {s: made_up_submission(course, "correct", s)[NOTEBOOK] for s in ("alice", "bob")}
     out["carol"] = made_up_submission(course, "blank", "carol")[NOTEBOOK]
     out["dave"] = made_up_submission(course, "knows_nothing", "dave")[NOTEBOOK]

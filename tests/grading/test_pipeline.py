@@ -50,23 +50,23 @@ FAILS = {
 }
 UNGRADABLE = {"renamed", "corrupt_json"}  # autograde refuses them; the gradebook holds 0s
 
-# the exact totals (out of 10 autograded points) that the table above implies
+# the exact totals (out of 14 autograded points) that the table above implies
 TOTALS = {
-    "correct": 10,
-    "mistake_missing_scale": 8,
-    "mistake_wrong_axis": 8,
-    "mistake_naive_exp_overflow": 9,
-    "mistake_dk_from_wrong_axis": 8,
+    "correct": 14,
+    "mistake_missing_scale": 12,
+    "mistake_wrong_axis": 12,
+    "mistake_naive_exp_overflow": 13,
+    "mistake_dk_from_wrong_axis": 12,
     "blank": 0,
-    "raises": 5,
-    "infinite_loop": 8,
-    "prints_megabytes": 10,
-    "edited_tests": 8,
-    "deleted_test_cells": 10,
-    "other_kernelspec": 10,
-    "peeks_at_hidden_tests": 10,
-    "monkeypatches_checks": 8,
-    "uses_course_lib": 5,
+    "raises": 9,
+    "infinite_loop": 12,
+    "prints_megabytes": 14,
+    "edited_tests": 12,
+    "deleted_test_cells": 14,
+    "other_kernelspec": 14,
+    "peeks_at_hidden_tests": 14,
+    "monkeypatches_checks": 12,
+    "uses_course_lib": 9,
     "copies_lessons": 0,
     "knows_nothing": 0,
     "renamed": 0,
@@ -178,7 +178,7 @@ def test_export_has_one_row_per_submission_with_the_exact_score(graded_course):
     assert set(rows) == set(KINDS)
     for kind, total in TOTALS.items():
         assert float(rows[kind]["score"]) == total, kind
-        assert float(rows[kind]["max_score"]) == 13.0
+        assert float(rows[kind]["max_score"]) == 17.0
 
 
 def test_zz_the_gradebook_keeps_every_other_grade(graded_course):
@@ -201,4 +201,4 @@ def test_zz_the_gradebook_keeps_every_other_grade(graded_course):
         assert result["success"] is (kind == "blank"), (kind, result.get("error"))
     after = {kind: grades(course, kind) for kind in KINDS}
     assert after == before
-    assert sum(after["correct"].values()) == 12.0  # 10 autograded + the 2 given by hand
+    assert sum(after["correct"].values()) == 16.0  # 14 autograded + the 2 given by hand

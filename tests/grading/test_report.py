@@ -139,16 +139,18 @@ def test_real_checkpoint_table_and_report(graded_course, tmp_path):
     assert table.header == [
         "student", "name", "email", "roster", "status", "weights_without_self (/5)",
         "shifted_key (/2)", "mc_read_table (/2)", "mc_duplicate_key (/1)",
-        "written_shift_or_scale (/3)", "total (/13)", "late", "late penalty", "final (/13)",
-        "failed hidden tests",
+        "written_shift_or_scale (/3)", "multihead_sizes (/2)", "online_state (/2)",
+        "total (/17)", "late", "late penalty", "final (/17)", "failed hidden tests",
     ]
     # (not "correct": test_pipeline.py grades that student's written answer by hand)
     assert list(table.row("other_kernelspec").values()) == [
         "other_kernelspec", "", "", "", "graded; needs manual grade: written_shift_or_scale",
-        "5", "2", "2", "1", "needs manual grade", "10 + pending", "", "", "10 + pending", "",
+        "5", "2", "2", "1", "needs manual grade", "2", "2", "14 + pending", "", "",
+        "14 + pending", "",
     ]
     assert list(table.row("raises").values())[5:] == [
-        "0", "2", "2", "1", "needs manual grade", "5 + pending", "", "", "5 + pending",
+        "0", "2", "2", "1", "needs manual grade", "2", "2", "9 + pending", "", "",
+        "9 + pending",
         "test_missing_scale (RuntimeError) test_wrong_axis (RuntimeError) "
         "test_naive_exp_overflow (RuntimeError) test_dk_from_wrong_axis (RuntimeError)",
     ]

@@ -37,6 +37,8 @@ WRONG = {
     "mc_read_table": 'answer_read_table = "D"',
     "mc_duplicate_key": 'answer_duplicate_key = "D"',
     "written_shift_or_scale": "I do not know.",
+    "multihead_sizes": "multihead_sizes = [0.0] * 6",
+    "online_state": "online_state = [0.0] * 6",
 }
 
 # Sleep of the "slow_hooks" attack before every cell, and the limits the tests grade with:

@@ -46,7 +46,7 @@ from course_quiz.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 AUTOGRADED = [g for g in CHECKPOINT.grade_ids if g != "written_shift_or_scale"]
-FULL = 10.0
+FULL = float(sum(CHECKPOINT.autograded.values()))  # every automatic point
 
 PLAIN_CONFIG = f"""
 c = get_config()  # noqa: F821
@@ -301,7 +301,8 @@ def test_a_deeply_nested_notebook_breaks_plain_readers_but_not_the_class_tools(r
         table = build_grade_table(runs[run].course)
         assert table.row(DEEP_JSON)["status"] == (
             "ungraded: corrupt notebook (JSON nested too deeply to be a notebook)")
-        assert table.row("right")["total (/13)"].startswith("10")
+        total = f"total (/{CHECKPOINT.total_points})"
+        assert table.row("right")[total].startswith(f"{sum(CHECKPOINT.autograded.values())}")
         summary = write_report(runs[run].course, tmp_path / run)
         assert DEEP_JSON in summary.ungraded
 

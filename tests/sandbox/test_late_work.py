@@ -27,6 +27,7 @@ from course_grading.pipeline import ASSIGNMENT, copy_course, open_api, place_sub
 from course_grading.report import write_report
 from course_grading.submissions import answers_for, fill_answers
 from course_grading.variants import quiz_facts
+from course_quiz.checkpoint_spec import CHECKPOINT
 
 QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 CELL_LIMIT = 3
@@ -45,7 +46,9 @@ extended,Bea,"O""Neil",bea@example.org,1003,2d,
 slow,Cai,Lin,cai@example.org,1004,,
 accommodated,Dee,Rao,dee@example.org,1005,,2
 """
-WRITTEN_POINTS = 3  # the written answer waits for a manual grade: 10 of 13 automatic
+# the written answer waits for a manual grade: every other point is automatic
+WRITTEN_POINTS = CHECKPOINT.question("written_shift_or_scale").points
+AUTOMATIC = CHECKPOINT.total_points - WRITTEN_POINTS
 
 
 def _run(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -92,7 +95,7 @@ def graded(bwrap_ok: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 def test_late_is_penalised_and_the_extension_is_honoured(graded, grader):
     rows = {r.student: r for r in build_grade_table(graded[grader]).rows}
     auto = rows["ontime"].total
-    assert auto == 13 - WRITTEN_POINTS  # every automatic point
+    assert auto == AUTOMATIC  # every automatic point
     assert (rows["ontime"].seconds_late, rows["ontime"].penalty) == (0, 0)
     # an hour late: nbgrader's late-submission plugin took 10% of the notebook's score
     assert rows["late"].seconds_late == 3600
@@ -103,8 +106,9 @@ def test_late_is_penalised_and_the_extension_is_honoured(graded, grader):
     assert rows["extended"].extension_minutes == 2 * 24 * 60
     table = build_grade_table(graded[grader])
     late = table.row("late")
-    assert (late["late"], late["late penalty"], late["final (/13)"]) == (
-        "1 h", "-1", "9 + pending")
+    assert (late["late"], late["late penalty"],
+            late[f"final (/{CHECKPOINT.total_points})"]) == (
+        "1 h", f"-{0.1 * auto:g}", f"{0.9 * auto:g} + pending")
     assert (table.row("extended")["late"], table.row("extended")["late penalty"]) == ("", "")
     assert table.row("late")["name"] == "Léo Müller"
     assert table.row("ontime")["name"] == "Ana Ortiz, Jr."
@@ -119,7 +123,7 @@ def test_a_time_limit_factor_of_2_lets_a_cell_of_1_5_limits_finish(graded, grade
     assert slow.scores["weights_without_self"] == 0
     assert accommodated.problems == []
     assert accommodated.time_limit_factor == 2
-    assert accommodated.total == rows["ontime"].total == 13 - WRITTEN_POINTS
+    assert accommodated.total == rows["ontime"].total == AUTOMATIC
     assert accommodated.scores["weights_without_self"] > 0
 
 
@@ -131,7 +135,8 @@ def test_the_report_lists_extensions_accommodations_and_late_work(graded, tmp_pa
              if line.startswith("| ")}
     assert "| extended | Bea O\"Neil | 2027-01-17 17:00 UTC | 2 d | on time |  | as everyone |" \
         in lines["extended"]
-    assert "| late | Léo Müller | 2027-01-15 17:00 UTC |  | 1 h | -1 | as everyone |" \
+    penalty = f"-{0.1 * AUTOMATIC:g}"  # 10% of the automatic points
+    assert f"| late | Léo Müller | 2027-01-15 17:00 UTC |  | 1 h | {penalty} | as everyone |" \
         in lines["late"]
     assert lines["accommodated"].endswith(
         f"| on time |  | x2: cell {2 * CELL_LIMIT} s, notebook 60 s |")
