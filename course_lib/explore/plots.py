@@ -198,7 +198,12 @@ class DescribedFigure:
         """The figure as SVG bytes, text as text (reproducible: no date, fixed ids).
 
         Drawn once and kept: a constrained layout moves by a fraction of a point on each
-        new draw, and a notebook must show the same bytes on every run.
+        new draw, and a notebook must show the same bytes on every run. The figure is saved
+        at its own size, not cropped (``bbox_inches="tight"``): every figure here is laid out
+        to fit inside it (by constrained layout, or by its own margins), and cropping
+        measured every label of the figure once more, one more draw: in the offline site's
+        Pyodide that was 40% of lesson 13's training figure and 70% of lesson 16's head
+        maps (``benchmarks/pyodide_cells.mjs``).
         """
         cached = self.__dict__.get("_svg")
         if cached is None:
@@ -206,7 +211,7 @@ class DescribedFigure:
             import matplotlib as mpl
 
             with mpl.rc_context(_SVG_RC):
-                self.figure.savefig(buf, format="svg", bbox_inches="tight", facecolor=PAPER,
+                self.figure.savefig(buf, format="svg", facecolor=PAPER,
                                     metadata={"Date": None, "Creator": None})
             cached = self.__dict__["_svg"] = buf.getvalue()
         return cached

@@ -172,7 +172,9 @@ def make_batch(n: int, *, seed: int | np.random.Generator = 0) -> Batch:
         s = int(rng.integers(0, SEQ_LEN - 2 * k + 1))  # room for both copies after it
         d = int(rng.integers(s + k, SEQ_LEN - k + 1))  # the second copy, after the first
         fresh = rng.permutation(VOCAB_SIZE)[: SEQ_LEN - k]  # every letter different
-        rest = np.r_[0:d, d + k:SEQ_LEN]  # the positions that are not the second copy
+        # the positions that are not the second copy (not np.r_, whose parsing cost more
+        # than the rest of the loop in the site's Pyodide)
+        rest = np.concatenate((np.arange(d), np.arange(d + k, SEQ_LEN)))
         tokens[i, rest] = fresh
         tokens[i, d:d + k] = tokens[i, s:s + k]
         first[i], second[i] = s, d

@@ -189,6 +189,31 @@ def test_figures_are_sharp_vectors_of_a_modest_size():
         assert svg == fig.svg(), f"{name}: the SVG must be reproducible"
 
 
+def test_figures_are_saved_whole_and_nothing_lies_outside_them():
+    """svg() saves the figure at its own size, drawn once (no crop to a tight box, which
+    measured every label once more: 40-70% of a figure's time in the site's Pyodide); so
+    every figure must fit inside its own size, labels and titles included."""
+    from course_lib import tiny_gpt
+    from course_lib.experiments.training import train
+    from course_lib.explore import tiny_gpt_figures
+
+    figures = all_figures()
+    figures["training curves"] = plots.training_curves(
+        [train(8, scale=s, steps=20) for s in (True, False)], window=10)
+    loaded = tiny_gpt.load_model()
+    figures["tiny_gpt curve"] = tiny_gpt_figures.training_curve(loaded)
+    figures["head maps"] = tiny_gpt_figures.head_maps(loaded.model, tiny_gpt.make_batch(1, seed=6))
+    for name, fig in figures.items():
+        svg = fig.svg().decode()
+        width, height = (float(re.search(rf'<svg[^>]* {side}="([0-9.]+)pt"', svg).group(1))
+                         for side in ("width", "height"))
+        inches = fig.figure.get_size_inches()
+        assert (width, height) == pytest.approx(tuple(72 * inches), abs=0.01), name
+        box = fig.figure.get_tightbbox()
+        assert box.x0 >= 0 and box.y0 >= 0, f"{name}: {box} starts outside the figure"
+        assert box.x1 <= inches[0] and box.y1 <= inches[1], f"{name}: {box} ends outside"
+
+
 def test_sanitize_pattern_leaves_only_the_description(cat_sat_weights):
     w, tokens = cat_sat_weights
     lines = plots.NBVAL_SANITIZE.splitlines()
