@@ -250,8 +250,12 @@ class WrittenGuideHandler(BaseHandler):
             raise GuideError(404, f"only the {CHECKPOINT.assignment} assignment has a written "
                                   f"answer guide (this submission is of {assignment!r})")
         coursedir = self.coursedir
-        folder = Path(coursedir.format_path(coursedir.source_directory, ".",
-                                            CHECKPOINT.assignment))
+        # quiz/nbgrader_config.py's rule, applied now: the course's source is secret_source/
+        # while it exists. formgrader's own config was read when the instructor's server
+        # started, which on a hub is before they ran course_grading.variants in its terminal.
+        secret = Path(coursedir.root) / SECRET_SOURCE
+        folder = (secret / CHECKPOINT.assignment if secret.is_dir() else Path(
+            coursedir.format_path(coursedir.source_directory, ".", CHECKPOINT.assignment)))
         source = folder / f"{notebook}.ipynb"
         if source.resolve().parent != folder.resolve():  # a notebook name holds no path
             raise GuideError(400, f"the submitted notebook's name {notebook!r} is not a "

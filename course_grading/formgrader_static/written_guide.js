@@ -107,12 +107,26 @@
     }
   }
 
+  // The server's XSRF token, read from its cookie as formgrader's own requests read it
+  // (backbone_xsrf.js). Behind JupyterHub (4.1 and later) a script's request that carries
+  // the login cookie without it is not logged in: the server sends it to the hub's login,
+  // which sends it back, until the browser gives up ("Failed to fetch").
+  function xsrfToken() {
+    var found = document.cookie.match(/(?:^|;\s*)_xsrf=([^;]*)/);
+    return found ? found[1] : null;
+  }
+
   function load() {
     if (!window.submission_id || !window.base_url) {
       return;
     }
     var url = window.base_url + "/course-written/" + encodeURIComponent(window.submission_id);
-    fetch(url, {credentials: "same-origin", headers: {"Accept": "application/json"}})
+    var headers = {"Accept": "application/json"};
+    var token = xsrfToken();
+    if (token) {
+      headers["X-XSRFToken"] = token;
+    }
+    fetch(url, {credentials: "same-origin", headers: headers})
       .then(function (response) {
         var type = response.headers.get("Content-Type") || "";
         if (type.indexOf("application/json") !== 0) {

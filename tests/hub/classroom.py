@@ -439,6 +439,15 @@ class ClassRun:
                     cwd=str(cwd or person.home))
         return _check(proc, what or f"{person.name}: {' '.join(argv)}") if check else proc
 
+    def write_as(self, person: Person, path: Path, text: str) -> None:
+        """Write ``text`` into ``path`` as ``person`` (the file is theirs, made with their
+        umask), as they would in a terminal of their own."""
+        proc = subprocess.run(
+            ["runuser", "-u", person.name, "--", "/bin/sh", "-c", 'cat > "$0"', str(path)],
+            input=text, capture_output=True, text=True,
+        )
+        _check(proc, f"{person.name}: write {path}")
+
     def nbgrader(self, person: Person, *args: str, cwd: Path | None = None,
                  check: bool = True) -> subprocess.CompletedProcess:
         return self.as_user(person, [f"{self.env}/bin/nbgrader", *args], cwd=cwd, check=check)
@@ -472,12 +481,7 @@ class ClassRun:
         nb_path = self.released_notebook(student)
         nb = json.loads(nb_path.read_text())
         text = json.dumps(answer_notebook(nb, student.kind), indent=1)
-        # Written by the student: pipe the text into a file they own.
-        proc = subprocess.run(
-            ["runuser", "-u", student.name, "--", "/bin/sh", "-c", 'cat > "$0"', str(nb_path)],
-            input=text, capture_output=True, text=True,
-        )
-        _check(proc, f"{student.name}: write answer")
+        self.write_as(student, nb_path, text)  # a file they own
         self.nbgrader(student, "submit", ASSIGNMENT, cwd=student.work)
 
     def students_work(self) -> None:
