@@ -67,7 +67,8 @@ MADE = [
 ]
 #: The checks the leaky student passes; every other autograded check it fails.
 PASSED = {"test_weights_visible", "test_missing_scale", "test_shifted_key",
-          "test_mc_read_table", "test_mc_duplicate_key"}
+          "test_mc_read_table", "test_mc_duplicate_key", "test_multihead_sizes",
+          "test_online_state"}
 
 LEAKY = '''
 from IPython.display import display as _display
