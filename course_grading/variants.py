@@ -199,8 +199,28 @@ _TABLE_SCALE = re.compile(r"entries\s+of\s+size\s+about\s+\d+(?:\.\d+)?")
 _TABLE_ROW = re.compile(r"^\| (\d+) \| ")
 
 
+class _Answers:
+    """The computed answers of a variant's numbers, for :class:`Variant` and
+    :class:`QuizFacts` alike (each has the inputs the three questions read)."""
+
+    @property
+    def shifted_row(self) -> NDArray[np.float64]:
+        """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return shifted_key_row(_shift_inputs(self))
+
+    @property
+    def online_state(self) -> NDArray[np.float64]:
+        """The part-3 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return online_softmax_state(_online_inputs(self))
+
+    @property
+    def multihead_sizes(self) -> NDArray[np.float64]:
+        """The part-2 question's answer (:mod:`course_grading.checkpoint_answers`)."""
+        return multihead_sizes(_multihead_inputs(self))
+
+
 @dataclass(frozen=True)
-class Variant:
+class Variant(_Answers):
     """The numbers of one variant of the quiz.
 
     Attributes
@@ -268,20 +288,6 @@ class Variant:
         """The checkpoint as the class of this variant takes it (its parts only)."""
         return CHECKPOINT.for_parts(self.parts)
 
-    @property
-    def shifted_row(self) -> NDArray[np.float64]:
-        """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
-        return shifted_key_row(_shift_inputs(self))
-
-    @property
-    def online_state(self) -> NDArray[np.float64]:
-        """The part-3 question's answer (:mod:`course_grading.checkpoint_answers`)."""
-        return online_softmax_state(_online_inputs(self))
-
-    @property
-    def multihead_sizes(self) -> NDArray[np.float64]:
-        """The part-2 question's answer (:mod:`course_grading.checkpoint_answers`)."""
-        return multihead_sizes(_multihead_inputs(self))
 
 
 def _multihead_inputs(v: Any) -> dict[str, Any]:
@@ -884,7 +890,7 @@ def _question_markdown(nb: nbformat.NotebookNode, answer_id: str) -> nbformat.No
 
 
 @dataclass(frozen=True)
-class QuizFacts:
+class QuizFacts(_Answers):
     """The numbers of one source notebook: its example and its right letters.
 
     Attributes
@@ -933,20 +939,6 @@ class QuizFacts:
         q = question if question in self.wrong else f"mc_{question}"
         return next(letter for letter, m in self.wrong[q].items() if m == misconception)
 
-    @property
-    def shifted_row(self) -> NDArray[np.float64]:
-        """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
-        return shifted_key_row(_shift_inputs(self))
-
-    @property
-    def online_state(self) -> NDArray[np.float64]:
-        """The part-3 question's answer (:mod:`course_grading.checkpoint_answers`)."""
-        return online_softmax_state(_online_inputs(self))
-
-    @property
-    def multihead_sizes(self) -> NDArray[np.float64]:
-        """The part-2 question's answer (:mod:`course_grading.checkpoint_answers`)."""
-        return multihead_sizes(_multihead_inputs(self))
 
 
 def quiz_facts(nb: nbformat.NotebookNode) -> QuizFacts:
