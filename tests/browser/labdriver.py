@@ -351,6 +351,20 @@ class LabServer:
         self.stop()
 
 
+def formgrader_server(course: Path, scratch: Path) -> LabServer:
+    """An instructor's JupyterLab in ``course`` with the course's formgrader extension on.
+
+    Its server config is the one ``docs/instructors.md`` installs
+    (:data:`course_grading.formgrader_csp.SERVER_CONFIG`: the Content-Security-Policy and
+    the written-answer guide), written to ``scratch/config``. Use it as a context manager.
+    """
+    from course_grading.formgrader_csp import SERVER_CONFIG
+
+    (scratch / "config").mkdir(exist_ok=True)
+    (scratch / "config" / "jupyter_server_config.json").write_text(json.dumps(SERVER_CONFIG))
+    return LabServer(course, scratch)
+
+
 def copy_tree(src: Path, dst: Path) -> Path:
     """Copy a folder without checkpoints and caches (the browser works on the copy)."""
     shutil.copytree(

@@ -9,13 +9,12 @@ autograded with one submission whose only mistake is the missing 1/sqrt(d_k).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from labdriver import REPO, LabServer, save_screenshot
+from labdriver import REPO, LabServer, formgrader_server, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -40,12 +39,7 @@ def course(browser_requirements: None, tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture(scope="module")
 def instructor(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    from course_grading.formgrader_csp import SERVER_CONFIG
-
-    scratch = tmp_path_factory.mktemp("math-scratch")
-    (scratch / "config").mkdir()
-    (scratch / "config" / "jupyter_server_config.json").write_text(json.dumps(SERVER_CONFIG))
-    with LabServer(course, scratch) as server:
+    with formgrader_server(course, tmp_path_factory.mktemp("math-scratch")) as server:
         yield server
 
 

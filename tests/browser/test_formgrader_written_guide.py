@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labdriver import REPO, LabServer, save_screenshot
+from labdriver import REPO, LabServer, formgrader_server, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -58,12 +58,7 @@ def course(browser_requirements: None, tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture(scope="module")
 def instructor(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    from course_grading.formgrader_csp import SERVER_CONFIG
-
-    scratch = tmp_path_factory.mktemp("guide-scratch")
-    (scratch / "config").mkdir()
-    (scratch / "config" / "jupyter_server_config.json").write_text(json.dumps(SERVER_CONFIG))
-    with LabServer(course, scratch) as server:
+    with formgrader_server(course, tmp_path_factory.mktemp("guide-scratch")) as server:
         yield server
 
 
