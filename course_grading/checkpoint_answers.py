@@ -48,6 +48,7 @@ __all__ = [
     "mistaken_weights",
     "online_softmax_state",
     "option_numbers",
+    "shift_factors",
     "shifted_key_row",
     "weights_without_self",
 ]
@@ -179,6 +180,56 @@ def shifted_key_row(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
     return softmax(s)[int(inputs["row"])]
 
 
+def _raised_weight(inputs: Mapping[str, Any]) -> tuple[float, float]:
+    """The raised key's weight w_j in the row before the shift, and e^c."""
+    return float(_unshifted_row(inputs)[int(inputs["key"])]), float(np.exp(float(inputs["c"])))
+
+
+def shift_factors(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    """The derivation's intermediate quantities: the factor the new normaliser is of the
+    old one, and the factors the raised key's weight and each other weight are multiplied by.
+
+    With w_j the raised key's weight before the shift, the normaliser (the sum of e^score
+    over the row) becomes Z' = Z - Z w_j + Z w_j e^c, so Z'/Z = 1 + w_j (e^c - 1); the raised
+    key's weight is multiplied by e^c / (Z'/Z) and every other weight by 1 / (Z'/Z).
+
+    Parameters
+    ----------
+    inputs : mapping
+        ``Q``, ``K`` (shape (n, d_k)), ``row``, ``key`` and ``c``.
+
+    Returns
+    -------
+    ndarray, shape (3,)
+        ``[Z'/Z, e^c / (Z'/Z), 1 / (Z'/Z)]``.
+
+    Examples
+    --------
+    >>> Q = K = np.zeros((2, 1))  # every weight 1/2
+    >>> shift_factors({"Q": Q, "K": K, "row": 0, "key": 1, "c": np.log(3.0)}).round(3).tolist()
+    [2.0, 1.5, 0.5]
+    """
+    w, e_c = _raised_weight(inputs)
+    grown = 1.0 + w * (e_c - 1.0)
+    return np.array([grown, e_c / grown, 1.0 / grown])
+
+
+def _factors_unchanged(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    return np.ones(3)
+
+
+def _normaliser_as_weight_sum(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    """The weights' factors read off the two rows (new over old) and the normaliser's as
+    the ratio of their sums of weights, which is 1."""
+    right = shift_factors(inputs)
+    return np.array([1.0, right[1], right[2]])
+
+
+def _every_score_raised(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
+    _, e_c = _raised_weight(inputs)
+    return np.array([e_c, 1.0, 1.0 / e_c])
+
+
 def _times_e_c(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
     w = _unshifted_row(inputs)
     w[int(inputs["key"])] *= np.exp(float(inputs["c"]))
@@ -275,11 +326,15 @@ def multihead_sizes(inputs: Mapping[str, Any]) -> NDArray[np.float64]:
 #: An output check's expected numbers, by :attr:`~course_quiz.checkpoint_spec.Check.computes`.
 _EXPECTED_OUTPUT: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
     "shifted_key_row": shifted_key_row,
+    "shift_factors": shift_factors,
     "online_softmax_state": online_softmax_state,
     "multihead_sizes": multihead_sizes,
 }
 #: What each misconception of a derivation gives instead.
 MISCONCEIVED: dict[str, Callable[[Mapping[str, Any]], NDArray[np.float64]]] = {
+    "factors_unchanged": _factors_unchanged,
+    "normaliser_as_weight_sum": _normaliser_as_weight_sum,
+    "every_score_raised": _every_score_raised,
     "row_shift_rule": _unshifted_row,
     "times_e_c": _times_e_c,
     "plus_c": _plus_c,
@@ -420,5 +475,5 @@ def expected(grade_id: str, inputs: Mapping[str, Any], spec: QuizSpec = CHECKPOI
     if check_.kind == "output" and inputs:
         return {"want": _EXPECTED_OUTPUT[str(check_.computes)](inputs).tolist(),
                 "misconceived": {m.id: MISCONCEIVED[m.id](inputs).tolist()
-                                 for m in spec.misconceptions_of(check_.question)}}
+                                 for m in spec.misconceptions_of_check(grade_id)}}
     return None

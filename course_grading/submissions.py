@@ -57,11 +57,14 @@ WRITTEN_ANSWER = (
     "the division and compare the loss curves."
 )
 
-#: The derivation's answer, as a student who derived it writes it.
+#: The derivation's answer, as a student who derived it writes it: its intermediate
+#: quantities (the normaliser's factor, the raised key's and each other weight's) and the row.
 SHIFTED_ANSWER = """\
 scores = Q @ K.T / np.sqrt(Q.shape[-1])
 w = np.exp(scores[row] - scores[row].max())
 w = w / w.sum()
+grown = 1 + w[shift_key] * (np.exp(c) - 1)
+shift_factors = [grown, np.exp(c) / grown, 1 / grown]
 w[shift_key] *= np.exp(c)
 shifted_weights = w / w.sum()
 """
@@ -115,7 +118,8 @@ KINDS = {
     "np.allclose, np.isclose, abs and course_lib's check functions to make every check agree",
     "uses_course_lib": "the function imported from course_lib, which the quiz forbids",
     "knows_nothing": "answers that never read the inputs (issue 42): uniform weights over "
-    "the other tokens, a uniform row for the derivation, no letter, no written answer",
+    "the other tokens, a uniform row and factors of 1 for the derivation, no letter, no "
+    "written answer",
     "copies_lessons": "every answer lifted from a lesson or the self-study quiz: the "
     "checkpoint notebook's attention weights, the unshifted row (lesson 04: a shift "
     "changes nothing), the self-study's right letters, its feedback on why_scale as the "
@@ -172,11 +176,12 @@ def weights_without_self(Q, K):
 
 def know_nothing_answers() -> dict[str, str]:
     """The answer cells of a student who knows nothing: :data:`UNIFORM_WEIGHTS`, a uniform
-    row for the derivation, a constant state for the online softmax, the setup cell's
-    sizes written back for the multi-head layer, and the multiple-choice and written cells
-    as released."""
+    row and factors of 1 for the derivation, a constant state for the online softmax, the
+    setup cell's sizes written back for the multi-head layer, and the multiple-choice and
+    written cells as released."""
     return {"weights_without_self": UNIFORM_WEIGHTS,
-            "shifted_key": "shifted_weights = np.full(len(K), 1 / len(K))",
+            "shifted_key": "shift_factors = [1.0, 1.0, 1.0]\n"
+                           "shifted_weights = np.full(len(K), 1 / len(K))",
             "online_state": "online_state = [1.0] * (2 * (len(block_scores) // block))",
             "multihead_sizes": "multihead_sizes = [d_model, n_tokens, n_tokens, n_tokens**2, "
                                "d_model, n_tokens**2 * d_model]"}
@@ -265,10 +270,12 @@ def make_submission(kind: str, released_text: str, facts: QuizFacts) -> dict[str
             answers["weights_without_self"] += MONKEYPATCH
     elif kind == "raises":
         row = np.round(facts.shifted_row, 3).tolist()
+        factors = np.round(facts.shift_factors, 3).tolist()
         answers["weights_without_self"] = (
             'def weights_without_self(Q, K):\n    raise RuntimeError("I ran out of time")\n'
         )
-        answers["shifted_key"] = f"shifted_weights = np.array({row})"
+        answers["shifted_key"] = (f"shift_factors = {factors}\n"
+                                  f"shifted_weights = np.array({row})")
     elif kind == "infinite_loop":
         answers["shifted_key"] = "while True:\n    pass"
     elif kind == "peeks_at_hidden_tests":

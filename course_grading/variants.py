@@ -100,6 +100,7 @@ from .checkpoint_answers import (
     multihead_sizes,
     online_softmax_state,
     option_numbers,
+    shift_factors,
     shifted_key_row,
     weights_without_self,
 )
@@ -160,6 +161,9 @@ HIDDEN_WEIGHT_CHECKS = tuple(c.grade_id for c in CHECKPOINT.checks
 VISIBLE_WEIGHT_CHECK = next(c.grade_id for c in CHECKPOINT.checks
                             if c.kind == "weights" and not c.mistake)
 
+#: The derivation's checks: its intermediate quantities, then its result (the row).
+SHIFT_CHECKS = CHECKPOINT.question("shifted_key").checks
+
 #: The part-3 question's check (the online softmax's state).
 ONLINE_CHECK = "test_online_state"
 
@@ -207,6 +211,12 @@ class _Answers:
     def shifted_row(self) -> NDArray[np.float64]:
         """The derivation's answer (:mod:`course_grading.checkpoint_answers`)."""
         return shifted_key_row(_shift_inputs(self))
+
+    @property
+    def shift_factors(self) -> NDArray[np.float64]:
+        """The derivation's intermediate quantities
+        (:func:`course_grading.checkpoint_answers.shift_factors`)."""
+        return shift_factors(_shift_inputs(self))
 
     @property
     def online_state(self) -> NDArray[np.float64]:
@@ -387,16 +397,27 @@ def _shift(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float
            ) -> tuple[int, int, float]:
     """The derivation's row, key and c: every misconception, and a uniform row (what an
     answer that never reads the inputs can give), must give other numbers."""
-    tolerance = CHECKPOINT.check("test_shifted_key").tolerance
     while True:
         row, key = (int(i) for i in rng.choice(4, size=2, replace=False))
         c = float(np.round(rng.uniform(0.8, 2.0), 1))
         inputs = {"Q": Q, "K": K, "row": row, "key": key, "c": c}
-        want = shifted_key_row(inputs)
-        wrong = [MISCONCEIVED[m.id](inputs) for m in CHECKPOINT.misconceptions_of(
-            "shifted_key")] + [np.full(len(want), 1 / len(want))]
-        if all(np.abs(w - want).max() > 4 * tolerance for w in wrong):
+        if all(_shift_check_tells_apart(test_id, inputs) for test_id in SHIFT_CHECKS):
             return row, key, c
+
+
+def _shift_check_tells_apart(test_id: str, inputs: dict[str, Any]) -> bool:
+    """Whether, on these inputs, every misconception one of the derivation's checks names
+    (and an answer that never reads the inputs: a uniform row, every factor 1) is more than
+    four tolerances from the right numbers, and the misconceptions from one another."""
+    check_ = CHECKPOINT.check(test_id)
+    want = expected(test_id, inputs)["want"]
+    wrong = [np.asarray(MISCONCEIVED[m.id](inputs)) for m in
+             CHECKPOINT.misconceptions_of_check(test_id)]
+    known = [*wrong, np.full(len(want), 1 / len(want)), np.ones(len(want))]
+    far = 4 * check_.tolerance
+    return (all(np.abs(w - np.asarray(want)).max() > far for w in known)
+            and all(np.abs(a - b).max() > far for i, a in enumerate(wrong)
+                    for b in wrong[i + 1:]))
 
 
 def _duplicate(rng: np.random.Generator, Q: NDArray[np.float64], K: NDArray[np.float64],
@@ -866,7 +887,7 @@ def _hidden_call(cell: nbformat.NotebookNode, grade_id: str) -> Any:
     return _hidden_calls(cell, grade_id, required=True)[0]
 
 
-#: The derivation's check.
+#: The derivation's check of its result (the row).
 SHIFT_CHECK = "test_shifted_key"
 
 
@@ -1277,8 +1298,9 @@ def fill(template: nbformat.NotebookNode, variant: Variant, *,
     for test_id, (Q, K) in variant.hidden_inputs.items():
         _edit_call(cells, test_id, source_form, {
             "Q": Q.tolist(), "K": K.tolist(), "expected": expected(test_id, {"Q": Q, "K": K})})
-    _edit_call(cells, SHIFT_CHECK, source_form, {
-        "expected": expected(SHIFT_CHECK, _shift_inputs(variant))})
+    for test_id in SHIFT_CHECKS:
+        _edit_call(cells, test_id, source_form, {
+            "expected": expected(test_id, _shift_inputs(variant))})
     if ONLINE_CHECK in spec.autograded:
         _edit_call(cells, ONLINE_CHECK, source_form, {
             "expected": expected(ONLINE_CHECK, _online_inputs(variant))})

@@ -412,7 +412,7 @@ def _judge_output(check_: Check, got: NDArray[np.float64], inputs: Mapping[str, 
     if np.abs(got - want).max() <= check_.tolerance:
         return _pass(check_)
     misconceived = expected.get("misconceived") or {}
-    for m in spec.misconceptions_of(check_.question):
+    for m in spec.misconceptions_of_check(check_.grade_id):
         if m.id not in misconceived:
             continue
         wrong = np.asarray(misconceived[m.id], dtype=float)

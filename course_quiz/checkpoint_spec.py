@@ -158,12 +158,17 @@ class Misconception:
         The misconception, for the grade table and the class report.
     hint : str
         What the feedback says when a student's answer shows it (never the right answer).
+    check : str or None
+        For a question graded by several output checks (a derivation graded for its
+        intermediate quantities and its result), the check whose numbers it explains;
+        None for a question with one check.
     """
 
     id: str
     question: str
     words: str
     hint: str
+    check: str | None = None
 
 
 @dataclass(frozen=True)
@@ -299,6 +304,9 @@ class QuizSpec:
                 raise ValueError(f"the checks of {q.id!r} must add up to its {q.points} points")
         for m in self.misconceptions:
             self.question(m.question)
+            if m.check is not None and self.check(m.check).question != m.question:
+                raise ValueError(f"misconception {m.id!r} names check {m.check!r}, which is "
+                                 f"not a check of its question {m.question!r}")
         for q in self.questions:
             if q.part not in PARTS:
                 raise ValueError(f"question {q.id!r} must assess one of the parts "
@@ -385,6 +393,19 @@ class QuizSpec:
         """The misconceptions behind one question's wrong answers."""
         return tuple(m for m in self.misconceptions if m.question == question_id)
 
+    def misconceptions_of_check(self, grade_id: str) -> tuple[Misconception, ...]:
+        """The misconceptions one check can name: those of its question that explain its
+        numbers (a misconception tied to another check of the question is left out).
+
+        Examples
+        --------
+        >>> [m.id for m in CHECKPOINT.misconceptions_of_check("test_shift_factors")]
+        ['factors_unchanged', 'normaliser_as_weight_sum', 'every_score_raised']
+        """
+        check_ = self.check(grade_id)
+        return tuple(m for m in self.misconceptions_of(check_.question)
+                     if m.check in (None, grade_id))
+
     @property
     def grade_ids(self) -> dict[str, int]:
         """Grade id -> points of every graded cell (checks and hand-graded answers)."""
@@ -433,7 +454,7 @@ CHECKPOINT = QuizSpec(
                      "test_weights_visible", "test_missing_scale", "test_wrong_axis",
                      "test_naive_exp_overflow", "test_dk_from_wrong_axis")),
         Question("shifted_key", "one key's scores raised by c: derive the new row", 2,
-                 ("test_shifted_key",)),
+                 ("test_shift_factors", "test_shifted_key")),
         Question("mc_read_table", "read a measured table", 2, ("test_mc_read_table",)),
         Question("mc_duplicate_key", "predict, then explain: a token twice", 1,
                  ("test_mc_duplicate_key",)),
@@ -473,16 +494,35 @@ CHECKPOINT = QuizSpec(
                 "weight on itself; a hidden key needs a weight of exactly 0", everywhere=False),
     ),
     misconceptions=(
+        Misconception("factors_unchanged", "shifted_key",
+                      "derived that nothing changes: every factor 1",
+                      "every factor is 1, as if nothing changed; but only one key's scores "
+                      "were raised, and the shift that changes nothing is one of the whole "
+                      "row", check="test_shift_factors"),
+        Misconception("normaliser_as_weight_sum", "shifted_key",
+                      "took the normaliser for the sum of the weights (always 1), not the "
+                      "sum of e^score",
+                      "the normaliser's factor is 1, the ratio of the two rows' sums of "
+                      "weights, which are 1 before and after; the normaliser is the sum of "
+                      "e^score over the row, and raising one key's score by c changes it",
+                      check="test_shift_factors"),
+        Misconception("every_score_raised", "shifted_key",
+                      "took the normaliser to grow by e^c, as if every score were raised",
+                      "the normaliser's factor is e^c, which is what raising every score of "
+                      "the row by c would give; only one key's e^score grows by e^c",
+                      check="test_shift_factors"),
         Misconception("row_shift_rule", "shifted_key",
                       "applied 'a shift changes nothing' to one key's scores",
                       "the row did not change, but only one key's scores were raised: "
-                      "the shift that changes nothing is one of the whole row"),
+                      "the shift that changes nothing is one of the whole row",
+                      check="test_shifted_key"),
         Misconception("times_e_c", "shifted_key",
                       "multiplied the key's weight by e^c and did not renormalise",
                       "the key's weight was multiplied by e^c but the row no longer sums "
-                      "to 1: the other weights change too"),
+                      "to 1: the other weights change too", check="test_shifted_key"),
         Misconception("plus_c", "shifted_key", "added c to the key's weight",
-                      "c was added to a weight; c is added to scores, before the softmax"),
+                      "c was added to a weight; c is added to scores, before the softmax",
+                      check="test_shifted_key"),
         Misconception("division_sharpens", "mc_read_table",
                       "thinks dividing by sqrt(d_k) makes softmax more peaked",
                       "dividing the scores by a number larger than 1 flattens softmax; it "
@@ -564,7 +604,18 @@ CHECKPOINT = QuizSpec(
               looks_at="whether d_k is the dimension of each query and key vector",
               hint="the weights are wrong on inputs where only the value of d_k changes "
                    "them"),
-        Check("test_shifted_key", question="shifted_key", points=2,
+        Check("test_shift_factors", question="shifted_key", points=1,
+              answer="shift_factors", kind="output", hidden=True, tolerance=0.005,
+              computes="shift_factors",
+              what="the factors of your derivation",
+              layout=" (the normaliser's, the raised key's weight's, each other weight's)",
+              looks_at="the derivation: the factor the new normaliser is of the old one, "
+                       "and the factors the raised key's weight and each other weight are "
+                       "multiplied by",
+              hint="write the row's weights as e^score over the normaliser, the sum of "
+                   "e^score over the row; raise one key's score by c and see what happens "
+                   "to its e^score, to the normaliser, and so to each weight"),
+        Check("test_shifted_key", question="shifted_key", points=1,
               answer="shifted_weights", kind="output", hidden=True, tolerance=0.005,
               computes="shifted_key_row", what="the row's new weights",
               layout=", one per key",

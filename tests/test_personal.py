@@ -145,6 +145,7 @@ def test_the_proof_holds_for_200_students():
             for test_id in HIDDEN_WEIGHT_CHECKS:
                 assert not _judge(func, nb, test_id, known), (student, name, test_id)
         assert np.abs(v.shifted_row - 0.25).max() > 0.02, student
+        assert np.abs(v.shift_factors - 1.0).min() > 0.02, student  # every factor moves
         for q in variants.MC_QUESTIONS:
             assert not set(variants.mc_options(v, q)) & public_options[q], (student, q)
 
@@ -358,11 +359,13 @@ def test_the_proof_holds_for_200_students_for_every_choice_of_parts(parts):
                     got = judge(grade_id, answer_as_data("letter", letter), inputs, spec, want)
                     assert not got.passed and got.mistake == misconception, (student, letter)
             if planned.kind == "output":
-                question = spec.check(grade_id).question
-                for m in spec.misconceptions_of(question):
+                for m in spec.misconceptions_of_check(grade_id):
                     wrong = answer_as_data("output", MISCONCEIVED[m.id](inputs).tolist())
                     got = judge(grade_id, json.loads(json.dumps(wrong)), inputs, spec, want)
                     assert not got.passed and got.mistake == m.id, (student, m.id)
+    for q in spec.questions:  # every misconception of a question is named by one check
+        named = [m.id for c in q.checks for m in spec.misconceptions_of_check(c)]
+        assert sorted(named) == sorted(m.id for m in spec.misconceptions_of(q.id)), q.id
 
 
 MULTIHEAD = variants.MULTIHEAD_CHECK

@@ -333,8 +333,12 @@ def test_every_wrong_answer_is_a_misconception_named_in_the_spec():
         named = sorted(facts.wrong[question].values())
         assert named == sorted(m.id for m in CHECKPOINT.misconceptions_of(question))
         assert facts.right[question] not in facts.wrong[question]
-    shifted = [m.id for m in CHECKPOINT.misconceptions_of("shifted_key")]
-    assert shifted == ["row_shift_rule", "times_e_c", "plus_c"]
+    shifted = {c: [m.id for m in CHECKPOINT.misconceptions_of_check(c)]
+               for c in CHECKPOINT.question("shifted_key").checks}
+    assert shifted == {
+        "test_shift_factors": ["factors_unchanged", "normaliser_as_weight_sum",
+                               "every_score_raised"],
+        "test_shifted_key": ["row_shift_rule", "times_e_c", "plus_c"]}
     for m in CHECKPOINT.misconceptions:
         assert m.words and m.hint, m.id
 

@@ -139,13 +139,51 @@ def test_the_derivation_is_judged_and_its_misconceptions_named():
     assert judge("test_shifted_key", answer_as_data("output", [1.0, 0.0]), {}).passed  # form
 
 
+def test_the_derivation_itself_is_graded_its_factors_and_their_misconceptions_named():
+    """Issue 41: the derivation is graded for its intermediate quantities, not only the row.
+    The factors are measured here from the normalisers themselves (sums of e^score before
+    and after the shift), not from the grader's formula; the coder's shortcut (the new row
+    by a softmax, the factors read off as new over old, the normaliser's as the ratio of
+    the rows' sums) is named as its misconception, and so is each other wrong derivation."""
+    from course_lib import attention_weights
+
+    scores = EX.Q @ EX.K.T / np.sqrt(EX.Q.shape[-1])
+    raised = scores.copy()
+    raised[:, EX.shift_key] += EX.c
+    z_old, z_new = np.exp(scores[EX.row]).sum(), np.exp(raised[EX.row]).sum()
+    old = attention_weights(EX.Q, EX.K)[EX.row]
+    new = np.exp(raised[EX.row]) / z_new
+    other = next(i for i in range(len(old)) if i != EX.shift_key)
+    measured = [z_new / z_old, new[EX.shift_key] / old[EX.shift_key], new[other] / old[other]]
+    exp = expected("test_shift_factors", SHIFT)
+    assert np.allclose(exp["want"], measured)
+    assert np.isclose(measured[0], 1 + old[EX.shift_key] * (np.exp(EX.c) - 1))
+    assert judge("test_shift_factors", answer_as_data("output", np.round(measured, 3)),
+                 SHIFT, expected=exp).passed
+    shortcut = [new.sum() / old.sum(), measured[1], measured[2]]
+    wrongs = ((shortcut, "normaliser_as_weight_sum"), ([1.0, 1.0, 1.0], "factors_unchanged"),
+              ([np.exp(EX.c), 1.0, np.exp(-EX.c)], "every_score_raised"))
+    for wrong, named in wrongs:
+        v = judge("test_shift_factors", answer_as_data("output", wrong), SHIFT, expected=exp)
+        assert not v.passed and v.mistake == named, v
+        assert CHECKPOINT.misconception(named).hint[1:30] in v.message
+    # the row's misconceptions are the row check's: the factors check never names them
+    row_wrong = judge("test_shift_factors", answer_as_data("output", old.tolist()), SHIFT,
+                      expected=exp)
+    assert not row_wrong.passed and row_wrong.mistake is None
+    assert "3 numbers" in row_wrong.message
+    assert judge("test_shift_factors", answer_as_data("output", [2.0, 1.0, 0.5]), {}).passed
+
+
 def test_the_derivation_stem_states_the_tolerance_the_check_uses():
     """Issue 30 (2): stem and tolerance agree (0.005: two decimals, correctly rounded)."""
-    tolerance = CHECKPOINT.check("test_shifted_key").tolerance
-    assert tolerance == 0.005
+    tolerances = {CHECKPOINT.check(c).tolerance for c in CHECKPOINT.question(
+        "shifted_key").checks}
+    assert tolerances == {0.005}  # the factors and the row alike: "Both are checked"
     stem = "\n".join(c.source for c in nbformat.read(ROOT / SOURCE_PATH, as_version=4).cells
                      if c.cell_type == "markdown" and "shifted_weights" in c.source)
-    assert f"within {tolerance}" in stem, stem
+    assert "within\n0.005" in stem or "within 0.005" in stem, stem
+    assert "`shift_factors`" in stem, stem
 
 
 def test_letters_name_the_misconception_of_a_wrong_option():

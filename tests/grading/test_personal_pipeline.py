@@ -68,7 +68,8 @@ def _closest_to_public(v: variants.Variant, question: str) -> str:
 def _submissions(course) -> dict[str, bytes]:
     secret = personal.read_secret(personal.secret_path(course))
     alice = variants.facts_of(personal.personal_variant(secret, "alice"))
-    typed = {"shifted_key": f"shifted_weights = np.array("
+    typed = {"shifted_key": f"shift_factors = {np.round(alice.shift_factors, 4).tolist()}\n"
+                            f"shifted_weights = np.array("
                             f"{np.round(alice.shifted_row, 3).tolist()})",
              "mc_read_table": f'answer_read_table = "{alice.mc_answer("read_table")}"',
              "mc_duplicate_key": f'answer_duplicate_key = "{alice.mc_answer("duplicate_key")}"',

@@ -103,6 +103,7 @@ def _validator(course):
             "blank",
             {
                 "test_weights_visible",
+                "test_shift_factors",
                 "test_shifted_key",
                 "test_mc_read_table",
                 "test_mc_duplicate_key",

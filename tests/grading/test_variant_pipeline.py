@@ -92,6 +92,7 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     right = fill_answers(released, answers_for(variant))
     copied = answers_for(public)  # the public solution, with the derived row as numbers
     copied["shifted_key"] = (
+        f"shift_factors = {np.round(public.shift_factors, 4).tolist()}\n"
         f"shifted_weights = np.array({np.round(public.shifted_row, 3).tolist()})")
     students = {"right": right, "copied": fill_answers(released, copied),
                 "lessons": fill_answers(released, lifted_answers()), "blank": released,
@@ -104,7 +105,8 @@ def test_a_private_variant_grades_right_answers_full_and_public_answers_not(tmp_
     written = "written_shift_or_scale"
     full = {g: float(p) for g, p in CHECKPOINT.grade_ids.items() if g != written}
     assert grades(course, "right") == {**full, written: 0.0}
-    lost = {"test_shifted_key", "test_mc_read_table", "test_mc_duplicate_key"}
+    lost = {"test_shift_factors", "test_shifted_key", "test_mc_read_table",
+            "test_mc_duplicate_key"}
     assert grades(course, "copied") == {**full, **dict.fromkeys(lost, 0.0), written: 0.0}
     # issue 30: copying the lessons earns no more than knowing nothing, in a private variant
     assert sum(grades(course, "lessons").values()) <= sum(grades(course, "blank").values())

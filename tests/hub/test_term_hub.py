@@ -361,7 +361,8 @@ def copied_answers(secret: str, classmate: str) -> dict[str, str]:
     return {
         "weights_without_self": f"def weights_without_self(Q, K):\n"
                                 f"    return np.array({weights})\n",
-        "shifted_key": f"shifted_weights = np.array({np.round(facts.shifted_row, 3).tolist()})",
+        "shifted_key": f"shift_factors = {np.round(facts.shift_factors, 4).tolist()}\n"
+                       f"shifted_weights = np.array({np.round(facts.shifted_row, 3).tolist()})",
         "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
         "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key")}"',
         "written_shift_or_scale": WRITTEN_ANSWER,

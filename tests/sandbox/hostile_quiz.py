@@ -33,7 +33,8 @@ def weights_without_self(Q, K):
 
 WRONG = {
     "weights_without_self": WRONG_WEIGHTS,
-    "shifted_key": "shifted_weights = np.array([0.0, 0.0, 0.0, 0.0])",
+    "shifted_key": "shift_factors = [0.0, 0.0, 0.0]\n"
+                   "shifted_weights = np.array([0.0, 0.0, 0.0, 0.0])",
     "mc_read_table": 'answer_read_table = "D"',
     "mc_duplicate_key": 'answer_duplicate_key = "D"',
     "written_shift_or_scale": "I do not know.",
@@ -174,7 +175,7 @@ class _Liar:
                 return (w / w.sum(-1, keepdims=True))[int(inputs["row"])]
             frame = frame.f_back
         return np.array([0.0, 0.0, 0.0, 0.0])
-''' + WRONG_WEIGHTS, "shifted_key": "shifted_weights = _Liar()"},
+''' + WRONG_WEIGHTS, "shifted_key": "shift_factors = _Liar()\nshifted_weights = _Liar()"},
     # 3. files inside the sandbox: the notebook being graded, printed encoded
     "reads_graded_notebook": {"weights_without_self": '''
 import base64 as _b64

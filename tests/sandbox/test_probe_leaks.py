@@ -17,11 +17,11 @@ student answers right on the setup cell's example, on ``test_missing_scale`` and
   hidden input is sent, so they read the answers the student's cells left.
 
 Its exact score is the points of ``test_weights_visible``, ``test_missing_scale``,
-``test_shifted_key`` and both multiple-choice checks (read from the spec); ``right``, graded
-after it, keeps every autograded point. The marker, in every form the attack used, must not
-appear in ``autograded/``, in the feedback's HTML or in the gradebook (beyond the
-instructor's own hidden test source), graded by ``nbgrader autograde`` and by the parallel
-engine.
+``test_shift_factors``, ``test_shifted_key`` and both multiple-choice checks (read from the
+spec); ``right``, graded after it, keeps every autograded point. The marker, in every form
+the attack used, must not appear in ``autograded/``, in the feedback's HTML or in the
+gradebook (beyond the instructor's own hidden test source), graded by ``nbgrader
+autograde`` and by the parallel engine.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ MADE = [
     "[314, 1271]",  # scaled by 1000
 ]
 #: The checks the leaky student passes; every other autograded check it fails.
-PASSED = {"test_weights_visible", "test_missing_scale", "test_shifted_key",
+PASSED = {"test_weights_visible", "test_missing_scale", "test_shift_factors", "test_shifted_key",
           "test_mc_read_table", "test_mc_duplicate_key", "test_multihead_sizes",
           "test_online_state"}
 
