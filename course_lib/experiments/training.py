@@ -76,6 +76,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +229,9 @@ class TrainingRun:
     score_move : ndarray, shape (steps,)
         How far that step's update moved the scores S of its batch: mean :math:`|\\Delta S|`.
     final_loss, final_accuracy, final_stuck : float
-        After training, on :data:`EVAL_SIZE` held-out examples.
+        After training, on :data:`EVAL_SIZE` held-out examples of the run's task and seed,
+        measured when first read (a run that only shows its curve never pays for them: the
+        evaluation costs as much as 64 steps).
     W_Q, W_K : ndarray, shape (D_MODEL, d_k)
         The weights after training.
     """
@@ -250,11 +253,29 @@ class TrainingRun:
     near_zero: FloatArray
     stuck: FloatArray
     score_move: FloatArray
-    final_loss: float
-    final_accuracy: float
-    final_stuck: float
     W_Q: FloatArray = field(repr=False, compare=False)
     W_K: FloatArray = field(repr=False, compare=False)
+
+    @cached_property
+    def _held_out(self) -> RowGradients:
+        held_out = _sample(self.task, _hidden_rule(self.task, self.seed),
+                           np.random.default_rng([self.seed, 3]), EVAL_SIZE)
+        return _backward(self.W_Q, self.W_K, held_out, self.scale, self.loss_kind)[0]
+
+    @property
+    def final_loss(self) -> float:
+        """Mean loss on the held-out examples after training."""
+        return float(self._held_out.loss.mean())
+
+    @property
+    def final_accuracy(self) -> float:
+        """Fraction of held-out examples whose largest weight is on the target."""
+        return float(self._held_out.correct.mean())
+
+    @property
+    def final_stuck(self) -> float:
+        """Fraction of held-out rows stuck after training (see :class:`RowGradients`)."""
+        return self._held_out.stuck
 
 
 # ------------------------------------------------------------------------------ checks
@@ -516,12 +537,8 @@ def _train(d_k: int, scale: bool, loss: str, task: str, optimiser: str, learning
         if record_moves:
             record["score_move"][step] = np.abs(_scores(W_Q, W_K, batch, c)[1]
                                                 - rows.scores).mean()
-    held_out = _sample(task, rule, np.random.default_rng([seed, 3]), EVAL_SIZE)
-    final = _backward(W_Q, W_K, held_out, scale, loss)[0]
     return TrainingRun(d_k, bool(scale), loss, task, optimiser, float(learning_rate), seed,
-                       steps, float(start_scale), final_loss=float(final.loss.mean()),
-                       final_accuracy=float(final.correct.mean()), final_stuck=final.stuck,
-                       W_Q=W_Q, W_K=W_K, **record)
+                       steps, float(start_scale), W_Q=W_Q, W_K=W_K, **record)
 
 
 def train(

@@ -149,8 +149,14 @@ replace: data:image/\\1;base64,FIGURE
 # --------------------------------------------------------------------------------------
 
 
-def _figure(figsize: tuple[float, float]) -> Figure:
-    """A new figure, laid out by matplotlib's constrained layout.
+def _figure(figsize: tuple[float, float], *, margins: dict[str, float] | None = None) -> Figure:
+    """A new figure, laid out by matplotlib's constrained layout, or by fixed ``margins``.
+
+    ``margins`` (``left``, ``right``, ``bottom``, ``top``, ``wspace``, ``hspace`` as
+    :meth:`~matplotlib.figure.Figure.subplots_adjust` takes them) is for a figure whose
+    labels are known to fit: constrained layout measures every label and tick of the figure
+    once more before the draw, a second draw in all but name (in the offline site's Pyodide
+    about a third of lesson 13's training figure, ``benchmarks/pyodide_cells.mjs``).
 
     matplotlib is imported here, when a lesson draws its first figure, not when the lesson's
     setup cell imports this module: that import (its figure and artist classes) is most of
@@ -159,7 +165,11 @@ def _figure(figsize: tuple[float, float]) -> Figure:
     """
     from matplotlib.figure import Figure
 
-    return Figure(figsize=figsize, layout="constrained")
+    if margins is None:
+        return Figure(figsize=figsize, layout="constrained")
+    fig = Figure(figsize=figsize)
+    fig.subplots_adjust(**margins)
+    return fig
 
 
 @dataclass(eq=False)
@@ -754,7 +764,12 @@ def training_curves(runs: Sequence[Any], *, window: int = 30) -> DescribedFigure
             f"runs must share one task, loss and optimiser (got {sorted(kinds)})")
     [(task, loss, optimiser)] = kinds
     d_ks = sorted({r.d_k for r in runs})
-    fig = _figure((12.0, 2.6 * len(d_ks)))
+    height = 2.6 * len(d_ks)
+    # Margins in inches (a title above each panel, "step" below, tick labels of at most
+    # four characters on the left): the labels fit, so no layout pass measures them.
+    fig = _figure((12.0, height), margins={
+        "left": 0.5 / 12.0, "right": 1 - 0.1 / 12.0, "bottom": 0.45 / height,
+        "top": 1 - 0.3 / height, "wspace": 0.28, "hspace": 0.75 / 2.6})
     axes = np.atleast_2d(fig.subplots(len(d_ks), 4, squeeze=False))
     panels = (("accuracy", "accuracy"), ("attention entropy (nats)", "entropy"),
               ("rows stuck", "stuck"), ("score move per step", "score_move"))

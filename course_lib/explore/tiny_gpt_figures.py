@@ -53,7 +53,11 @@ def training_curve(loaded: Any) -> DescribedFigure:
     steps, loss, acc = curve["steps"], curve["loss"], curve["held_out_accuracy"]
     every = steps[0]
     log_vocab = float(np.log(VOCAB_SIZE))
-    fig = _figure((9.0, 3.0))
+    # Margins in inches: a title above each panel, "step" below, tick labels of at most
+    # four characters on the left; the labels fit, so no layout pass measures them.
+    fig = _figure((9.0, 3.0), margins={"left": 0.45 / 9.0, "right": 1 - 0.1 / 9.0,
+                                       "bottom": 0.45 / 3.0, "top": 1 - 0.3 / 3.0,
+                                       "wspace": 0.22})
     left, right = fig.subplots(1, 2)
     left.plot(steps, loss, color=BLUE)
     left.axhline(log_vocab, color=PAPER_INK, linewidth=0.6, linestyle=":")

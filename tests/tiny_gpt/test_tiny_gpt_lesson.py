@@ -135,13 +135,13 @@ def test_generation_goes_on_copying_what_followed_the_first_copy(lesson):
 
 
 def test_the_live_training_it_prints_is_robust_and_falls(lesson):
-    _, outputs = lesson
+    text, outputs = lesson
     model = tiny_gpt.load_model().model
     erased = tiny_gpt.reset_weights(model, layer=1, names=["W_Q", "W_K"])
     config = tiny_gpt.TrainingConfig(eval_every=10, eval_size=200)
-    live = tiny_gpt.train(config, start=erased, stop_after=30)
+    live = tiny_gpt.train(config, start=erased, stop_after=20)
     printed = _output(outputs, "erased = ")
-    means = [live.losses[10 * k:10 * k + 10].mean() for k in range(3)]
+    means = [live.losses[10 * k:10 * k + 10].mean() for k in range(2)]
     for mean in means:
         assert f"{mean:.2f}" in printed and _far_from_rounding(mean, 2)
     for acc in live.eval_accuracy:
@@ -150,7 +150,10 @@ def test_the_live_training_it_prints_is_robust_and_falls(lesson):
     for at in (erased, *(tiny_gpt.train(config, start=erased, stop_after=steps).model
                          for steps in (10, 20))):
         assert _clear_predictions(tiny_gpt.forward(at, held.tokens).logits, held.scored)
-    assert means[0] > means[1] > means[2] and live.eval_accuracy[-1] > 0.9
+    # "so 20 steps bring most of it back": from chance to most of the shipped model's 99.6 %
+    assert means[0] > means[1] and live.eval_accuracy[-1] > 0.7
+    assert live.eval_accuracy[0] < 2 * tiny_gpt.chance()
+    assert "so 20 steps bring most of it back" in text
 
 
 def test_the_held_out_accuracy_it_prints(lesson, measured):
