@@ -11,23 +11,19 @@ refuse a gradebook generated for another.
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import nbformat
 import pytest
+from per_student import graded_by_both
 
 from course_grading import variants
 from course_grading.gradetable import build_grade_table
-from course_grading.parallel import grade_all
-from course_grading.pipeline import ASSIGNMENT, copy_course, grades, open_api, place_submission
+from course_grading.pipeline import ASSIGNMENT, grades, open_api
 from course_grading.report import write_report
 from course_grading.submissions import made_up_submission
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 
-QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 SECRET = "section P"
 NOTEBOOK = "checkpoint.ipynb"
 WRITTEN = "written_shift_or_scale"
@@ -47,24 +43,11 @@ CHOICES = {
 @pytest.fixture(scope="module", params=list(CHOICES))
 def graded(request, tmp_path_factory):
     parts = request.param
-    root = tmp_path_factory.mktemp("parts")
-    course = copy_course(QUIZ, root / "quiz")
-    assert variants.main(["--seed", SECRET, "--parts", parts, "--template",
-                          str(course / "source" / ASSIGNMENT / NOTEBOOK)]) == 0
-    api = open_api(course)
-    result = api.generate_assignment(ASSIGNMENT)
-    assert result["success"], result.get("error")
-    with api.gradebook as gb:
-        for student in ("alice", "carol"):
-            gb.add_student(student)
-    place_submission(course, "alice", made_up_submission(course, "correct", "alice"))
-    place_submission(course, "carol", made_up_submission(course, "blank", "carol"))
-    engine = shutil.copytree(course, root / "engine" / "quiz")
-    result = open_api(course).autograde(ASSIGNMENT, "*")
-    assert result["success"], result.get("error")
-    summary = grade_all(engine, ASSIGNMENT, jobs=2, progress=False)
-    assert all(r.ok for r in summary.results), summary.render()
-    return {"parts": parts, "nbgrader": course, "engine": engine}
+    run = graded_by_both(tmp_path_factory.mktemp("parts"), SECRET, lambda course: {
+        "alice": made_up_submission(course, "correct", "alice"),
+        "carol": made_up_submission(course, "blank", "carol"),
+    }, parts=parts)
+    return {"parts": parts, **run}
 
 
 def test_the_release_and_the_gradebook_have_the_chosen_parts_questions_only(graded):

@@ -24,23 +24,20 @@ choice of numbers can prevent.
 from __future__ import annotations
 
 import difflib
-import shutil
-from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
+from per_student import graded_by_both
 
 from course_grading import personal, variants
 from course_grading.check_calls import setup_values
-from course_grading.parallel import grade_all
-from course_grading.pipeline import ASSIGNMENT, copy_course, grades, open_api, place_submission
+from course_grading.pipeline import ASSIGNMENT, grades
 from course_grading.submissions import fill_answers, made_up_submission
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 
-QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 SECRET = "section B"
 NOTEBOOK = "checkpoint.ipynb"
 WRITTEN = "written_shift_or_scale"
@@ -97,23 +94,12 @@ def _submissions(course) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = copy_course(QUIZ, tmp_path_factory.mktemp("personal") / "quiz")
-    assert variants.main(["--seed", SECRET, "--template",
-                          str(course / "source" / ASSIGNMENT / NOTEBOOK)]) == 0
-    api = open_api(course)
-    result = api.generate_assignment(ASSIGNMENT)
-    assert result["success"], result.get("error")
-    with api.gradebook as gb:
-        for student in STUDENTS:
-            gb.add_student(student)
-    for student, data in _submissions(course).items():
-        place_submission(course, student, {NOTEBOOK: data})
-    engine = shutil.copytree(course, course.parent.parent / "engine" / "quiz")
-    result = open_api(course).autograde(ASSIGNMENT, "*")
-    assert result["success"], result.get("error")
-    summary = grade_all(engine, ASSIGNMENT, jobs=2, progress=False)
-    assert all(r.ok for r in summary.results), summary.render()
-    return {"nbgrader": course, "engine": engine, "log": result.get("log", "")}
+    def handed_in(course):
+        out = {student: {NOTEBOOK: data} for student, data in _submissions(course).items()}
+        assert sorted(out) == sorted(STUDENTS)
+        return out
+
+    return graded_by_both(tmp_path_factory.mktemp("personal"), SECRET, handed_in)
 
 
 def _auto(course, student: str) -> dict[str, float]:

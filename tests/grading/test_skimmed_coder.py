@@ -23,22 +23,20 @@ course's engine (``course_grading.parallel``); the test prints what each earns p
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
+from per_student import graded_by_both
 
 from course_grading import personal, variants
-from course_grading.parallel import grade_all
-from course_grading.pipeline import ASSIGNMENT, copy_course, grades, open_api, place_submission
+from course_grading.pipeline import ASSIGNMENT, grades
 from course_grading.submissions import fill_answers, made_up_submission
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 pytestmark = pytest.mark.slow
 
-QUIZ = Path(__file__).resolve().parents[2] / "quiz"
 SECRET = "section S"
 NOTEBOOK = "checkpoint.ipynb"
 WRITTEN = "written_shift_or_scale"
@@ -101,24 +99,10 @@ def _skimmed(course: Path, student: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("skimmed")
-    course = copy_course(QUIZ, root / "quiz")
-    assert variants.main(["--seed", SECRET, "--template",
-                          str(course / "source" / ASSIGNMENT / NOTEBOOK)]) == 0
-    api = open_api(course)
-    result = api.generate_assignment(ASSIGNMENT)
-    assert result["success"], result.get("error")
-    with api.gradebook as gb:
-        for student in ("alice", "sam"):
-            gb.add_student(student)
-    place_submission(course, "alice", made_up_submission(course, "correct", "alice"))
-    place_submission(course, "sam", {NOTEBOOK: _skimmed(course, "sam")})
-    engine = shutil.copytree(course, root / "engine" / "quiz")
-    result = open_api(course).autograde(ASSIGNMENT, "*")
-    assert result["success"], result.get("error")
-    summary = grade_all(engine, ASSIGNMENT, jobs=2, progress=False)
-    assert all(r.ok for r in summary.results), summary.render()
-    return {"nbgrader": course, "engine": engine}
+    return graded_by_both(tmp_path_factory.mktemp("skimmed"), SECRET, lambda course: {
+        "alice": made_up_submission(course, "correct", "alice"),
+        "sam": {NOTEBOOK: _skimmed(course, "sam")},
+    })
 
 
 @pytest.mark.parametrize("run", ["nbgrader", "engine"])
