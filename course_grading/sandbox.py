@@ -440,6 +440,12 @@ class SandboxProvisioner(LocalProvisioner):
         "Largest message (bytes) the grader accepts from a sandboxed kernel; a kernel that "
         "sends a larger one is cut off."
     )).tag(config=True)
+    max_queued_messages = Int(8, help=(
+        "Messages a sandboxed kernel's channel may hold in the grader's memory before they "
+        "are read (ZeroMQ's receive high-water mark, 1000 by default): more wait in the "
+        "kernel's own memory, which its sandbox limits. With max_message_size this bounds "
+        "what a kernel can make the grader hold while it is slow to read (8 x 16 MB)."
+    )).tag(config=True)
     use_cgroups = Bool(True, help=(
         "Put each sandbox in a control group of its own where the host lets the grader make "
         "one (pids.max, memory, a CPU share per sandbox; see course_grading.sandbox_cgroup)."
@@ -918,6 +924,12 @@ class SandboxKernelManager(AsyncKernelManager):
             # The client's own context (made on first use, destroyed with its channels):
             # every socket it opens from now on drops a larger message and disconnects.
             client.context.setsockopt(zmq.MAXMSGSIZE, sandbox.max_message_size)
+            # A grader slowed by a busy machine reads (decodes, checks) a flood's messages
+            # slower than ZeroMQ's I/O thread receives them: with the default high-water
+            # mark of 1000 messages, 1 MB each piled up in the grader (414 MB measured at
+            # load 8, 155 MB idle; tests/sandbox/test_budgets.py). Past this mark ZeroMQ
+            # stops reading, and the kernel's side holds (and past its own mark, drops) them.
+            client.context.setsockopt(zmq.RCVHWM, sandbox.max_queued_messages)
         return client
 
 
