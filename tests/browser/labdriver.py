@@ -476,8 +476,22 @@ def open_in_app(page: Any, server: LabServer | None, relpath: str,
 # Shut Down Notebook included. A session left without its kernel is dropped by the next list.
 CLOSE_DOCUMENTS_JS = """async () => {
   const app = window.jupyterapp;
+  const open = Array.from(app.shell.widgets('main'));
+  // A notebook's toolbar (JupyterLab's ReactiveToolbar) measures its buttons after each
+  // has rendered, awaiting their renderPromise; a panel disposed during that wait makes it
+  // log "Error while computing the ReactiveToolbar" (its layout is gone: seen under load).
+  // A student does not close a tab that fast, so let every button finish rendering first.
+  const rendering = () => open.flatMap(w => w.toolbar && w.toolbar.layout
+    ? Array.from(w.toolbar.layout.widgets, b => b.renderPromise).filter(Boolean) : []);
+  for (let round = 0, pending = rendering(); round < 20; round += 1) {
+    await Promise.all(pending);
+    await new Promise(resolve => setTimeout(resolve, 0));  // the toolbar's own steps run
+    const now = rendering();
+    if (now.length === pending.length && now.every((p, i) => p === pending[i])) break;
+    pending = now;
+  }
   const kernels = [];
-  for (const widget of Array.from(app.shell.widgets('main'))) {
+  for (const widget of open) {
     const session = widget.sessionContext && widget.sessionContext.session;
     if (session && session.kernel) kernels.push(session.kernel.id);
     widget.dispose();
