@@ -43,7 +43,11 @@ def kind_of(pid: int) -> str | None:
         raw = open(f"/proc/{pid}/cmdline", "rb").read()
     except OSError:
         return None
-    cmd = [c.decode(errors="replace") for c in raw.split(b"\0") if c]
+    return kind_of_command([c.decode(errors="replace") for c in raw.split(b"\0") if c])
+
+
+def kind_of_command(cmd: list[str]) -> str:
+    """What a process running ``cmd`` (its argv) is."""
     if not cmd:
         return "kernel thread"
     exe = os.path.basename(cmd[0].split()[0])
@@ -84,6 +88,11 @@ class Sampler:
             self.own[kind] += own - last
             self._last[pid] = (kind, own)
 
+    def track(self, pid: int, kind: str) -> None:
+        """Count ``pid`` (just started) as ``kind`` from 0, whatever its /proc says yet: a
+        child forked but not yet exec'd still shows its parent's command line."""
+        self._last[pid] = (kind, 0)
+
 
 def busy_ticks() -> int:
     values = [int(v) for v in open("/proc/stat").readline().split()[1:]]
@@ -111,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     sampler.sample(baseline=True)
     busy0, start = busy_ticks(), time.monotonic()
     proc = subprocess.Popen(command, cwd=cwd)
+    sampler.track(proc.pid, kind_of_command(command))
     done = threading.Event()
 
     def watch() -> None:
@@ -119,10 +129,14 @@ def main(argv: list[str] | None = None) -> int:
 
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
-    code = proc.wait()
+    # wait for the command to end without reaping it: the last sample then still reads its
+    # own final CPU from /proc (a zombie keeps its stat), which would otherwise be lost
+    # after its last sample (a 2 s command sampled once at 1 s showed none of its time)
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
     done.set()
     thread.join()
     sampler.sample()
+    code = proc.wait()
     wall, busy = time.monotonic() - start, (busy_ticks() - busy0) / HZ
     print(f"\nwall {wall:.0f} s; machine busy {busy:.0f} s of CPU; "
           f"sampled {sum(sampler.own.values()) / HZ:.0f} s", file=sys.stderr)

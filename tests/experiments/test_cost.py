@@ -84,7 +84,12 @@ def test_budget_and_repeats_are_kept():
     m = measure_attention([4, 8], d=2, budget_seconds=0.0)
     assert m.repeats == (1, 1)  # the first round always runs, nothing more
     m = measure_attention([4, 8], d=2, budget_seconds=60.0, max_repeats=4)
-    assert m.repeats[-1] == 4 and 4 <= m.repeats[0] <= 16  # plenty of time: max_repeats
+    # plenty of time: the largest size gets max_repeats, and every round samples every size.
+    # How many rounds that takes depends on the clock: when a busy moment makes n = 4 the
+    # slower of the first round, n = 8 gets its 3 further samples in one round and n = 4
+    # has 2 (seen in CI); the counts for given clock readings are pinned by the tests
+    # around this one, with a fake timer
+    assert m.repeats[-1] == 4 and 2 <= m.repeats[0] <= 16
 
 
 def test_the_largest_size_stops_at_max_repeats_when_noise_slowed_a_smaller_one(monkeypatch):
