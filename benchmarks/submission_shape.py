@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             why = next((line.split("Not graded: ", 1)[1].split(" in ", 1)[0]
                         for line in result.get("log", "").splitlines()
                         if "Not graded: " in line), "failed")
-            print(f"autograde of {student:<8} {time.perf_counter() - start:7.2f} s "
+            print(f"autograde of {student:<8} {time.perf_counter() - start:7.3f} s "
                   f"({'graded' if result['success'] else why})")
     return 0
 
