@@ -141,7 +141,7 @@ def head_maps(model: TinyGPT, batch: Batch, i: int = 0) -> DescribedFigure:
     # The maps are drawn as one image, a gap between them, in one axes: a grid of axes with
     # every letter as a tick label cost 3 s of CPU time to lay out (matplotlib measures each
     # label several times); here the letters label the outer rows and columns once.
-    gap = 2
+    gap = 4  # room for the lower maps' titles: 1.6 rows of text and a clear space each side
     step = n + gap
     mosaic = np.full((layers * step - gap, heads * step - gap), np.nan)
     words = []
@@ -166,7 +166,7 @@ def head_maps(model: TinyGPT, batch: Batch, i: int = 0) -> DescribedFigure:
         side.set_visible(False)
     for layer in range(layers):
         for head in range(heads):
-            ax.text(head * step + n / 2 - 0.5, layer * step - (3.2 if layer == 0 else 0.9),
+            ax.text(head * step + n / 2 - 0.5, layer * step - (3.2 if layer == 0 else 1.4),
                     f"head {layer}.{head}", ha="center", va="bottom", fontsize=10)
     fig.colorbar(image, cax=fig.add_axes((0.88, 0.2, 0.02, 0.6)), label="weight")
     description = (f"Attention weights of the {layers * heads} heads ({layers} layers × "

@@ -47,3 +47,32 @@ def test_the_head_maps_count_what_each_row_looks_at_most():
     assert not np.isnan(w).any()
     with pytest.raises(AttentionInputError, match=r"batch must be a course_lib\.tiny_gpt\.Batch"):
         tiny_gpt_figures.head_maps(model, batch, 2)
+
+
+def test_each_head_maps_title_sits_in_the_gap_clear_of_every_map():
+    """Each title lies above its own map, and clear of the map above it: the lower row's
+    titles once nearly touched the upper maps (issue 46: 9 px at 100 dpi, under a line)."""
+    fig = tiny_gpt_figures.head_maps(load_model().model, make_batch(1, seed=6))
+    figure = fig.figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    [ax] = [a for a in figure.axes if a.images and a.texts]
+    maps = ax.images[0].get_array()
+    filled = ~np.ma.getmaskarray(maps) & ~np.isnan(np.ma.filled(maps, np.nan))
+    rows = np.flatnonzero(filled.any(axis=1))
+    # the maps' row bands in data rows: each band is a run of consecutive filled rows
+    bands = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
+    assert len(bands) == 2, len(bands)
+    to_data = ax.transData.inverted()
+    line = 10 / 72 * figure.dpi  # one 10-point line, in pixels
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        top, bottom = sorted(to_data.transform([(box.x0, box.y1), (box.x0, box.y0)])[:, 1])
+        below = [b for b in bands if b[0] - 0.5 >= bottom]  # its own map: the next band
+        above = [b for b in bands if b[-1] + 0.5 <= top]
+        assert below, (text.get_text(), top, bottom)
+        if above:  # a title between two maps: a whole line clear of the one above
+            gap_px = (ax.transData.transform((0, top))[1]
+                      - ax.transData.transform((0, above[-1][-1] + 0.5))[1])
+            assert abs(gap_px) >= line, (text.get_text(), gap_px, line)
