@@ -20,7 +20,8 @@ wait for the kernel to go idle, and assert
   shows controls moves, and what the page shows changes.
 
 Screenshots: test-artifacts/browser/<notebook>-<theme>.png (the top of the lesson) and
-<notebook>-<theme>-widget<i>.png (each widget output), in both themes.
+<notebook>-<theme>-widget<i>.png (each widget output) and <notebook>-<theme>-figure<i>.png
+(each figure), in both themes.
 """
 
 from __future__ import annotations
@@ -119,6 +120,16 @@ def save_widget_shots(page: Any, artifacts: Path, name: str) -> None:
         areas.nth(i).screenshot(path=str(artifacts / f"{name}-widget{i}.png"))
 
 
+def save_figure_shots(page: Any, artifacts: Path, name: str) -> None:
+    """Each figure of the lesson as it sits on the page (a figure keeps its own white paper
+    in both themes: these show it against the dark one too)."""
+    areas = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                         ".jp-OutputArea-output:has(img):not(:has(.jupyter-widgets))")
+    for i in range(areas.count()):
+        areas.nth(i).scroll_into_view_if_needed()
+        areas.nth(i).screenshot(path=str(artifacts / f"{name}-figure{i}.png"))
+
+
 def check_theme(page: Any, theme: str, widgets: bool) -> list[str]:
     """Contrast in this theme, and clipping at each window width; problems as lines."""
     set_theme(page, theme)
@@ -212,6 +223,7 @@ def test_lesson_in_both_themes(notebook: Path, lab_page: Any, fresh_kernels: Lab
                 .scroll_into_view_if_needed()
             save_screenshot(lab_page, artifacts, f"{notebook.stem}-{theme}")
             save_widget_shots(lab_page, artifacts, f"{notebook.stem}-{theme}")
+            save_figure_shots(lab_page, artifacts, f"{notebook.stem}-{theme}")
             assert problems == [], f"{relpath}:\n" + "\n".join(problems)
         if not widgets:
             # No widget in its code (the contents page):
