@@ -135,22 +135,32 @@ def ensure_env(log=print) -> Path:
 KINDS = ("correct", "wrong", "blank")
 
 
-def answer_notebook(nb: dict, kind: str) -> dict:
+def answer_notebook(nb: dict, kind: str, secret: str | None = None,
+                    student: str | None = None) -> dict:
     """The released notebook ``nb`` (JSON dict) answered as a ``kind`` student would.
 
     ``correct`` answers every question right, ``wrong`` forgets the 1/sqrt(d_k) in
     ``weights_without_self`` (the other answers right), ``blank`` hands the
-    released notebook back untouched. The answers are quiz-core's (course_grading).
+    released notebook back untouched. The answers are quiz-core's (course_grading): for
+    the public variant (quiz/source/), or, given the class's ``secret``, for ``student``'s
+    own numbers (course_grading.personal).
     """
     from course_grading.mistakes import MISTAKES
     from course_grading.submissions import answers_for, fill_answers
-    from course_grading.variants import SOURCE_PATH, quiz_facts
+    from course_grading.variants import SOURCE_PATH, facts_of, quiz_facts
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
     if kind == "blank":
         return nb
-    variant = quiz_facts(nbformat.read(REPO / SOURCE_PATH, as_version=4))  # quiz/source/
+    if secret is None:
+        variant = quiz_facts(nbformat.read(REPO / SOURCE_PATH, as_version=4))  # quiz/source/
+    else:
+        from course_grading.personal import personal_variant
+
+        if not student:
+            raise ValueError(f"a per-student answer needs the student's id (got {student!r})")
+        variant = facts_of(personal_variant(secret, student))
     answers = answers_for(variant) if kind == "correct" else answers_for(
         variant, MISTAKES["missing_scale"])
     filled = fill_answers(nbformat.from_dict(nb), answers)
@@ -236,6 +246,33 @@ def apart(a: Any, b: Any) -> bool:
     return all(not np.array_equal(getattr(a, n), getattr(b, n)) for n in APART)
 
 
+def copier_seed(students: Sequence[str], classmate: str, copier: str, tries: int = 5000
+                ) -> str:
+    """A seed for a class of ``students`` and a ``copier`` who hands in ``classmate``'s
+    notebook with their answers: the first of ``ngshare round 0``, ``ngshare round 1``, ...
+    under which ``students`` differ pairwise in every input of :data:`APART`, the copier's
+    numbers from the classmate's too, and copying gains nothing (why a search:
+    :func:`class_seed`). For four sample classes here the first such seed was round 106 to
+    671: 2 to 13 s."""
+    from course_grading.personal import personal_variant
+
+    for n in range(tries):
+        seed = f"ngshare round {n}"
+        chosen: list[Any] = []
+        for student in students:
+            v = personal_variant(seed, student)
+            if not all(apart(v, other) for other in chosen):
+                break
+            chosen.append(v)
+        else:
+            theirs, mine = personal_variant(seed, classmate), personal_variant(seed, copier)
+            if apart(theirs, mine) and copying_gains_nothing(theirs, mine):
+                return seed
+    raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
+                         f"values of {', '.join(APART)}, and {copier} nothing from "
+                         f"{classmate}'s answers")
+
+
 def copying_gains_nothing(theirs: Any, mine: Any) -> bool:
     """Is every right letter of ``theirs`` wrong for ``mine``, and their multi-head sizes
     too (so that a copy of the classmate's answers, graded with ``mine``, scores what a
@@ -265,6 +302,14 @@ def setup_numbers(source: str) -> dict[str, Any]:
 
     values = setup_values(source)
     return {n: values[n].value for n in NUMERIC_INPUTS}
+
+
+def setup_cell_numbers(nb: dict) -> dict[str, Any]:
+    """The numeric inputs of the setup cell of the notebook ``nb`` (JSON dict)."""
+    [setup] = [c for c in nb["cells"]
+               if c["metadata"].get("nbgrader", {}).get("grade_id") == "setup"]
+    source = setup["source"]
+    return setup_numbers(source if isinstance(source, str) else "".join(source))
 
 
 def variant_numbers(variant: Any) -> dict[str, Any]:
@@ -381,6 +426,10 @@ class ClassRun:
     created_users: list[Person] = field(default_factory=list)
     hub: Hub | None = None
     tokens: dict[str, str] = field(default_factory=dict)  # JupyterHub API tokens, by user
+    # the class's per-student secret (course_grading.variants --seed), once the instructor
+    # made it: students answer for their own numbers; None: the public variant
+    secret: str | None = None
+    fetched: dict[str, dict] = field(default_factory=dict)  # each student's notebook as fetched
 
     # ---- set up and tear down --------------------------------------------------------
 
@@ -610,8 +659,9 @@ class ClassRun:
         """Fetch, answer as ``student.kind`` says, submit: all as the student."""
         self.nbgrader(student, "fetch_assignment", ASSIGNMENT, cwd=student.work)
         nb_path = self.released_notebook(student)
-        nb = json.loads(nb_path.read_text())
-        text = json.dumps(answer_notebook(nb, student.kind), indent=1)
+        nb = self.fetched[student.name] = json.loads(nb_path.read_text())
+        text = json.dumps(answer_notebook(nb, student.kind, self.secret, student.name),
+                          indent=1)
         self.write_as(student, nb_path, text)  # a file they own
         self.nbgrader(student, "submit", ASSIGNMENT, cwd=student.work)
 
@@ -1148,7 +1198,8 @@ class Hub:
         path = f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
         got = self.user_api(s, h, "GET", path)
         got.raise_for_status()
-        nb = answer_notebook(got.json()["content"], h.kind)
+        fetched_nb = self.run.fetched[h.name] = got.json()["content"]
+        nb = answer_notebook(fetched_nb, h.kind, self.run.secret, h.name)
         put = self.user_api(s, h, "PUT", path, data=json.dumps(
             {"type": "notebook", "format": "json", "content": nb}))
         put.raise_for_status()
