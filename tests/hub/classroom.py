@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import grp
 import hashlib
+import itertools
 import json
 import os
 import pwd
@@ -31,8 +32,10 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nbformat
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: localports
 
@@ -132,22 +135,32 @@ def ensure_env(log=print) -> Path:
 KINDS = ("correct", "wrong", "blank")
 
 
-def answer_notebook(nb: dict, kind: str) -> dict:
+def answer_notebook(nb: dict, kind: str, secret: str | None = None,
+                    student: str | None = None) -> dict:
     """The released notebook ``nb`` (JSON dict) answered as a ``kind`` student would.
 
     ``correct`` answers every question right, ``wrong`` forgets the 1/sqrt(d_k) in
     ``weights_without_self`` (the other answers right), ``blank`` hands the
-    released notebook back untouched. The answers are quiz-core's (course_grading).
+    released notebook back untouched. The answers are quiz-core's (course_grading): for
+    the public variant (quiz/source/), or, given the class's ``secret``, for ``student``'s
+    own numbers (course_grading.personal).
     """
     from course_grading.mistakes import MISTAKES
     from course_grading.submissions import answers_for, fill_answers
-    from course_grading.variants import SOURCE_PATH, quiz_facts
+    from course_grading.variants import SOURCE_PATH, facts_of, quiz_facts
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
     if kind == "blank":
         return nb
-    variant = quiz_facts(nbformat.read(REPO / SOURCE_PATH, as_version=4))  # quiz/source/
+    if secret is None:
+        variant = quiz_facts(nbformat.read(REPO / SOURCE_PATH, as_version=4))  # quiz/source/
+    else:
+        from course_grading.personal import personal_variant
+
+        if not student:
+            raise ValueError(f"a per-student answer needs the student's id (got {student!r})")
+        variant = facts_of(personal_variant(secret, student))
     answers = answers_for(variant) if kind == "correct" else answers_for(
         variant, MISTAKES["missing_scale"])
     filled = fill_answers(nbformat.from_dict(nb), answers)
@@ -176,6 +189,169 @@ def grade_problems(kind: str, grades: dict[str, list[float]]) -> list[str]:
     if not any(g.startswith("test_") for g in grades):
         problems.append(f"{kind}: no autograded checks in {sorted(grades)}")
     return problems
+
+
+# --------------------------------------------------------------------------------------
+# Per-student variants (course_grading.personal): what each student is shown and hands in
+# --------------------------------------------------------------------------------------
+
+
+#: The inputs of the setup cell that are numbers (``tokens`` is the same words for everyone).
+NUMERIC_INPUTS = ("Q", "K", "row", "shift_key", "c", "dup_query", "dup_key", "block_scores",
+                  "block", "n_tokens", "d_model", "n_heads")
+#: Those a class's students see differ between any two of them (tests/hub's rounds
+#: choose such a seed: :func:`class_seed`). Not ``block`` (the
+#: same for everyone) nor the multi-head layer's sizes (each from a handful of values: a seed
+#: under which three students share none of them as well is rare enough that looking for it
+#: takes minutes); each student's are checked to be their own all the same.
+APART = ("Q", "K", "row", "shift_key", "c", "dup_query", "dup_key", "block_scores")
+
+
+def class_seed(students: Sequence[str], tries: int = 3000) -> tuple[str, str, str]:
+    """The instructor's secret seed for this class, and who copies whom: the first of
+    ``hub round 0``, ``hub round 1``, ... under which every numeric input of the setup cell
+    differs between any two of ``students`` and one student's right letters are all wrong
+    for another; ``(seed, classmate, copier)``.
+
+    Why a search: ``row``, ``shift_key``, ``dup_query`` and ``dup_key`` are each one of four
+    token positions and ``c`` one of nine tenths, so under any one seed two of three students
+    share at least one of them about 98 times in 100 (by chance, as two students of a class
+    share a birthday); and a classmate's letter is right as often as a guess, one time in
+    four (tests/test_personal.py). The round (tests/hub/test_term_hub.py) asserts that each
+    student is shown their own variant, recomputed from the seed and their id, that the three
+    differ in every input, and that the copier scores what a blank notebook scores; for the
+    last two to be seen (and for a grader that took the numbers of the notebook it was handed
+    to be caught), the seed is one under which chance shares nothing (about one in 70 here).
+    """
+    from course_grading.personal import personal_variant
+
+    for n in range(tries):
+        seed = f"hub round {n}"
+        chosen = []
+        for student in students:  # short-cut: most seeds fail on the first two students
+            v = personal_variant(seed, student)
+            if not all(apart(v, other) for other in chosen):
+                break
+            chosen.append(v)
+        else:
+            for (i, a), (j, b) in itertools.permutations(enumerate(chosen), 2):
+                if copying_gains_nothing(a, b):
+                    return seed, students[i], students[j]
+    raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
+                         f"values of {', '.join(APART)} and different right answers")
+
+
+def apart(a: Any, b: Any) -> bool:
+    """Do the variants ``a`` and ``b`` differ in every input of :data:`APART`?"""
+    return all(not np.array_equal(getattr(a, n), getattr(b, n)) for n in APART)
+
+
+def copier_seed(students: Sequence[str], classmate: str, copier: str, tries: int = 5000
+                ) -> str:
+    """A seed for a class of ``students`` and a ``copier`` who hands in ``classmate``'s
+    notebook with their answers: the first of ``ngshare round 0``, ``ngshare round 1``, ...
+    under which ``students`` differ pairwise in every input of :data:`APART`, the copier's
+    numbers from the classmate's too, and copying gains nothing (why a search:
+    :func:`class_seed`). For four sample classes here the first such seed was round 106 to
+    671: 2 to 13 s."""
+    from course_grading.personal import personal_variant
+
+    for n in range(tries):
+        seed = f"ngshare round {n}"
+        chosen: list[Any] = []
+        for student in students:
+            v = personal_variant(seed, student)
+            if not all(apart(v, other) for other in chosen):
+                break
+            chosen.append(v)
+        else:
+            theirs, mine = personal_variant(seed, classmate), personal_variant(seed, copier)
+            if apart(theirs, mine) and copying_gains_nothing(theirs, mine):
+                return seed
+    raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
+                         f"values of {', '.join(APART)}, and {copier} nothing from "
+                         f"{classmate}'s answers")
+
+
+def copying_gains_nothing(theirs: Any, mine: Any) -> bool:
+    """Is every right letter of ``theirs`` wrong for ``mine``, and their multi-head sizes
+    too (so that a copy of the classmate's answers, graded with ``mine``, scores what a
+    blank notebook scores, given :func:`apart` numbers)?"""
+    from course_grading.variants import MC_QUESTIONS, mc_letters
+
+    return (all(mc_letters(theirs, q)[0] != mc_letters(mine, q)[0] for q in MC_QUESTIONS)
+            and answer_values(theirs)["multihead_sizes"] != answer_values(mine)["multihead_sizes"])
+
+
+def answer_values(variant: Any) -> dict[str, list]:
+    """The right answers of the online-softmax and multi-head questions for ``variant``, as
+    values: what a student who worked them out passes on."""
+    from course_grading.submissions import MULTIHEAD_ANSWER, ONLINE_ANSWER
+
+    names = {n: getattr(variant, n) for n in NUMERIC_INPUTS}
+    names["block_scores"] = list(names["block_scores"])
+    names["np"] = np
+    exec(ONLINE_ANSWER + MULTIHEAD_ANSWER, names)  # the course's own answer cells
+    return {"online_state": np.round(np.array(names["online_state"], dtype=float), 4).tolist(),
+            "multihead_sizes": [int(x) for x in names["multihead_sizes"]]}
+
+
+def setup_numbers(source: str) -> dict[str, Any]:
+    """The numeric inputs a setup cell's source assigns (read as the grader reads it)."""
+    from course_grading.check_calls import setup_values
+
+    values = setup_values(source)
+    return {n: values[n].value for n in NUMERIC_INPUTS}
+
+
+def setup_cell_numbers(nb: dict) -> dict[str, Any]:
+    """The numeric inputs of the setup cell of the notebook ``nb`` (JSON dict)."""
+    [setup] = [c for c in nb["cells"]
+               if c["metadata"].get("nbgrader", {}).get("grade_id") == "setup"]
+    source = setup["source"]
+    return setup_numbers(source if isinstance(source, str) else "".join(source))
+
+
+def variant_numbers(variant: Any) -> dict[str, Any]:
+    """The numeric inputs of a variant, as its setup cell writes them."""
+    return {n: (v.tolist() if isinstance(v := getattr(variant, n), np.ndarray)
+                else list(v) if isinstance(v, tuple) else v)
+            for n in NUMERIC_INPUTS}
+
+
+def copied_answers(secret: str, classmate: str) -> dict[str, str]:
+    """A classmate's completed answers, passed on as answers pass between students ("Q2
+    is [0.12, 0.61, ...], Q3 is B"): the classmate's weights, their row, their letters and
+    their written answer. (A classmate's working *code* works on anyone's numbers, which no
+    choice of numbers can stop: tests/grading/test_personal_pipeline.py and the
+    instructors' guide, step 1.)"""
+    from course_grading.checkpoint_answers import weights_without_self
+    from course_grading.personal import personal_variant
+    from course_grading.submissions import WRITTEN_ANSWER
+    from course_grading.variants import facts_of
+
+    theirs = personal_variant(secret, classmate)
+    facts = facts_of(theirs)
+    weights = np.round(weights_without_self(theirs.Q, theirs.K), 3).tolist()
+    return {
+        "weights_without_self": f"def weights_without_self(Q, K):\n"
+                                f"    return np.array({weights})\n",
+        "shifted_key": f"shift_factors = {np.round(facts.shift_factors, 4).tolist()}\n"
+                       f"shifted_weights = np.array({np.round(facts.shifted_row, 3).tolist()})",
+        "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
+        "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key")}"',
+        "written_shift_or_scale": WRITTEN_ANSWER,
+        **{q: f"{q} = {v}" for q, v in answer_values(theirs).items()},
+    }
+
+
+def with_answers(nb: dict, answers: dict[str, str]) -> dict:
+    """The notebook ``nb`` (JSON dict) with the answer cells named in ``answers`` replaced."""
+    import nbformat
+
+    from course_grading.submissions import fill_answers
+
+    return json.loads(nbformat.writes(fill_answers(nbformat.from_dict(nb), answers)))
 
 
 # --------------------------------------------------------------------------------------
@@ -250,6 +426,10 @@ class ClassRun:
     created_users: list[Person] = field(default_factory=list)
     hub: Hub | None = None
     tokens: dict[str, str] = field(default_factory=dict)  # JupyterHub API tokens, by user
+    # the class's per-student secret (course_grading.variants --seed), once the instructor
+    # made it: students answer for their own numbers; None: the public variant
+    secret: str | None = None
+    fetched: dict[str, dict] = field(default_factory=dict)  # each student's notebook as fetched
 
     # ---- set up and tear down --------------------------------------------------------
 
@@ -479,8 +659,9 @@ class ClassRun:
         """Fetch, answer as ``student.kind`` says, submit: all as the student."""
         self.nbgrader(student, "fetch_assignment", ASSIGNMENT, cwd=student.work)
         nb_path = self.released_notebook(student)
-        nb = json.loads(nb_path.read_text())
-        text = json.dumps(answer_notebook(nb, student.kind), indent=1)
+        nb = self.fetched[student.name] = json.loads(nb_path.read_text())
+        text = json.dumps(answer_notebook(nb, student.kind, self.secret, student.name),
+                          indent=1)
         self.write_as(student, nb_path, text)  # a file they own
         self.nbgrader(student, "submit", ASSIGNMENT, cwd=student.work)
 
@@ -1017,7 +1198,8 @@ class Hub:
         path = f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
         got = self.user_api(s, h, "GET", path)
         got.raise_for_status()
-        nb = answer_notebook(got.json()["content"], h.kind)
+        fetched_nb = self.run.fetched[h.name] = got.json()["content"]
+        nb = answer_notebook(fetched_nb, h.kind, self.run.secret, h.name)
         put = self.user_api(s, h, "PUT", path, data=json.dumps(
             {"type": "notebook", "format": "json", "content": nb}))
         put.raise_for_status()

@@ -4,8 +4,11 @@ One class runs through deploy/jupyterhub_config.py with ATTENTION_HUB_EXCHANGE=n
 ngshare (0.6.0 from PyPI) as a hub-managed service under its own Unix user, its database on
 a real PostgreSQL server (the gradebook too), every server with the course's ngshare exchange
 (course_exchange.ngshare_exchange) and no exchange folder at all. The instructor works in a
-terminal of their own (nbgrader's commands with their hub token), one student on the command
-line, two in JupyterLab through the hub; autograding uses the grading engine
+terminal of their own (nbgrader's commands with their hub token) and runs the class as the
+instructors' guide says: a secret seed (``course_grading.variants``) and the class list
+(``course_grading.roster``), so that each student fetches numbers of their own. One student
+works on the command line, two in JupyterLab through the hub, and one more hands in a
+classmate's notebook downloaded from ngshare; autograding uses the grading engine
 (``python -m course_grading.parallel``). Then the refusals, and the faults: ngshare killed in
 the middle of submissions, and the gradebook's database going away during autograding.
 Needs root (see conftest.py).
@@ -13,9 +16,13 @@ Needs root (see conftest.py).
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import itertools
 import json
+import multiprocessing
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -26,7 +33,21 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from classroom import ASSIGNMENT, COURSE_ID, ClassRun, Hub, grade_problems, postgres_bindir
+from classroom import (
+    APART,
+    ASSIGNMENT,
+    COURSE_ID,
+    ClassRun,
+    Hub,
+    Person,
+    copied_answers,
+    copier_seed,
+    grade_problems,
+    postgres_bindir,
+    setup_cell_numbers,
+    variant_numbers,
+    with_answers,
+)
 from ngshare_load import (
     add_crowd,
     collected_digest,
@@ -34,6 +55,7 @@ from ngshare_load import (
     stored_digests,
 )
 
+from course_exchange.exchange import PERSONAL
 from course_exchange.ngshare_client import Ngshare, NgshareError
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -51,6 +73,50 @@ def _wait_for(condition, timeout: float, what: str) -> float:
             raise RuntimeError(f"{what} did not happen within {timeout} s")
         time.sleep(0.5)
     return time.monotonic() - start
+
+
+def _add_student(run: ClassRun, name: str) -> Person:
+    """One more command-line student, set up as ClassRun sets up its own (not among
+    ``run.students``: they answer as their kind says, this one as the test says)."""
+    person = run._add_user(name, run.students_group)
+    for folder, mode in ((person.work, 0o755), (person.home / ".tmp", 0o700)):
+        folder.mkdir(mode=mode)
+        os.chown(folder, person.uid, pwd.getpwuid(person.uid).pw_gid)
+    return person
+
+
+def _per_student_variants(run: ClassRun, seed: str, students: list[Person], rec: dict) -> None:
+    """The instructor makes the class's variants with a secret seed and loads the class
+    list (the instructors' guide, steps 1-2), in the course folder, as in a terminal."""
+    said = _instructor(run, "python", "-m", "course_grading.variants", "--seed", seed,
+                       "--template", f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
+    rec["variants_said"] = said.stdout + said.stderr
+    run.write_as(run.instructor, run.course / "class.csv", "id,first_name,last_name,email\n"
+                 + "".join(f"{p.name},Student,{i + 1},{p.name}@example.org\n"
+                           for i, p in enumerate(students)))
+    said = _instructor(run, "python", "-m", "course_grading.roster", "load", "class.csv")
+    rec["roster_said"] = said.stdout + said.stderr
+    # what the students answer for: the secret as the instructor's command kept it
+    run.secret = (run.course / "secret_source" / "variant_secret").read_text().strip()
+
+
+def _copier_hands_in(run: ClassRun, copier: Person, classmate: Person) -> dict:
+    """``copier`` fetches their own notebook, then downloads ``classmate``'s from ngshare
+    with their own hub token (every student of the course may download every file of a
+    release) and submits it, filled with the classmate's answers (:func:`copied_answers`)."""
+    run.nbgrader(copier, "fetch_assignment", ASSIGNMENT, cwd=copier.work)
+    notebook = run.released_notebook(copier)
+    run.fetched[copier.name] = json.loads(notebook.read_text())
+    files = Ngshare(run.hub.ngshare_url, run.tokens[copier.name], retries=0).get(
+        f"assignment/{COURSE_ID}/{ASSIGNMENT}")["files"]
+    theirs = json.loads(base64.b64decode(next(
+        f["content"] for f in files
+        if f["path"] == f"{PERSONAL}/{classmate.name}/{ASSIGNMENT}.ipynb")))
+    copy = with_answers(theirs, copied_answers(run.secret, classmate.name))
+    run.write_as(copier, notebook, json.dumps(copy, indent=1))
+    run.nbgrader(copier, "submit", ASSIGNMENT, cwd=copier.work)
+    return {"name": copier.name, "classmate": classmate.name, "theirs": theirs,
+            "released_paths": sorted(f["path"] for f in files)}
 
 
 def _refusals(run: ClassRun, rec: dict) -> None:
@@ -234,19 +300,29 @@ def ngshare_class(class_ready):
         pytest.skip("needs configurable-http-proxy and PostgreSQL: "
                     "run scripts/install-system-packages.sh")
     rec: dict = {}
+    # the pool's exit terminates the seed's search if it still runs (a test that failed early)
     with ClassRun(n_students=1, backend="postgres", extra_students=2, exchange_kind="ngshare",
-                  engine="parallel") as run:
+                  engine="parallel") as run, multiprocessing.get_context("spawn").Pool(1) as pool:
         rec["kinds"] = {s.name: s.kind for s in run.students + run.hub_students}
+        honest = [*run.students, *run.hub_students]
+        classmate, copier = run.students[0], _add_student(run, f"{run.tag}-c1")
+        students = [*honest, copier]
+        # the instructor's seed (looked for while the hub starts): see copier_seed
+        search = pool.apply_async(copier_seed, ([p.name for p in honest], classmate.name,
+                                                copier.name))
         hub = run.hub = Hub(run)
         hub.start()
         admin_token = hub.token_by_login(run.instructor)
-        people = [run.instructor, *run.students, *run.hub_students]
+        people = [run.instructor, *students]
         run.tokens.update(hub.tokens_for(admin_token, [p.name for p in people]))
         _instructor(run, "python", "-m", "course_exchange.ngshare_service", "setup-course",
                     COURSE_ID, "--url", hub.ngshare_url, "--instructor", run.instructor.name,
-                    *[a for p in run.students + run.hub_students for a in ("--student", p.name)])
-        run.release()
+                    *[a for p in students for a in ("--student", p.name)])
+        rec["seed"] = search.get(timeout=600)
+        _per_student_variants(run, rec["seed"], students, rec)
+        run.release()  # each student's own notebook among the released files
         run.students_work()  # the command-line student: fetch, answer, submit
+        rec["copier"] = _copier_hands_in(run, copier, classmate)
         run.hub_sessions = {}
         for h in run.hub_students:
             s, _ = hub.login(h)
@@ -256,6 +332,9 @@ def ngshare_class(class_ready):
         rec["exchange_root_exists"] = os.path.exists(run.exchange)
         rec["logs"] = run.grade()  # collect, the engine, generate and release feedback
         rec["grades"] = run.grades()
+        rec["autograded_numbers"] = {p.name: setup_cell_numbers(json.loads(
+            (run.course / "autograded" / p.name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+            .read_text())) for p in students}
         rec["feedback_cli"] = [p.read_text() for p in run.fetch_feedback(run.students[0])]
         rec["feedback_lab"] = {h.kind: hub.lab_fetch_feedback(run.hub_sessions[h.name], h)
                                for h in run.hub_students}
@@ -282,6 +361,51 @@ def test_the_class_runs_end_to_end_through_ngshare(ngshare_class):
     for student, kind in rec["kinds"].items():
         assert grade_problems(kind, rec["grades"][student]) == [], student
     assert "graded" in rec["logs"]["autograde"] and "0 failed" in rec["logs"]["autograde"]
+
+
+def test_each_student_fetches_and_is_graded_on_numbers_of_their_own(ngshare_class):
+    """The class as the instructors' guide runs it: a secret seed and the class list, each
+    student's own notebook released through ngshare. Each fetched (on the command line or
+    in JupyterLab) the numbers that course_grading.personal computes from the seed and their
+    id, and no two students the same number for any input of APART; each was graded with
+    their own (the setup cell of their autograded notebook; their scores, by kind, in
+    test_the_class_runs_end_to_end_through_ngshare, answers made for their own numbers)."""
+    from course_grading.personal import personal_variant
+
+    run, rec = ngshare_class
+    seed = rec["seed"]
+    assert run.secret == seed
+    assert "each student gets numbers of their own" in rec["variants_said"], rec["variants_said"]
+    students = [*rec["kinds"], rec["copier"]["name"]]
+    assert f"{len(students)} joined" in rec["roster_said"], rec["roster_said"]
+    assert rec["copier"]["released_paths"] == sorted(
+        [f"{ASSIGNMENT}.ipynb"] + [f"{PERSONAL}/{s}/{ASSIGNMENT}.ipynb" for s in students])
+    fetched = {s: setup_cell_numbers(run.fetched[s]) for s in students}
+    for s in students:
+        own = variant_numbers(personal_variant(seed, s))
+        assert run.fetched[s]["metadata"]["course_student"] == s
+        assert fetched[s] == own, (s, fetched[s], own)
+        assert rec["autograded_numbers"][s] == own, s
+    for a, b in itertools.combinations(rec["kinds"], 2):
+        same = [n for n in APART if fetched[a][n] == fetched[b][n]]
+        assert not same, f"{a} and {b} fetched the same {same}"
+
+
+def test_a_classmates_notebook_from_ngshare_scores_no_more_than_blank(ngshare_class):
+    """A student downloads a classmate's own notebook from ngshare with their own token and
+    hands it in with the classmate's answers: graded with the copier's numbers, every
+    autograded check scores 0, what a blank notebook scores (the classmate, who answered
+    right, scores full: test_the_class_runs_end_to_end_through_ngshare)."""
+    from course_grading.personal import personal_variant
+
+    _, rec = ngshare_class
+    copier, classmate = rec["copier"]["name"], rec["copier"]["classmate"]
+    assert rec["kinds"][classmate] == "correct"
+    theirs = rec["copier"]["theirs"]
+    assert theirs["metadata"]["course_student"] == classmate
+    assert setup_cell_numbers(theirs) == variant_numbers(personal_variant(rec["seed"], classmate))
+    assert grade_problems("blank", rec["grades"][copier]) == []
+    assert rec["autograded_numbers"][copier] != rec["autograded_numbers"][classmate]
 
 
 def test_the_jupyterlab_assignments_tab_works_through_ngshare(ngshare_class):

@@ -18,14 +18,25 @@ import itertools
 import json
 import multiprocessing
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from classroom import ClassRun, Hub, Person, ensure_env, http_proxy
+from classroom import (
+    APART,
+    ClassRun,
+    Hub,
+    Person,
+    class_seed,
+    copied_answers,
+    ensure_env,
+    http_proxy,
+    setup_numbers,
+    variant_numbers,
+    with_answers,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
@@ -208,15 +219,6 @@ def formgrader_button(page: Any, fg: str, column: str, outcome: str) -> str:
     return page.locator(".modal", has_text=outcome).last.inner_text()
 
 
-#: The inputs of the setup cell that are numbers (``tokens`` is the same words for everyone).
-NUMERIC_INPUTS = ("Q", "K", "row", "shift_key", "c", "dup_query", "dup_key", "block_scores",
-                  "block", "n_tokens", "d_model", "n_heads")
-#: Those the round sees differ between any two of its three students. Not ``block`` (the
-#: same for everyone) nor the multi-head layer's sizes (each from a handful of values: a seed
-#: under which three students share none of them as well is rare enough that looking for it
-#: takes minutes); each student's are checked to be their own all the same.
-APART = ("Q", "K", "row", "shift_key", "c", "dup_query", "dup_key", "block_scores")
-
 #: The instructor's model answer and rubric of the written question (the instructors' guide,
 #: step 1: ``--written FILE``); the public notebook has neither.
 MODEL_ANSWER = ("No. Subtracting the row maximum is a shift: softmax gives the same weights. "
@@ -224,74 +226,6 @@ MODEL_ANSWER = ("No. Subtracting the row maximum is a shift: softmax gives the s
 CRITERIA = ("2 points: a shift leaves the weights as they were, a scale changes them",
             "1 point: a way to see whether it matters (train with and without the division)")
 RUBRIC = MODEL_ANSWER + "\n\n" + "".join(f"- {c}\n" for c in CRITERIA)
-
-
-def class_seed(students: Sequence[str], tries: int = 3000) -> tuple[str, str, str]:
-    """The instructor's secret seed for this class, and who copies whom: the first of
-    ``hub round 0``, ``hub round 1``, ... under which every numeric input of the setup cell
-    differs between any two of ``students`` and one student's right letters are all wrong
-    for another; ``(seed, classmate, copier)``.
-
-    Why a search: ``row``, ``shift_key``, ``dup_query`` and ``dup_key`` are each one of four
-    token positions and ``c`` one of nine tenths, so under any one seed two of three students
-    share at least one of them about 98 times in 100 (by chance, as two students of a class
-    share a birthday); and a classmate's letter is right as often as a guess, one time in
-    four (tests/test_personal.py). The round asserts that each student is shown their own
-    variant, recomputed from the seed and their id, that the three differ in every input,
-    and that the copier scores what a blank notebook scores; for the last two to be seen
-    (and for a grader that took the numbers of the notebook it was handed to be caught), the
-    seed is one under which chance shares nothing (about one in 70 here).
-    """
-    from course_grading.personal import personal_variant
-    from course_grading.variants import MC_QUESTIONS, mc_letters
-
-    def differ(a, b) -> bool:
-        return all(not np.array_equal(getattr(a, n), getattr(b, n)) for n in APART)
-
-    for n in range(tries):
-        seed = f"hub round {n}"
-        chosen = []
-        for student in students:  # short-cut: most seeds fail on the first two students
-            v = personal_variant(seed, student)
-            if not all(differ(v, other) for other in chosen):
-                break
-            chosen.append(v)
-        else:
-            for (i, a), (j, b) in itertools.permutations(enumerate(chosen), 2):
-                if (all(mc_letters(a, q)[0] != mc_letters(b, q)[0] for q in MC_QUESTIONS)
-                        and answer_values(a)["multihead_sizes"]
-                        != answer_values(b)["multihead_sizes"]):
-                    return seed, students[i], students[j]
-    raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
-                         f"values of {', '.join(APART)} and different right answers")
-
-
-def answer_values(variant: Any) -> dict[str, list]:
-    """The right answers of the online-softmax and multi-head questions for ``variant``, as
-    values: what a student who worked them out passes on."""
-    from course_grading.submissions import MULTIHEAD_ANSWER, ONLINE_ANSWER
-
-    names = {n: getattr(variant, n) for n in NUMERIC_INPUTS}
-    names["block_scores"] = list(names["block_scores"])
-    names["np"] = np
-    exec(ONLINE_ANSWER + MULTIHEAD_ANSWER, names)  # the course's own answer cells
-    return {"online_state": np.round(np.array(names["online_state"], dtype=float), 4).tolist(),
-            "multihead_sizes": [int(x) for x in names["multihead_sizes"]]}
-
-
-def setup_numbers(source: str) -> dict[str, Any]:
-    """The numeric inputs a setup cell's source assigns (read as the grader reads it)."""
-    from course_grading.check_calls import setup_values
-
-    values = setup_values(source)
-    return {n: values[n].value for n in NUMERIC_INPUTS}
-
-
-def variant_numbers(variant: Any) -> dict[str, Any]:
-    """The numeric inputs of a variant, as its setup cell writes them."""
-    return {n: (v.tolist() if isinstance(v := getattr(variant, n), np.ndarray)
-                else list(v) if isinstance(v, tuple) else v)
-            for n in NUMERIC_INPUTS}
 
 
 # The setup cell of the notebook shown in JupyterLab, as the student reads it on the page:
@@ -342,41 +276,6 @@ def own_answers(secret: str, student: str) -> dict[str, str]:
     from course_grading.variants import facts_of
 
     return answers_for(facts_of(personal_variant(secret, student)))
-
-
-def copied_answers(secret: str, classmate: str) -> dict[str, str]:
-    """A classmate's completed answers, passed on as answers pass between students ("Q2
-    is [0.12, 0.61, ...], Q3 is B"): the classmate's weights, their row, their letters and
-    their written answer. (A classmate's working *code* works on anyone's numbers, which no
-    choice of numbers can stop: tests/grading/test_personal_pipeline.py and the
-    instructors' guide, step 1.)"""
-    from course_grading.checkpoint_answers import weights_without_self
-    from course_grading.personal import personal_variant
-    from course_grading.submissions import WRITTEN_ANSWER
-    from course_grading.variants import facts_of
-
-    theirs = personal_variant(secret, classmate)
-    facts = facts_of(theirs)
-    weights = np.round(weights_without_self(theirs.Q, theirs.K), 3).tolist()
-    return {
-        "weights_without_self": f"def weights_without_self(Q, K):\n"
-                                f"    return np.array({weights})\n",
-        "shifted_key": f"shift_factors = {np.round(facts.shift_factors, 4).tolist()}\n"
-                       f"shifted_weights = np.array({np.round(facts.shifted_row, 3).tolist()})",
-        "mc_read_table": f'answer_read_table = "{facts.mc_answer("read_table")}"',
-        "mc_duplicate_key": f'answer_duplicate_key = "{facts.mc_answer("duplicate_key")}"',
-        "written_shift_or_scale": WRITTEN_ANSWER,
-        **{q: f"{q} = {v}" for q, v in answer_values(theirs).items()},
-    }
-
-
-def with_answers(nb: dict, answers: dict[str, str]) -> dict:
-    """The notebook ``nb`` (JSON dict) with the answer cells named in ``answers`` replaced."""
-    import nbformat
-
-    from course_grading.submissions import fill_answers
-
-    return json.loads(nbformat.writes(fill_answers(nbformat.from_dict(nb), answers)))
 
 
 def test_one_round_with_per_student_variants_through_the_hub(term, chromium, tmp_path):
