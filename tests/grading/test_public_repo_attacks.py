@@ -191,8 +191,11 @@ def test_guessing_one_letter_for_all_earns_at_most_a_guess(table, run):
 @pytest.mark.xfail(strict=True, reason=(
     "issue 41, open: the public repository holds a complete solution computed from the "
     "student's own names (14 of 14 autograded points) and option templates whose wording "
-    "gives questions 3 and 4 away; the answers and the option texts must move to the "
-    "instructor's private source. Strict: this fails the suite once the hole is closed"))
+    "gives questions 3 and 4 away. The grader needs a right answer to every autograded "
+    "item, and what it needs is in the repository: moving the answer cells alone would "
+    "leave the reference functions and the options' formulas; only questions the "
+    "instructor writes and keeps out of it close this (docs/instructors.md, section 1). "
+    "Strict: this fails the suite once the hole is closed"))
 def test_the_public_repository_earns_no_more_than_a_blank_notebook(table, run):
     """Issue 41, "Done when": no graded point from the public repository. Fails today:
     the public answer cells and option templates earn every autograded point."""
