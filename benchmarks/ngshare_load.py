@@ -11,6 +11,13 @@ compared with what that student sent. Needs root (throw-away Unix users, removed
     sudo .venv/bin/python benchmarks/ngshare_load.py             # 200 students
     sudo .venv/bin/python benchmarks/ngshare_load.py --students 50 --workers 25
     sudo .venv/bin/python benchmarks/ngshare_load.py --smoke   # 2 students, 1 round (the suite's)
+    sudo .venv/bin/python benchmarks/ngshare_load.py --personal  # each student their own numbers
+
+``--personal`` runs the class as the instructors' guide does: a secret seed
+(``course_grading.variants``) and the class list of all N (``course_grading.roster``), so the
+release holds a notebook of their own for each student. ngshare (0.6) has no way to download
+one file of a release, so every student's fetch carries all N notebooks (the course's fetch
+keeps the caller's): printed as the fetch's size and latency.
 
 Prints submissions per second, the submit latency (median, 95th percentile, max), the
 collect time, and what was lost, mixed up or answered with an error (all should be 0).
@@ -23,6 +30,7 @@ import argparse
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hub"))
@@ -65,6 +73,24 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / HZ
 
 
+def per_student(run: ClassRun, students: list[str]) -> None:
+    """The instructor's steps 1-2 of the guide, in the course folder: a secret seed, then
+    the class list (``students``), so that the release holds each one's own notebook."""
+    import secrets
+
+    env = f"{run.env}/bin/python"
+    run.as_user(run.instructor, [env, "-m", "course_grading.variants", "--seed",
+                                 secrets.token_hex(8), "--template",
+                                 f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"], cwd=run.course)
+    run.write_as(run.instructor, run.course / "class.csv", "id,first_name,last_name,email\n"
+                 + "".join(f"{s},Student,{i + 1},{s}@example.org\n"
+                           for i, s in enumerate(students)))
+    said = run.as_user(run.instructor, [env, "-m", "course_grading.roster", "load",
+                                        "class.csv"], cwd=run.course)
+    if f"{len(students)} joined" not in said.stdout + said.stderr:
+        raise RuntimeError(f"the class list did not load: {said.stdout}{said.stderr}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, default=200)
@@ -72,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="students in flight at once (default: all of them)")
     ap.add_argument("--rounds", type=int, default=3,
                     help="times everyone submits (a burst of N each); medians over rounds")
+    ap.add_argument("--personal", action="store_true",
+                    help="per-student variants: a seed and the class list, as the guide says")
     ap.add_argument("--smoke", action="store_true",
                     help="2 students, 1 round: a check that it runs (the suite's)")
     args = ap.parse_args(argv)
@@ -87,14 +115,20 @@ def main(argv: list[str] | None = None) -> int:
                                      "course_exchange.ngshare_service", "setup-course",
                                      COURSE_ID, "--url", hub.ngshare_url, "--instructor",
                                      run.instructor.name], cwd=run.course)
-        run.release()
         t0 = time.perf_counter()
         crowd = add_crowd(run, args.students, admin)
         setup = time.perf_counter() - t0
         n = len(crowd.names)
+        if args.personal:
+            per_student(run, crowd.names)
+        t0 = time.perf_counter()
+        run.release()
+        release = time.perf_counter() - t0
         print(f"ngshare load: {n} students fetch and submit at once through JupyterHub "
-              f"({args.workers or n} in flight), PostgreSQL behind ngshare")
+              f"({args.workers or n} in flight), PostgreSQL behind ngshare"
+              + (", each student their own notebook" if args.personal else ""))
         print(f"  users, tokens, enrolment: {setup:.1f} s (not timed below)")
+        print(f"  generate and release: {release:.1f} s")
         who = processes(hub)
         errors, rounds = [], []
         for attempt in range(args.rounds):  # every round: everyone submits once more
@@ -105,9 +139,16 @@ def main(argv: list[str] | None = None) -> int:
             wall = time.perf_counter() - t0
             cpu = {name: cpu_seconds(pids) - cpu0[name] for name, pids in who.items()}
             errors += [a for a in attempts if not a.ok]
+            if args.personal:  # a student answering the class's template: counted as an error
+                errors += [replace(a, ok=False, error="fetched no notebook of their own")
+                           for a in attempts if a.ok and not a.own]
             latencies = [a.seconds for a in attempts if a.ok]
             rounds.append((n / wall, percentile(latencies, 95) if latencies else float("nan")))
-            print(f"  round {attempt + 1}: {wall:.1f} s, {n / wall:.1f} submissions/s; submit "
+            fetches = [a.fetch_seconds for a in attempts if a.ok]
+            size = max((a.fetch_bytes for a in attempts), default=0)
+            print(f"  round {attempt + 1}: {wall:.1f} s, {n / wall:.1f} submissions/s; fetch "
+                  f"{size / 1e6:.2f} MB each, latency median {statistics.median(fetches):.3f} "
+                  f"s, p95 {percentile(fetches, 95):.3f} s; submit "
                   f"latency median {statistics.median(latencies):.3f} s, p95 "
                   f"{rounds[-1][1]:.3f} s, max {max(latencies):.3f} s; CPU s: " + ", ".join(
                       f"{name} {seconds:.1f}" for name, seconds in cpu.items()), flush=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from classroom import ASSIGNMENT, COURSE_ID, ClassRun, Person, _check, _run
 
+from course_exchange.exchange import PERSONAL
 from course_exchange.ngshare_client import Ngshare, NgshareError, files_json
 
 
@@ -32,6 +33,9 @@ class Attempt:
     seconds: float
     sha256: str
     error: str = ""
+    fetch_seconds: float = 0.0  # the fetch's request, until its whole answer is read
+    fetch_bytes: int = 0  # the fetch's answer (JSON, the files base64-encoded)
+    own: bool = False  # answered a notebook of their own (personal/<student>/...)
 
 
 @dataclass
@@ -72,14 +76,22 @@ def unique_notebook(released: bytes, student: str, attempt: int) -> bytes:
 
 def fetch_and_submit(crowd: Crowd, url: str, student: str, attempt: int = 0,
                      timeout: float = 60.0) -> Attempt:
-    """One simulated student: fetch the checkpoint, submit their notebook; never raises."""
+    """One simulated student: fetch the checkpoint, submit their notebook; never raises.
+
+    With per-student variants (the release holds ``personal/<student>/<notebook>``) the
+    student's own notebook is the one they answer, as the course's ngshare fetch does."""
     client = Ngshare(url, crowd.tokens[student], timeout=timeout, retries=0)
     start = time.perf_counter()
     digest = ""
+    fetched = (0.0, 0)
     try:
-        files = client.get(f"assignment/{COURSE_ID}/{ASSIGNMENT}")["files"]
-        released = next(base64.b64decode(f["content"]) for f in files
-                        if f["path"] == f"{ASSIGNMENT}.ipynb")
+        answer = client.get(f"assignment/{COURSE_ID}/{ASSIGNMENT}")
+        fetched = (time.perf_counter() - start, len(json.dumps(answer)))
+        files = answer["files"]
+        own = f"{PERSONAL}/{student}/{ASSIGNMENT}.ipynb"
+        paths = {f["path"] for f in files}
+        name = own if own in paths else f"{ASSIGNMENT}.ipynb"
+        released = next(base64.b64decode(f["content"]) for f in files if f["path"] == name)
         mine = unique_notebook(released, student, attempt)
         digest = hashlib.sha256(mine).hexdigest()
         with crowd.lock:
@@ -87,9 +99,11 @@ def fetch_and_submit(crowd: Crowd, url: str, student: str, attempt: int = 0,
         t_submit = time.perf_counter()
         client.post(f"submission/{COURSE_ID}/{ASSIGNMENT}", files=files_json([
             {"path": f"{ASSIGNMENT}.ipynb", "content": base64.b64encode(mine).decode()}]))
-        result = Attempt(student, True, time.perf_counter() - t_submit, digest)
-    except NgshareError as err:
-        result = Attempt(student, False, time.perf_counter() - start, digest, str(err))
+        result = Attempt(student, True, time.perf_counter() - t_submit, digest, "", *fetched,
+                         own=name == own)
+    except (NgshareError, StopIteration) as err:
+        result = Attempt(student, False, time.perf_counter() - start, digest,
+                         str(err) or f"no {ASSIGNMENT}.ipynb among the fetched files", *fetched)
     with crowd.lock:
         crowd.attempts.append(result)
     return result
