@@ -6,6 +6,13 @@ there). :func:`lesson_needs` reads a notebook's code: which top-level modules it
 and what in it cannot work in a browser tab (shell commands, modules such as
 ``subprocess``). :func:`copy_lessons` writes the copies and, into every lesson that cannot
 work fully in the browser, a first cell that says so and why.
+
+A student's copy (the site's, and ``./course lab``'s in ``notebooks/my-work/``) never shows
+an answer where the student is asked for it: :func:`students_copy` clears the stored
+outputs of the code cells from a ``predict`` cell (the student's guess) to its ``compare``
+cell (the guess set against the measurement), and of every code cell tagged
+``shows-answer`` (a cell whose output answers an exercise above it). The course's own
+notebooks keep every output: strict nbval compares them.
 """
 
 from __future__ import annotations
@@ -21,16 +28,20 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ANSWER_TAGS",
     "NOTE_TAG",
     "NOT_LESSONS",
     "RESET_TAG",
     "CopiedLesson",
     "LessonNeeds",
     "add_reset_note",
+    "answer_cells",
     "browser_note",
     "copy_lessons",
     "imports_in",
     "lesson_needs",
+    "students_copy",
+    "students_notebook",
 ]
 
 # The tag of the cell the site adds to a lesson that cannot run fully in the browser.
@@ -38,6 +49,11 @@ NOTE_TAG = "site-browser-note"
 
 # The tag of the cell the site adds to its first page: how a lesson starts again there.
 RESET_TAG = "site-reset-note"
+
+# Tags (cell metadata) that mark where a lesson asks before it tells: the student's guess,
+# the cell that sets it against the measurement, and a cell whose output is an answer.
+PREDICT, COMPARE, SHOWS_ANSWER = "predict", "compare", "shows-answer"
+ANSWER_TAGS = (PREDICT, COMPARE, SHOWS_ANSWER)
 
 # Folders of the lessons' folder that the site never publishes: a student's own copies
 # (``./course lab`` works in ``notebooks/my-work/``) and tools' caches.
@@ -132,6 +148,66 @@ def lesson_needs(notebook: Mapping[str, Any]) -> LessonNeeds:
     return LessonNeeds(frozenset(imports), tuple(shell), kernel=bool(code))
 
 
+def _tags(cell: Mapping[str, Any]) -> list[str]:
+    tags = cell.get("metadata", {}).get("tags", [])
+    return tags if isinstance(tags, list) else []
+
+
+def answer_cells(notebook: Mapping[str, Any]) -> list[int]:
+    """The code cells whose stored outputs answer what the student is asked first (indices).
+
+    From each ``predict`` cell to the next ``compare`` cell, both included, and every cell
+    tagged ``shows-answer``.
+
+    Raises
+    ------
+    ValueError
+        If a ``predict`` cell has no ``compare`` cell after it (before the next
+        ``predict``): the measurement it asks about could not be told from the rest.
+    """
+    cells = notebook.get("cells", [])
+    found: set[int] = set()
+    open_at: int | None = None
+    for i, cell in enumerate(cells):
+        tags = _tags(cell)
+        if PREDICT in tags:
+            if open_at is not None:
+                raise ValueError(f"cell {open_at} is tagged {PREDICT!r} but no cell tagged "
+                                 f"{COMPARE!r} follows it before the next guess (cell {i})")
+            open_at = i
+        if open_at is not None or SHOWS_ANSWER in tags:
+            found.add(i)
+        if COMPARE in tags:
+            open_at = None
+    if open_at is not None:
+        raise ValueError(f"cell {open_at} is tagged {PREDICT!r} but no cell tagged "
+                         f"{COMPARE!r} follows it")
+    return sorted(i for i in found if cells[i].get("cell_type") == "code")
+
+
+def students_notebook(notebook: dict[str, Any]) -> int:
+    """Clear, in place, the stored outputs of :func:`answer_cells` (and their execution
+    counts); return how many cells had outputs to clear."""
+    cleared = 0
+    for i in answer_cells(notebook):
+        cell = notebook["cells"][i]
+        if cell.get("outputs") or cell.get("execution_count") is not None:
+            cleared += bool(cell.get("outputs"))
+            cell["outputs"], cell["execution_count"] = [], None
+    return cleared
+
+
+def students_copy(data: bytes) -> bytes:
+    """A lesson's bytes as a student's copy holds them: :func:`students_notebook` applied,
+    written as nbformat writes a notebook; the same bytes when nothing is cleared (and for
+    a file that is not a notebook's JSON, which the caller names)."""
+    notebook = json.loads(data.decode("utf-8"))
+    if not isinstance(notebook, dict) or not students_notebook(notebook):
+        return data
+    return (json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+            ).encode("utf-8")
+
+
 def browser_note(problems: list[str], with_id: bool = True) -> dict[str, Any]:
     """The Markdown cell that tells a student why a lesson cannot run fully in the browser.
 
@@ -213,13 +289,15 @@ def copy_lessons(source: Path, dest: Path,
     Raises
     ------
     ValueError
-        If a notebook is not valid JSON (the site would show it broken), or the folder holds
-        a symbolic link (the site would publish whatever it points to).
+        If a notebook is not valid JSON (the site would show it broken), a ``predict``
+        cell has no ``compare`` cell after it, or the folder holds a symbolic link (the site
+        would publish whatever it points to).
 
     Notes
     -----
     Folders named in :data:`NOT_LESSONS` and whatever git ignores are not copied: a
-    student's solved copies never reach the site.
+    student's solved copies never reach the site. Each copy is a student's copy
+    (:func:`students_notebook`): no stored output answers a guess or an exercise.
     """
     ignored = git_ignored(Path(source))
 
@@ -242,9 +320,14 @@ def copy_lessons(source: Path, dest: Path,
             raise ValueError(f"notebook {rel} must be valid JSON ({err})") from None
         needs = lesson_needs(notebook)
         problems = problems_of(needs)
+        try:
+            cleared = students_notebook(notebook)
+        except ValueError as err:
+            raise ValueError(f"notebook {rel}: {err}") from None
         if problems:
             with_id = (notebook.get("nbformat", 4), notebook.get("nbformat_minor", 0)) >= (4, 5)
             notebook["cells"].insert(0, browser_note(problems, with_id))
+        if problems or cleared:
             path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
                             encoding="utf-8")
         copied.append(CopiedLesson(rel, needs, problems))

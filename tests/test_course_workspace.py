@@ -22,7 +22,7 @@ from types import ModuleType
 
 import pytest
 
-from course_site.lessons import copy_lessons
+from course_site.lessons import answer_cells, copy_lessons, students_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISE = 'raise NotImplementedError("Student exercise: write a stable row-wise softmax")'
@@ -85,6 +85,8 @@ def upstream(tmp_path: Path) -> Path:
     repo.mkdir()
     shutil.copy2(ROOT / "course", repo / "course")
     shutil.copy2(ROOT / ".gitignore", repo / ".gitignore")
+    shutil.copytree(ROOT / "course_site", repo / "course_site",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "notebooks", repo / "notebooks", ignore=shutil.ignore_patterns(
         "my-work", ".ipynb_checkpoints"))
     git(repo, "init", "-q", "-b", "main")
@@ -107,7 +109,8 @@ def test_the_round_trip_keeps_the_students_work_apart(upstream: Path, tmp_path: 
     work = course.WORKSPACE
     assert sorted(p.name for p in work.glob("*.ipynb")) == lessons
     for name in lessons:
-        assert (work / name).read_bytes() == (student / "notebooks" / name).read_bytes()
+        assert (work / name).read_bytes() == students_copy(
+            (student / "notebooks" / name).read_bytes())
     assert f"--ServerApp.root_dir={work}" in course.lab_command([])
     assert "--LabApp.default_url=/lab/tree/00_contents.ipynb" in course.lab_command([])
 
@@ -133,8 +136,8 @@ def test_the_round_trip_keeps_the_students_work_apart(upstream: Path, tmp_path: 
     said = course.fill_workspace()
     assert has_cell(work / "04_softmax.ipynb", code), "the solution was lost"
     assert "New in 04_softmax.ipynb." not in (work / "04_softmax.ipynb").read_text()
-    assert (work / "03_scaling.ipynb").read_bytes() == (
-        student / "notebooks" / "03_scaling.ipynb").read_bytes()
+    assert (work / "03_scaling.ipynb").read_bytes() == students_copy(
+        (student / "notebooks" / "03_scaling.ipynb").read_bytes())
     assert said == [
         "the course changed 03_scaling.ipynb; you had not, so your copy is now the new version",
         "the course changed 04_softmax.ipynb since your copy was made; your copy is kept as it "
@@ -148,8 +151,8 @@ def test_the_round_trip_keeps_the_students_work_apart(upstream: Path, tmp_path: 
     assert ("notebooks/my-work/04_softmax.ipynb starts again from the course's current "
             "version; your copy before is kept as notebooks/my-work/backups/04_softmax-1.ipynb"
             ) in done.stdout
-    assert (work / "04_softmax.ipynb").read_bytes() == (
-        student / "notebooks" / "04_softmax.ipynb").read_bytes()
+    assert (work / "04_softmax.ipynb").read_bytes() == students_copy(
+        (student / "notebooks" / "04_softmax.ipynb").read_bytes())
     assert has_cell(work / "backups" / "04_softmax-1.ipynb", code)
     assert course.fill_workspace() == [], "nothing left to tell"
     assert git(student, "status", "--porcelain") == ""
@@ -248,3 +251,67 @@ def test_copies_without_the_lab_for_conda_users(upstream: Path) -> None:
     assert again.stdout == ("course: your copies in notebooks/my-work/ are up to date with "
                             "the course\n"), again.stdout
     assert course_script(upstream, "copies", "04").returncode == 2
+
+
+def outputs(nb: dict) -> list[list]:
+    return [c.get("outputs", []) for c in nb["cells"]]
+
+
+def test_a_copy_shows_no_answer_before_the_student_is_asked(
+        upstream: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored outputs from a guess to its comparison (and of cells tagged shows-answer)
+    are in the course's notebooks, for strict nbval, and in no student's copy: neither
+    ``./course lab``'s nor the site's. Every other output is kept."""
+    course = load_course(upstream, monkeypatch)
+    course.fill_workspace()
+    copy_lessons(upstream / "notebooks", tmp_path / "site-files", lambda needs: [])
+    hidden = 0
+    for path in sorted((upstream / "notebooks").glob("*.ipynb")):
+        lesson = json.loads(path.read_text(encoding="utf-8"))
+        answers = answer_cells(lesson)
+        hidden += sum(bool(lesson["cells"][i].get("outputs")) for i in answers)
+        for copy in (course.WORKSPACE / path.name, tmp_path / "site-files" / path.name):
+            mine = json.loads(copy.read_text(encoding="utf-8"))
+            assert [c["source"] for c in mine["cells"]] == [
+                c["source"] for c in lesson["cells"]], copy
+            for i, (theirs, kept) in enumerate(zip(outputs(lesson), outputs(mine),
+                                                   strict=True)):
+                assert kept == ([] if i in answers else theirs), (copy, i)
+    # every lesson's guesses: 20 of them, each with a measurement printed after it
+    assert hidden >= 40, hidden
+
+
+def test_a_copy_made_before_answers_were_hidden_is_left_as_it_is(
+        upstream: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record from before (the SHA-256 of the course's file, copied whole) is up to date."""
+    course = load_course(upstream, monkeypatch)
+    work = course.WORKSPACE
+    work.mkdir()
+    record = {}
+    for rel in course.course_files():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(upstream / "notebooks" / rel, work / rel)
+        record[rel] = course.sha256(upstream / "notebooks" / rel)
+    (work / ".course-copies.json").write_text(json.dumps({"copies": record}))
+    assert course.fill_workspace() == []
+    done = course_script(upstream, "reset", "04")
+    assert "your copy had no changes of yours" in done.stdout, done
+
+
+def test_a_guess_without_its_comparison_is_refused(tmp_path: Path) -> None:
+    def cell(tag: str) -> dict:
+        return {"cell_type": "code", "metadata": {"tags": [tag]}, "source": "",
+                "outputs": [], "execution_count": None}
+
+    nb = {"cells": [cell("predict"), cell("setup")], "metadata": {}, "nbformat": 4,
+          "nbformat_minor": 4}
+    with pytest.raises(ValueError, match="cell 0 is tagged 'predict' but no cell tagged "
+                                         "'compare' follows it"):
+        answer_cells(nb)
+    nb["cells"].append(cell("predict"))
+    with pytest.raises(ValueError, match="before the next guess"):
+        answer_cells(nb)
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons" / "01_a.ipynb").write_text(json.dumps(nb))
+    with pytest.raises(ValueError, match=r"notebook 01_a\.ipynb: cell 0"):
+        copy_lessons(tmp_path / "lessons", tmp_path / "files", lambda needs: [])
