@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -223,22 +223,31 @@ def class_seed(students: Sequence[str], tries: int = 3000) -> tuple[str, str, st
     last two to be seen (and for a grader that took the numbers of the notebook it was handed
     to be caught), the seed is one under which chance shares nothing (about one in 70 here).
     """
+    for seed, chosen in apart_seeds("hub round", students, tries):
+        for (i, a), (j, b) in itertools.permutations(enumerate(chosen), 2):
+            if copying_gains_nothing(a, b):
+                return seed, students[i], students[j]
+    raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
+                         f"values of {', '.join(APART)} and different right answers")
+
+
+def apart_seeds(prefix: str, students: Sequence[str], tries: int
+                ) -> Iterator[tuple[str, list[Any]]]:
+    """The seeds ``<prefix> 0``, ``<prefix> 1``, ... (``tries`` of them) under which the
+    variants of ``students`` differ pairwise in every input of :data:`APART`, each with
+    those variants (in the order of ``students``)."""
     from course_grading.personal import personal_variant
 
     for n in range(tries):
-        seed = f"hub round {n}"
-        chosen = []
+        seed = f"{prefix} {n}"
+        chosen: list[Any] = []
         for student in students:  # short-cut: most seeds fail on the first two students
             v = personal_variant(seed, student)
             if not all(apart(v, other) for other in chosen):
                 break
             chosen.append(v)
         else:
-            for (i, a), (j, b) in itertools.permutations(enumerate(chosen), 2):
-                if copying_gains_nothing(a, b):
-                    return seed, students[i], students[j]
-    raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
-                         f"values of {', '.join(APART)} and different right answers")
+            yield seed, chosen
 
 
 def apart(a: Any, b: Any) -> bool:
@@ -256,18 +265,10 @@ def copier_seed(students: Sequence[str], classmate: str, copier: str, tries: int
     671: 2 to 13 s."""
     from course_grading.personal import personal_variant
 
-    for n in range(tries):
-        seed = f"ngshare round {n}"
-        chosen: list[Any] = []
-        for student in students:
-            v = personal_variant(seed, student)
-            if not all(apart(v, other) for other in chosen):
-                break
-            chosen.append(v)
-        else:
-            theirs, mine = personal_variant(seed, classmate), personal_variant(seed, copier)
-            if apart(theirs, mine) and copying_gains_nothing(theirs, mine):
-                return seed
+    for seed, _ in apart_seeds("ngshare round", students, tries):
+        theirs, mine = personal_variant(seed, classmate), personal_variant(seed, copier)
+        if apart(theirs, mine) and copying_gains_nothing(theirs, mine):
+            return seed
     raise AssertionError(f"no seed of {tries} gives {list(students)} pairwise different "
                          f"values of {', '.join(APART)}, and {copier} nothing from "
                          f"{classmate}'s answers")
