@@ -357,3 +357,53 @@ def test_no_by_hand_formula_is_stated_before_its_exercise(path: Path) -> None:
                                                   cell.get("outputs", [])))
                          if formula in " ".join(p.split())]
     assert not problems, "\n".join(problems)
+
+
+def _words(ex: Exercise) -> list[str]:
+    """The words an exercise asks for: a solution that returns a list of string literals."""
+    found = re.search(r"return \[((?:\s*\"[^\"]*\"\s*,?)+)\]", ex.solution)
+    return re.findall(r"\"([^\"]*)\"", found.group(1)) if found else []
+
+
+def printed_after_the_check(nb: nbformat.NotebookNode) -> list[str]:
+    """Every exercise whose answer a stored output below its check prints: two of its
+    numbers (to 2 decimals; its one number, if it asks for one), or all its words, in one
+    output. The collapsed solution may give the answer; an output a student scrolls past
+    before running anything may not."""
+    problems = []
+    for ex in exercises(nb):
+        numbers = sorted({f"{v:.2f}" for v in _numbers(ex) if _telling(v)})
+        patterns = ([_number_pattern(t) for t in numbers] or
+                    [re.compile(rf"(?<!\w){re.escape(w)}(?!\w)") for w in _words(ex)])
+        needed = min(2, len(patterns)) if numbers else len(patterns)
+        if not patterns:
+            continue
+        for i, cell in enumerate(nb.cells[ex.check_index + 1:], ex.check_index + 1):
+            for out in cell.get("outputs", []):
+                text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
+                if sum(bool(p.search(text)) for p in patterns) >= needed:
+                    problems.append(f"{ex.name}: cell {i} prints its answer: {text[:80]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_no_students_copy_prints_an_answer_below_its_exercise(path: Path) -> None:
+    """In a student's copy (``./course lab``'s, the site's: course_site.lessons), the
+    stored outputs after an exercise never hold its answer: a cell that prints it is tagged
+    ``shows-answer`` and comes to the student empty, until they run it."""
+    from course_site.lessons import students_notebook
+
+    nb = nbformat.read(path, as_version=4)
+    students_notebook(nb)
+    problems = printed_after_the_check(nb)
+    assert not problems, "\n".join(problems)
+
+
+def test_an_answer_printed_below_its_exercise_is_seen() -> None:
+    """The course's own lesson 06 prints sat's row below the exercise (its students' copy
+    must not); and the detector reads words as well as numbers."""
+    nb = nbformat.read(NOTEBOOKS / "06_worked_example.ipynb", as_version=4)
+    assert any("sat_by_hand: cell" in p for p in printed_after_the_check(nb))
+    [ex] = [e for e in exercises(nbformat.read(NOTEBOOKS / "16_trained_transformer.ipynb",
+                                               as_version=4)) if e.name == "induction_by_hand"]
+    assert _words(ex) == ["n", "c"]
