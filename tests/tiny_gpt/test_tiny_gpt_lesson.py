@@ -321,3 +321,25 @@ def test_what_removing_a_head_of_layer_0_changes_letter_by_letter(lesson, measur
     for value in (*after, *before):
         assert _far_from_rounding(value, 2)
 
+
+def test_the_cell_that_prints_the_exercises_answer_is_tagged(lesson):
+    """Below the circuit by hand, a cell prints where the heads look: the exercise's two
+    letters. Outside any predict … compare span, it must carry the tag ``shows-answer``
+    (students' copies and the site clear such outputs)."""
+    nb = nbformat.read(LESSON, as_version=4)
+    seq = tiny_gpt.letters(tiny_gpt.circuit.exercise_sequence())
+    last = seq[-1]
+    target = seq[seq.index(last) + 1]
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    [check] = [i for i, c in enumerate(nb.cells)
+               if c.cell_type == "code" and "check_induction_by_hand" in c.source]
+    inside, showing = False, []
+    for i, cell in enumerate(nb.cells):
+        inside = (inside or "predict" in tags[i]) and "compare" not in tags[i]
+        if i <= check or inside or cell.cell_type != "code":
+            continue
+        out = "".join(o.get("text", "") for o in cell.outputs)
+        if f"looks most at {target}" in out or f"looks most at {last}" in out:
+            showing.append(i)
+    assert showing, "no cell prints the exercise's letters: nothing to test"
+    assert all("shows-answer" in tags[i] for i in showing), showing
