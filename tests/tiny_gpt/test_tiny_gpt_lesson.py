@@ -105,13 +105,19 @@ def test_what_it_says_of_the_recorded_curve(lesson):
     assert "within about 200 steps, the loss falls to near 0" in text
 
 
-def test_the_maps_reading_names_the_right_letters_and_distance(lesson):
+def test_the_maps_reading_names_the_right_letters_and_distance(lesson, fresh_weights):
     text, _ = lesson
     fresh = tiny_gpt.make_batch(1, seed=6)
     s, d = int(fresh.first[0]), int(fresh.second[0])
     letters = tiny_gpt.letters(fresh.tokens[0])
     assert "a line nine columns left of the diagonal" in text
     assert d - s - 1 == 9  # it looks one past the earlier copy
+    # and both layer-1 heads do, in every row of the second copy
+    rows = np.arange(d, d + int(fresh.length[0]))
+    for head in (0, 1):
+        weights = fresh_weights[1, head, rows]
+        np.testing.assert_array_equal(weights.argmax(axis=-1), rows - 9)
+        assert weights[np.arange(rows.size), rows - 9].min() > 0.99
     assert (letters[d], letters[s + 1], letters[d + 1], letters[s + 2]) == ("u", "r", "r", "l")
     assert "at the second `u` they look at the `r` after the first `u`" in text
 
@@ -257,8 +263,8 @@ def test_where_head_01_looks_one_back_row_by_row(lesson, fresh_weights, held_wei
     assert _far_from_rounding(later.mean(), 2)
 
 
-def test_the_wrong_letters_are_those_whose_letter_to_copy_is_in_row_19(lesson, measured,
-                                                                      held_weights):
+def test_the_wrong_letters_are_those_whose_letter_to_copy_is_at_position_19(lesson, measured,
+                                                                           held_weights):
     """Head 0.1 looks one back up to row 18; the scored letters the model gets wrong are
     exactly those whose letter to copy sits in row 19, and no letter to copy sits later."""
     text, _ = lesson
