@@ -11,6 +11,7 @@ placed in ``submitted/``, and then a copy of the course is graded by the engine
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -28,8 +29,11 @@ Submissions = Callable[[Path], Mapping[str, Mapping[str, bytes]]]
 
 
 def graded_by_both(root: Path, secret: str, submit: Submissions,
-                   parts: str | None = None) -> dict[str, Any]:
+                   parts: str | None = None, options: str | None = None) -> dict[str, Any]:
     """Make the class in ``root``, hand in ``submit(course)``, grade it by both graders.
+
+    ``options``, when given, is the text of the instructor's option bank
+    (``--options FILE``, :mod:`course_grading.option_bank`).
 
     Returns
     -------
@@ -39,6 +43,9 @@ def graded_by_both(root: Path, secret: str, submit: Submissions,
     """
     course = copy_course(QUIZ, root / "quiz")
     chosen = ["--parts", parts] if parts is not None else []
+    if options is not None:
+        (root / "my-options.md").write_text(options, encoding="utf-8")
+        chosen += ["--options", str(root / "my-options.md")]
     assert variants.main(["--seed", secret, *chosen, "--template",
                           str(course / "source" / ASSIGNMENT / NOTEBOOK)]) == 0
     api = open_api(course)
@@ -56,3 +63,22 @@ def graded_by_both(root: Path, secret: str, submit: Submissions,
     summary = grade_all(engine, ASSIGNMENT, jobs=2, progress=False)
     assert all(r.ok for r in summary.results), summary.render()
     return {"nbgrader": course, "engine": engine, "log": result.get("log", "")}
+
+
+def public_wording_letters(read_table: Mapping[str, str], duplicate_key: Mapping[str, str],
+                           fallback: str = "A") -> dict[str, str]:
+    """The "rule" student's letters (letter -> option text of questions 3 and 4 in):
+    a rule read off the public option templates, no code and no reasoning. Question 3: of
+    the options worded as the public right template, the one whose quoted column climbs
+    higher; question 4: of the two worded as the public right template, the one whose
+    "together" is smaller (the right 2w / (1 + w), not its twin's 2w). Where no option is
+    worded that way (the course has a bank of its own texts), the rule has nothing to go
+    on and the student writes ``fallback``."""
+    twins = {k: t for k, t in read_table.items() if "is the one without the division" in t}
+    climb = {k: float(m[1]) for k, t in twins.items()
+             if (m := re.search(r"goes from [\d.]+ to ([\d.]+)", t))}
+    pairs = {k: float(m[1]) for k, t in duplicate_key.items()
+             if "takes more of the budget" in t
+             and (m := re.search(r"together get ([\d.]+) \(one copy had [\d.]+\)", t))}
+    return {"mc_read_table": max(climb, key=climb.get) if climb else fallback,
+            "mc_duplicate_key": min(pairs, key=pairs.get) if pairs else fallback}
