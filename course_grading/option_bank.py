@@ -7,7 +7,7 @@ their own, one block per question, and gives them to the variant maker::
 
     python -m course_grading.variants --seed "my secret" --options my-options.md
 
-The file (an example: ``docs/example-options.md``, used by nothing)::
+The file (an example: ``docs/examples/options.md``, used by nothing)::
 
     ## mc_read_table
     - right: {U} is the undivided one: its largest weight climbs from {u_first} to ...

@@ -1511,7 +1511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="your own texts of the multiple-choice options (markdown: a "
                              "'## question' heading per question, '- right: ...' and "
                              "'- <misconception>: ...' items with the placeholders of "
-                             "option_numbers; example: docs/example-options.md). Kept in "
+                             "option_numbers; example: docs/examples/options.md). Kept in "
                              f"{SECRET_SOURCE}/{BANK_FILE} (mode 0600); without it the "
                              "options are the public templates, which a reader of the "
                              "repository can answer")

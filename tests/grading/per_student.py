@@ -11,6 +11,7 @@ placed in ``submitted/``, and then a copy of the course is graded by the engine
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from collections.abc import Callable, Mapping
@@ -82,3 +83,41 @@ def public_wording_letters(read_table: Mapping[str, str], duplicate_key: Mapping
              and (m := re.search(r"together get ([\d.]+) \(one copy had [\d.]+\)", t))}
     return {"mc_read_table": max(climb, key=climb.get) if climb else fallback,
             "mc_duplicate_key": min(pairs, key=pairs.get) if pairs else fallback}
+
+
+#: Texts of the test's own (each gets a drawn marker word; none names its key).
+TEXTS = {
+    "mc_read_table": {
+        "right": "{U} has no 1/sqrt(d_k): its top weight runs {u_first} -> {u_last}, and {D} "
+                 "sits near {d_mean}.",
+        "division_sharpens": "{U} is divided by sqrt(d_k), and dividing sharpens it: "
+                             "{u_first} -> {u_last}.",
+        "scale_like_shift": "The division cannot matter; {u_last} against {d_last} at "
+                            "d_k = {dk_last} is chance.",
+        "misreads_table": "{D} has no 1/sqrt(d_k): its top weight runs {d_first} -> "
+                          "{d_last}, and {U} sits near {u_mean}.",
+    },
+    "mc_duplicate_key": {
+        "right": "The pair of '{dup}' gets {pair} (one copy: {w}); others times {shrink}.",
+        "copies_share_weight": "The copies split {w}: {half} each; nothing else moves.",
+        "no_renormalising": "Each copy keeps {w}; the row adds up to {one_plus_w}.",
+        "doubles_weight": "The pair of '{dup}' gets {double} (one copy: {w}); others times "
+                          "{rest}.",
+    },
+}
+
+
+def bank_text(nonce: str, texts: dict = TEXTS, marked: bool = True) -> str:
+    """The markdown of a bank whose every text carries a marker made from ``nonce``."""
+    lines = ["# my checkpoint's options (private)", ""]
+    for question, options in texts.items():
+        lines += [f"## {question}", "", "Some words of mine, ignored.", ""]
+        for key, text in options.items():
+            lines.append(f"- {key}: {marker(nonce, question, key) + ' ' if marked else ''}"
+                         f"{text}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def marker(nonce: str, question: str, key: str) -> str:
+    return "Z" + hashlib.sha256(f"{nonce}/{question}/{key}".encode()).hexdigest()[:10]

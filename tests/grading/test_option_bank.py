@@ -12,7 +12,6 @@ with one clear line and nothing is written. Both graders on a bank:
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 import stat
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from per_student import public_wording_letters
+from per_student import TEXTS, bank_text, marker, public_wording_letters
 
 from course_grading import option_bank, variants
 from course_grading.checkpoint_answers import OPTIONS, option_numbers
@@ -33,44 +32,6 @@ QUIZ = ROOT / "quiz"
 NOTEBOOK = "checkpoint.ipynb"
 SECRET = "option bank: a secret of the test"
 STUDENTS = tuple(f"s{i:03d}" for i in range(200))
-
-#: Texts of the test's own (each gets a drawn marker word; none names its key).
-TEXTS = {
-    "mc_read_table": {
-        "right": "{U} has no 1/sqrt(d_k): its top weight runs {u_first} -> {u_last}, and {D} "
-                 "sits near {d_mean}.",
-        "division_sharpens": "{U} is divided by sqrt(d_k), and dividing sharpens it: "
-                             "{u_first} -> {u_last}.",
-        "scale_like_shift": "The division cannot matter; {u_last} against {d_last} at "
-                            "d_k = {dk_last} is chance.",
-        "misreads_table": "{D} has no 1/sqrt(d_k): its top weight runs {d_first} -> "
-                          "{d_last}, and {U} sits near {u_mean}.",
-    },
-    "mc_duplicate_key": {
-        "right": "The pair of '{dup}' gets {pair} (one copy: {w}); others times {shrink}.",
-        "copies_share_weight": "The copies split {w}: {half} each; nothing else moves.",
-        "no_renormalising": "Each copy keeps {w}; the row adds up to {one_plus_w}.",
-        "doubles_weight": "The pair of '{dup}' gets {double} (one copy: {w}); others times "
-                          "{rest}.",
-    },
-}
-
-
-def bank_text(nonce: str, texts: dict = TEXTS, marked: bool = True) -> str:
-    """The markdown of a bank whose every text carries a marker made from ``nonce``."""
-    lines = ["# my checkpoint's options (private)", ""]
-    for question, options in texts.items():
-        lines += [f"## {question}", "", "Some words of mine, ignored.", ""]
-        for key, text in options.items():
-            lines.append(f"- {key}: {marker(nonce, question, key) + ' ' if marked else ''}"
-                         f"{text}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def marker(nonce: str, question: str, key: str) -> str:
-    return "Z" + hashlib.sha256(f"{nonce}/{question}/{key}".encode()).hexdigest()[:10]
-
 
 @pytest.fixture(scope="module")
 def nonce() -> str:
@@ -230,3 +191,58 @@ def test_a_bad_bank_is_refused_with_one_clear_line_and_nothing_written(tmp_path,
     assert rc == 2
     assert says in err and err.startswith("variants: ") and err.count("\n") == 1, err
     assert not secret_source.exists()
+
+
+@pytest.mark.slow
+def test_the_proof_holds_with_a_bank_for_200_students(bank):
+    """With a bank, for each of 200 students: the variant's numbers are those without a
+    bank and its proof holds (each hidden check of the function fails for exactly its own
+    mistake); in the notebook the student receives, read as the grader reads it, each
+    question shows four different texts, the right letter passes and every wrong letter
+    fails naming the misconception of the bank's text at that letter."""
+    from course_grading.checkpoint_answers import expected
+    from course_grading.verdicts import plan_checks
+    from course_quiz.checkpoint_checks import answer_as_data, judge
+
+    released = nbformat.read(QUIZ / "source" / "checkpoint" / NOTEBOOK, as_version=4)
+    template = variants.fill(released, variants.make_variant("template", None, bank))
+    for student in STUDENTS:
+        v = personal_variant(SECRET, student, None, bank)
+        plain = personal_variant(SECRET, student)
+        assert variants._check_variant(v) is None, student
+        nb = personal_notebook(template, SECRET, student, None, bank)
+        without = personal_notebook(template, SECRET, student)
+        # every cell but the options' the same as without the bank (the numbers, the checks)
+        differ = [i for i, (a, b) in enumerate(zip(nb.cells, without.cells, strict=True))
+                  if a.source != b.source]
+        assert differ and all(nb.cells[i].cell_type == "markdown" for i in differ), student
+        assert personal_variant(SECRET, student).mc_order == v.mc_order == plain.mc_order
+        plan = {p.grade_id: p for p in plan_checks(nb, CHECKPOINT).values()}
+        for question in option_bank.mc_questions():
+            shown = _shown(nb, question)
+            assert len(set(shown.values())) == len(CHECKPOINT.letters), (student, shown)
+            grade_id = f"test_{question}"
+            inputs = plan[grade_id].inputs
+            want = expected(grade_id, inputs)
+            right = judge(grade_id, answer_as_data("letter", inputs["right"]), inputs,
+                          CHECKPOINT, want)
+            assert right.passed, student
+            for letter, misconception in inputs["wrong"].items():
+                assert shown[letter].startswith(marker_of(bank, question, misconception))
+                got = judge(grade_id, answer_as_data("letter", letter), inputs, CHECKPOINT,
+                            want)
+                assert not got.passed and got.mistake == misconception, (student, letter)
+
+
+def marker_of(bank: option_bank.OptionBank, question: str, key: str) -> str:
+    """The marker word the bank's text of ``key`` begins with."""
+    return dict(bank.templates(question))[key].split(" ", 1)[0]
+
+
+def test_the_docs_example_is_a_bank_the_course_accepts():
+    """docs/examples/options.md, which docs/instructors.md shows, is a whole, valid bank
+    (used by nothing: the course's default is the public templates)."""
+    bank = option_bank.parse_bank((ROOT / "docs" / "examples" / "options.md").read_text(
+        encoding="utf-8"))
+    assert set(bank.questions) == set(option_bank.mc_questions())
+    assert option_bank.read_bank(QUIZ) is None
