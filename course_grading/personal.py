@@ -174,9 +174,9 @@ class PersonalVariant(NbGraderPreprocessor):
         path = self.secret_file or secret_path(self._course_root(resources))
         # the parts the class's checkpoint covers: recorded beside the secret, never read
         # from the student's notebook
-        parts = read_parts(Path(path).parent)
-        variant = personal_variant(read_secret(path), student, parts,
-                                   read_bank(Path(path).parent, parts))
+        # no option bank: the texts are the student's own cells, and which letter is right
+        # comes from the student's option order, bank or no bank
+        variant = personal_variant(read_secret(path), student, read_parts(Path(path).parent))
         claimed = nb.metadata.get("course_variant")
         if claimed not in (None, variant.seed_id):
             self.log.warning("[%s] the submitted notebook has the numbers of variant %s, not "
