@@ -71,6 +71,7 @@ from course_exchange.ngshare_exchange import NgshareReleaseAssignment
 from course_quiz.checkpoint_spec import CHECKPOINT
 
 from .check_calls import QuizSourceError
+from .option_bank import OptionBank, read_bank
 from .variants import SECRET_FILE, SECRET_SOURCE, Variant, fill, make_variant, read_parts
 
 __all__ = [
@@ -131,19 +132,23 @@ def student_seed(secret: str, student: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def personal_variant(secret: str, student: str,
-                     parts: tuple[int, ...] | None = None) -> Variant:
+def personal_variant(secret: str, student: str, parts: tuple[int, ...] | None = None,
+                     options: OptionBank | None = None) -> Variant:
     """The variant of ``student`` in the class whose secret is ``secret``, for a checkpoint
     that covers ``parts`` of the course (default: every part; the numbers are the same
-    whatever the parts)."""
-    return make_variant(student_seed(secret, student), parts)
+    whatever the parts), its options written with the instructor's bank ``options``
+    (:func:`~.option_bank.read_bank`; default: the public templates)."""
+    return make_variant(student_seed(secret, student), parts, options)
 
 
 def personal_notebook(released: nbformat.NotebookNode, secret: str, student: str,
-                      parts: tuple[int, ...] | None = None) -> nbformat.NotebookNode:
+                      parts: tuple[int, ...] | None = None,
+                      options: OptionBank | None = None) -> nbformat.NotebookNode:
     """The released notebook with ``student``'s numbers, as that student receives it (its
-    questions those of ``parts``, the class's choice: :func:`~.variants.read_parts`)."""
-    nb = fill(released, personal_variant(secret, student, parts))
+    questions those of ``parts``, the class's choice: :func:`~.variants.read_parts`; its
+    options' texts the instructor's bank's when the course has one:
+    :func:`~.option_bank.read_bank`)."""
+    nb = fill(released, personal_variant(secret, student, parts, options))
     nb.metadata["course_student"] = student
     return nb
 
@@ -169,6 +174,8 @@ class PersonalVariant(NbGraderPreprocessor):
         path = self.secret_file or secret_path(self._course_root(resources))
         # the parts the class's checkpoint covers: recorded beside the secret, never read
         # from the student's notebook
+        # no option bank: the texts are the student's own cells, and which letter is right
+        # comes from the student's option order, bank or no bank
         variant = personal_variant(read_secret(path), student, read_parts(Path(path).parent))
         claimed = nb.metadata.get("course_variant")
         if claimed not in (None, variant.seed_id):
@@ -235,6 +242,7 @@ def personal_files(coursedir: Any, students: Sequence[str] | None = None
         return {}
     secret = read_secret(path)
     parts = read_parts(path.parent)
+    bank = read_bank(path.parent, parts)
     students = list(students) if students is not None else _class_list(coursedir)
     if not students:
         raise ValueError("per-student variants need the class list, and the gradebook has "
@@ -246,8 +254,8 @@ def personal_files(coursedir: Any, students: Sequence[str] | None = None
     out: dict[str, dict[str, bytes]] = {}
     for student in students:
         personal_folder(Path("/"), coursedir.assignment_id, student)  # refuses path-like ids
-        out[student] = {name: nbformat.writes(personal_notebook(nb, secret, student, parts)
-                                              ).encode()
+        out[student] = {name: nbformat.writes(
+            personal_notebook(nb, secret, student, parts, bank)).encode()
                         for name, nb in notebooks.items()}
     return out
 

@@ -359,6 +359,7 @@ def made_up_submission(course: str | Path, kind: str,
         checkpoint has not been released, or the course has per-student variants and no
         ``student`` is given.
     """
+    from .option_bank import read_bank
     from .personal import personal_notebook, personal_variant, read_secret, secret_path
     from .variants import facts_of, quiz_facts, read_parts
 
@@ -372,9 +373,11 @@ def made_up_submission(course: str | Path, kind: str,
                              "student whose submission to make")
         secret = read_secret(secret_path(course))
         parts = read_parts(course)
-        own = personal_notebook(nbformat.read(released, as_version=4), secret, student, parts)
+        bank = read_bank(course, parts)
+        own = personal_notebook(nbformat.read(released, as_version=4), secret, student, parts,
+                                bank)
         return make_submission(kind, nbformat.writes(own),
-                               facts_of(personal_variant(secret, student, parts)))
+                               facts_of(personal_variant(secret, student, parts, bank)))
     return make_submission(kind, released.read_text(encoding="utf-8"),
                            quiz_facts(nbformat.read(source, as_version=4)))
 

@@ -104,6 +104,7 @@ from .checkpoint_answers import (
     shifted_key_row,
     weights_without_self,
 )
+from .option_bank import BANK_FILE, BankError, OptionBank, parse_bank, write_bank
 
 __all__ = [
     "DEFAULT_SEED",
@@ -123,6 +124,7 @@ __all__ = [
     "make_variant",
     "mc_letters",
     "mc_options",
+    "mc_templates",
     "measure_table",
     "multihead_draw",
     "multihead_know_nothing",
@@ -269,6 +271,10 @@ class Variant(_Answers):
         The parts of the course the checkpoint covers (the instructor's choice,
         ``--parts``): :func:`fill` writes the questions of these parts only. A student's
         numbers do not depend on it.
+    options : OptionBank or None
+        The instructor's private option texts (``--options``,
+        :mod:`course_grading.option_bank`), or None for the public templates. Only the
+        texts depend on it: the option order and the right letter do not.
     """
 
     seed_id: str
@@ -292,6 +298,7 @@ class Variant(_Answers):
     d_model: int = 8
     n_heads: int = 2
     parts: tuple[int, ...] = tuple(PARTS)
+    options: OptionBank | None = field(default=None, repr=False)
 
     @property
     def spec(self) -> QuizSpec:
@@ -704,8 +711,8 @@ def _check_variant(variant: Variant) -> str | None:
     return None
 
 
-def make_variant(seed: str = DEFAULT_SEED, parts: str | Sequence[int] | None = None
-                 ) -> Variant:
+def make_variant(seed: str = DEFAULT_SEED, parts: str | Sequence[int] | None = None,
+                 options: OptionBank | None = None) -> Variant:
     """Draw the numbers of the quiz variant for ``seed``.
 
     Parameters
@@ -718,6 +725,10 @@ def make_variant(seed: str = DEFAULT_SEED, parts: str | Sequence[int] | None = N
         The parts of the course the checkpoint covers (:func:`parse_parts`; default:
         every part). Every part's numbers are drawn whatever the choice, each from a
         stream of its own, so a student's numbers do not depend on it.
+    options : OptionBank, optional
+        The instructor's option texts (:mod:`course_grading.option_bank`; default: the
+        public templates). The numbers, the option order and the right letters do not
+        depend on it.
 
     Raises
     ------
@@ -727,7 +738,7 @@ def make_variant(seed: str = DEFAULT_SEED, parts: str | Sequence[int] | None = N
     if not isinstance(seed, str) or not seed:
         raise ValueError(f"seed must be a non-empty string (got {seed!r})")
     chosen = tuple(PARTS) if parts is None else parse_parts(parts)
-    return dataclasses.replace(_draw(seed), parts=chosen)
+    return dataclasses.replace(_draw(seed), parts=chosen, options=options)
 
 
 @functools.lru_cache(maxsize=256)
@@ -1012,10 +1023,19 @@ def _option_inputs(v: Any) -> dict[str, Any]:
             "table_setup": v.table_setup}
 
 
+def mc_templates(variant: Variant, question: str) -> tuple[tuple[str, str], ...]:
+    """A question's ``(key, template)`` options for ``variant``: the instructor's bank when
+    the variant has one, else the public templates, in the public templates' key order."""
+    if variant.options is not None:
+        return variant.options.templates(question)
+    return OPTIONS[question]
+
+
 def mc_options(variant: Variant, question: str) -> list[str]:
     """A multiple-choice question's option texts in ``variant``, in letter order (A, B...),
-    each filled with the variant's numbers."""
-    options = OPTIONS[question]
+    each filled with the variant's numbers (from the instructor's bank, when the variant
+    has one: :attr:`Variant.options`)."""
+    options = mc_templates(variant, question)
     numbers = option_numbers(question, _option_inputs(variant))
     return [options[i][1].format(**numbers) for i in variant.mc_order[question]]
 
@@ -1023,7 +1043,7 @@ def mc_options(variant: Variant, question: str) -> list[str]:
 def mc_letters(variant: Variant, question: str) -> tuple[str, dict[str, str]]:
     """The right letter of a question in ``variant``, and the misconception of each wrong
     letter (letter -> misconception id, in letter order)."""
-    keys = [OPTIONS[question][i][0] for i in variant.mc_order[question]]
+    keys = [mc_templates(variant, question)[i][0] for i in variant.mc_order[question]]
     letters = CHECKPOINT.letters
     right = letters[keys.index("right")]
     return right, {letters[p]: k for p, k in enumerate(keys) if k != "right"}
@@ -1487,6 +1507,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="your model answer and rubric of the written question "
                              "(markdown, with '- N point(s): ...' lines adding up to its "
                              "points); the public notebook has neither")
+    parser.add_argument("--options", type=Path, default=None, metavar="FILE",
+                        help="your own texts of the multiple-choice options (markdown: a "
+                             "'## question' heading per question, '- right: ...' and "
+                             "'- <misconception>: ...' items with the placeholders of "
+                             "option_numbers; example: docs/examples/options.md). Kept in "
+                             f"{SECRET_SOURCE}/{BANK_FILE} (mode 0600); without it the "
+                             "options are the public templates, which a reader of the "
+                             "repository can answer")
     args = parser.parse_args(argv)
     if not args.seed:
         parser.error("--seed must not be empty")
@@ -1508,9 +1536,21 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"to {_default_out(args.template)}, which git ignores) or pass "
               f"--overwrite-tracked", file=sys.stderr)
         return 2
+    bank = None
+    if args.options is not None:
+        try:
+            bank = parse_bank(args.options.read_text(encoding="utf-8"), parts,
+                              origin=str(args.options))
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"variants: --options {args.options} could not be read ({exc})",
+                  file=sys.stderr)
+            return 2
+        except BankError as exc:
+            print(f"variants: {exc}", file=sys.stderr)
+            return 2
     try:
         public = nbformat.read(args.template, as_version=4)
-        nb = fill(public, make_variant(args.seed, parts))
+        nb = fill(public, make_variant(args.seed, parts, bank))
         if args.written is not None:
             nb = with_written(nb, args.written.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, QuizSourceError, nbformat.ValidationError) as exc:
@@ -1520,6 +1560,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     if record is not None:
         record.write_text(_listed(parts) + "\n", encoding="utf-8")
+        kept = record.parent / BANK_FILE
+        if bank is not None:
+            write_bank(kept, bank)
+            print(f"wrote {kept} (mode 0600): every notebook of the class shows your "
+                  "option texts")
+        elif kept.exists():
+            kept.unlink()  # a bank left from before would give the releases other texts
     secret = _secret_file(out)
     if args.per_class or secret is None:
         print(f"wrote {out} (variant {nb.metadata['course_variant']}, one for the class)")
@@ -1540,6 +1587,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"variants: the written question ({WRITTEN}) has no model answer or rubric "
               f"yet: write yours into its cell in {out}, or run again with --written FILE",
               file=sys.stderr)
+    if bank is None:
+        print("variants: the multiple-choice options are the public templates, whose "
+              "wording a reader of the repository can answer: write your own and run again "
+              "with --options FILE (docs/instructors.md, section 1)", file=sys.stderr)
     print(_next_step(out))
     return 0
 

@@ -2,37 +2,45 @@
 (audit of issue 41: "no graded point can be had from a classmate or from the public
 repository").
 
-Each hostile student starts from their own per-student release (``graded_by_both``, a
-secret the attacker does not know) and uses only what anyone can read in the repository:
+The class is made as docs/instructors.md, section 1, says: per-student variants
+(``graded_by_both``, a secret the attacker does not know) and the instructor's own option
+texts (``--options``, :mod:`course_grading.option_bank`; the bank here is written by the
+test, each text marked with words drawn when it runs). Each hostile student starts from
+their own release and uses only what anyone can read in the repository:
 
 * ``pub*`` (public code, no understanding): pastes the instructor package's answer cells
   (``course_grading.checkpoint_answers.CORRECT_ANSWER``, ``course_grading.submissions``'
   ``SHIFTED_ANSWER``, ``ONLINE_ANSWER``, ``MULTIHEAD_ANSWER``: they compute from the setup
-  cell's names, so they are right on anyone's numbers), and picks the letters by filling
-  the public option templates (``checkpoint_answers.OPTIONS``, whose ``"right"`` key is
-  public) with ``option_numbers`` of their own setup cell; for question 3 it tells which
-  column is the undivided one by re-measuring the table with the public ``measure_table``
-  at the sizes the question states.
+  cell's names, so they are right on anyone's numbers), and picks the letters with the
+  public code: it computes ``option_numbers`` of its own setup cell (for question 3 it
+  tells which column is the undivided one by re-measuring the table with the public
+  ``measure_table`` at the sizes the question states) and takes the option that quotes
+  most of the numbers the public ``"right"`` template quotes (without a bank: the one that
+  is that template filled in).
 * ``rule*`` (public words, no code): only the two letters, by a rule read off the public
-  templates: question 3, of the two options worded as the right template, the one whose
-  quoted column climbs higher; question 4, of the two worded as the right template, the
-  one whose "together" is smaller (the right 2w / (1 + w), not its twin's 2w).
+  templates (``per_student.public_wording_letters``); with the bank no option is worded
+  as a public template, the rule has nothing to go on and the student writes "A".
 * ``same*``: "B" for every letter, nothing else (a know-nothing guess); ``blank*``: the
   release unchanged.
 
-The right students (``ok*``) bound the scale. The test asserts what issue 41's "Done when"
-asks; it fails today, and is marked so (xfail, strict): the public repository holds a
-complete solution, computed from the student's own names (issue 41 stays open for it).
+The right students (``ok*``) bound the scale. What the bank closes is asserted: every
+notebook shows the bank's texts, the right students get every point, the public wording
+rule earns what its fallback letter earns (a guess: over 200 students,
+``test_option_bank.py`` measures 0.74 of 3 points, against 3 of 3 without a bank). What
+it cannot close stays asserted and marked (xfail, strict): the public repository holds a
+complete solution of the code items, computed from the student's own names, and the
+public formulas of the options' numbers (issue 41 stays open for it).
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 
 import nbformat
 import numpy as np
 import pytest
-from per_student import graded_by_both
+from per_student import TEXTS, bank_text, graded_by_both, marker, public_wording_letters
 
 from course_grading import variants
 from course_grading.check_calls import setup_values
@@ -50,6 +58,8 @@ from course_quiz.checkpoint_spec import CHECKPOINT
 pytestmark = pytest.mark.slow
 
 SECRET = "audit 41: a secret the attackers never see"
+NONCE = secrets.token_hex(8)
+MC = {q: f"test_{q}" for q in TEXTS}
 NOTEBOOK = "checkpoint.ipynb"
 AUTO = CHECKPOINT.autograded
 OPTION = re.compile(r"^- \*\*([A-D])\.\*\* (.+)$")
@@ -85,9 +95,16 @@ def _setup(nb: nbformat.NotebookNode) -> dict:
 
 
 def _letter_by_template(options: dict[str, str], question: str, numbers: dict) -> str:
-    right = dict(OPTIONS[question])["right"].format(**numbers)
-    [letter] = [k for k, text in options.items() if text == right]
-    return letter
+    """The option that is the public right template filled in; else the one quoting most
+    of the numbers it quotes (ties: the first letter)."""
+    template = dict(OPTIONS[question])["right"]
+    right = template.format(**numbers)
+    exact = [k for k, text in options.items() if text == right]
+    if exact:
+        return exact[0]
+    quoted = {numbers[name] for name in re.findall(r"\{(\w+)\}", template)
+              if len(numbers[name]) > 1}
+    return max(options, key=lambda k: sum(v in options[k] for v in quoted))
 
 
 def _public_code(nb: nbformat.NotebookNode) -> dict[str, str]:
@@ -124,16 +141,10 @@ def _public_code(nb: nbformat.NotebookNode) -> dict[str, str]:
 
 def _public_words(nb: nbformat.NotebookNode) -> dict[str, str]:
     """The two letters by a rule read off the public templates; no code, no reasoning."""
-    q3 = _options(_question(nb, "mc_read_table"))
-    twins = {k: t for k, t in q3.items() if "is the one without the division" in t}
-    climb = {k: float(re.search(r"goes from [\d.]+ to ([\d.]+)", t)[1]) for k, t in twins.items()}
-    q4 = _options(_question(nb, "mc_duplicate_key"))
-    pairs = {k: re.search(r"together get ([\d.]+) \(one copy had ([\d.]+)\)", t)
-             for k, t in q4.items() if "takes more of the budget" in t}
-    # the right pair is 2w / (1 + w), its twin 2w: always the smaller of the two
-    smaller = min(pairs, key=lambda k: float(pairs[k][1]))
-    return {"mc_read_table": f'answer_read_table = "{max(climb, key=climb.get)}"',
-            "mc_duplicate_key": f'answer_duplicate_key = "{smaller}"'}
+    picked = public_wording_letters(_options(_question(nb, "mc_read_table")),
+                                    _options(_question(nb, "mc_duplicate_key")))
+    return {"mc_read_table": f'answer_read_table = "{picked["mc_read_table"]}"',
+            "mc_duplicate_key": f'answer_duplicate_key = "{picked["mc_duplicate_key"]}"'}
 
 
 def _handed_in(course) -> dict[str, dict[str, bytes]]:
@@ -154,7 +165,8 @@ def _handed_in(course) -> dict[str, dict[str, bytes]]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return graded_by_both(tmp_path_factory.mktemp("attacks"), SECRET, _handed_in)
+    return graded_by_both(tmp_path_factory.mktemp("attacks"), SECRET, _handed_in,
+                          options=bank_text(NONCE))
 
 
 def _auto(course, student: str) -> float:
@@ -170,7 +182,43 @@ def table(graded):
     print(f"\nautograded points of {sum(AUTO.values())} (nbgrader / engine):")
     for kind, runs in out.items():
         print(f"  {kind}: {runs['nbgrader']} / {runs['engine']}")
+    print(f"multiple-choice points of {sum(AUTO[g] for g in MC.values())} (nbgrader):")
+    for kind, ids in STUDENTS.items():
+        print(f"  {kind}: {[_mc(graded['nbgrader'], s) for s in ids]}")
     return out
+
+
+def _mc(course, student: str) -> float:
+    got = grades(course, student)
+    return sum(got[g] for g in MC.values())
+
+
+def test_every_student_sees_the_banks_texts(graded):
+    """Each student's release shows, for each question, the bank's four texts (their
+    markers), and no text of the public templates."""
+    for ids in STUDENTS.values():
+        for student in ids:
+            nb = _own(graded["nbgrader"], student)
+            for question in MC:
+                shown = _options(_question(nb, question))
+                assert {t.split(" ", 1)[0] for t in shown.values()} == {
+                    marker(NONCE, question, key) for key in TEXTS[question]}, student
+
+
+@pytest.mark.parametrize("run", ["nbgrader", "engine"])
+def test_the_public_wording_rule_earns_what_its_guess_earns(graded, run):
+    """With the bank the public wording rule has nothing to go on: each rule student's
+    multiple-choice points are what the letter "A" earns on their own option order (a
+    guess; over 200 students: test_option_bank.py), under both graders."""
+    from course_grading.option_bank import read_bank
+    from course_grading.personal import personal_variant
+
+    bank = read_bank(graded[run])
+    assert bank is not None
+    for student in STUDENTS["rule"]:
+        v = personal_variant(SECRET, student, None, bank)
+        guess = sum(AUTO[g] for q, g in MC.items() if variants.mc_letters(v, q)[0] == "A")
+        assert _mc(graded[run], student) == guess, student
 
 
 def test_both_graders_agree_and_the_right_students_get_every_point(graded, table):
@@ -189,16 +237,19 @@ def test_guessing_one_letter_for_all_earns_at_most_a_guess(table, run):
 
 @pytest.mark.parametrize("run", ["nbgrader", "engine"])
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 41, open: the public repository holds a complete solution computed from the "
-    "student's own names (14 of 14 autograded points) and option templates whose wording "
-    "gives questions 3 and 4 away. The grader needs a right answer to every autograded "
-    "item, and what it needs is in the repository: moving the answer cells alone would "
-    "leave the reference functions and the options' formulas; only questions the "
-    "instructor writes and keeps out of it close this (docs/instructors.md, section 1). "
-    "Strict: this fails the suite once the hole is closed"))
+    "issue 41, open: the public repository holds a complete solution of the code items "
+    "computed from the student's own names (the answer cells of checkpoint_answers and "
+    "submissions), and the formulas of the options' numbers (option_numbers): pasted, "
+    "they earn every code item's points, and the option quoting the numbers the public "
+    "right template quotes is the right one whenever the instructor's right text quotes "
+    "them too. An option bank cannot close this (it changes words, not what is right); "
+    "only code items and numbers the instructor writes and keeps out of the repository "
+    "would (docs/instructors.md, section 1). Strict: this fails the suite once the hole "
+    "is closed"))
 def test_the_public_repository_earns_no_more_than_a_blank_notebook(table, run):
     """Issue 41, "Done when": no graded point from the public repository. Fails today:
-    the public answer cells and option templates earn every autograded point."""
+    pasting the public answer code (and its option numbers) still earns every autograded
+    point, bank or no bank; the public wording alone no longer does
+    (test_the_public_wording_rule_earns_what_its_guess_earns)."""
     blank = max(table["blank"][run])
-    for kind in ("pub", "rule"):
-        assert max(table[kind][run]) <= blank, (kind, table[kind][run], blank)
+    assert max(table["pub"][run]) <= blank, (table["pub"][run], blank)
