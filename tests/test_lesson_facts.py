@@ -620,8 +620,9 @@ def test_13_table_claims_hold_on_the_stored_table() -> None:
         return f"{row[task, loss, d_k, scale].accuracy()[0]:.2f}"
 
     sweep = {(d, s): row["match", "output_error", d, s].sweep for d in (256,) for s in (1, 0)}
-    # "Scaled, the best rate of the grid is 0.003 at every d_k, for both losses."
+    # "On `match`, scaled, the best rate of the grid is 0.003 at every d_k, for both losses."
     assert {r.learning_rate for r in table if r.task == "match" and r.scale} == {0.003}
+    assert "On `match`, scaled, the best rate of the grid is 0.003 at every $d_k$" in text
     # "Unscaled ... at d_k = 256 the rule picked 0.001" (how narrowly, and what the accuracy
     # says: test_13_reads_no_direction_into_the_unscaled_rate_at_256)
     assert row["match", "output_error", 256, False].learning_rate == 0.001
