@@ -6,6 +6,7 @@ that brings a fixed mistake back fails here.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import sys
@@ -553,9 +554,9 @@ def test_13_step_0_claims_hold_for_rows_computed_here() -> None:
     assert 0.4 < big.near_zero < 0.6 and big.stuck > big.near_zero / 2
     assert np.median(big.wq_grad) * 3 < np.median(rows[256, True].wq_grad)
     assert big.wq_grad.mean() > 3 * rows[256, True].wq_grad.mean()
-    # "At d_k = 64, a real head size, about a quarter of the rows are near 0; at 16, a few."
-    assert "about a quarter of the rows are near 0; at 16, a few" in text
-    assert 0.2 < rows[64, False].near_zero < 0.3 and 0 < rows[16, False].near_zero < 0.1
+    # "At 16, a few rows are near 0" (at 64: test_13_says_a_fifth_to_a_quarter_at_64_...)
+    assert "At 16, a few rows are near 0" in text
+    assert 0 < rows[16, False].near_zero < 0.1
     # "the 10 % quantile at d_k = 16 is ten times smaller unscaled"
     low = [np.quantile(rows[16, s].score_grad, 0.1) for s in (True, False)]
     assert "10 % quantile at $d_k = 16$ is ten times smaller unscaled" in text
@@ -619,17 +620,19 @@ def test_13_table_claims_hold_on_the_stored_table() -> None:
         return f"{row[task, loss, d_k, scale].accuracy()[0]:.2f}"
 
     sweep = {(d, s): row["match", "output_error", d, s].sweep for d in (256,) for s in (1, 0)}
-    # "Scaled, the best rate of the grid is 0.003 at every d_k, for both losses."
+    # "On `match`, scaled, the best rate of the grid is 0.003 at every d_k, for both losses."
     assert {r.learning_rate for r in table if r.task == "match" and r.scale} == {0.003}
-    # "Unscaled ... it moves down at d_k = 256 (to 0.001), the direction the fold points"
+    assert "On `match`, scaled, the best rate of the grid is 0.003 at every $d_k$" in text
+    # "Unscaled ... at d_k = 256 the rule picked 0.001" (how narrowly, and what the accuracy
+    # says: test_13_reads_no_direction_into_the_unscaled_rate_at_256)
     assert row["match", "output_error", 256, False].learning_rate == 0.001
-    # "... at d_k = 64 ... the best rate stays 0.003, and with cross-entropy it stays 0.003
-    # at every d_k": the fold gives the direction, not the size (a teacher's runs, issue 40)
+    # "At d_k = 64 the best rate is 0.003, and with cross-entropy it is 0.003 at every d_k"
     assert row["match", "output_error", 64, False].learning_rate == 0.003
     assert {row["match", "cross_entropy", d, False].learning_rate
             for d in (16, 64, 256)} == {0.003}
+    assert ("At $d_k = 64$ the best rate is 0.003, and with cross-entropy it is 0.003 at every "
+            "$d_k$. So the grid does not show the fold of section 6") in text
     assert "as the fold of section 6 predicts" not in text
-    assert "The grid shows the direction, not the size" in text
     # section 1: the start is a choice; GPT-2's (std 0.02, d_model 768) by the same arithmetic
     variance = 768 * 0.02**2
     assert f"768 \\cdot 0.02^2 \\approx {variance:.2f}" in text
@@ -676,12 +679,10 @@ def test_13_table_claims_hold_on_the_stored_table() -> None:
     assert row["argmax", "output_error", 16, False].accuracy()[0] < 0.1
     # cross-entropy: no row stuck; match's gap small, argmax's at 256 large
     assert all(x[3] == 0 for r in table if r.loss == "cross_entropy" for x in r.runs)
-    assert (f"({acc('match', 'cross_entropy', 16, 1)} against "
-            f"{acc('match', 'cross_entropy', 16, 0)} at $d_k = 16$, "
-            f"{acc('match', 'cross_entropy', 256, 1)} against "
-            f"{acc('match', 'cross_entropy', 256, 0)} at 256)") in text
-    assert (f"{acc('argmax', 'cross_entropy', 256, 1)} against "
-            f"{acc('argmax', 'cross_entropy', 256, 0)}. Cross-entropy hides") in text
+    # match's two gaps: test_13_cross_entropy_on_match_leaves_a_gap_at_256; argmax's at the
+    # same rate: test_13_quotes_the_same_rate_where_the_rule_picked_different_ones
+    assert (f"the table's {acc('argmax', 'cross_entropy', 256, 1)} against "
+            f"{acc('argmax', 'cross_entropy', 256, 0)} compares two rates") in text
     gap = {loss: row["match", loss, 256, True].accuracy()[0]
            - row["match", loss, 256, False].accuracy()[0] for loss in training.LOSSES}
     assert gap["cross_entropy"] < gap["output_error"] / 4
@@ -1351,3 +1352,203 @@ def test_07_shows_the_all_hidden_row_without_rewriting_the_stable_softmax() -> N
     assert "[ nan  nan  nan]" in cell.outputs[0]["text"]
     text = " ".join(text_of(NOTEBOOKS / "07_causal_masking.ipynb").split())
     assert "04's stable softmax does not save it" in text
+
+
+# ------------------------------------------- lesson 13, a teacher's review (issue 40, again)
+
+def _lesson_13_text() -> str:
+    return " ".join(text_of(lesson("13_")).split())
+
+
+def _pct(x: float, digits: int = 0) -> str:
+    """A fraction as the lesson writes it: 0.24 -> '24 %'."""
+    return f"{x:.{digits}%}".replace("%", " %")
+
+
+@functools.cache
+def _at_rate(task: str, loss: str, d_k: int, scale: bool, learning_rate: float,
+             seeds: tuple[int, ...] = (0, 1, 2)) -> tuple[float, ...]:
+    """Held-out accuracy of 400-step runs at one learning rate, one per seed (the table's
+    budget and seeds, at a rate the table's rule may not have picked)."""
+    from course_lib.experiments import training
+
+    return tuple(training.train(d_k, scale=scale, task=task, loss=loss,
+                                learning_rate=learning_rate, seed=s).final_accuracy
+                 for s in seeds)
+
+
+def _span(values) -> str:
+    return f"{min(values):.2f} to {max(values):.2f}"
+
+
+def test_13_quotes_the_same_rate_where_the_rule_picked_different_ones() -> None:
+    """The table picks each condition's rate by held-out *loss*. On `argmax` with
+    cross-entropy at d_k 256 that gave 0.003 scaled and 0.001 unscaled, and the lesson set
+    0.57 against 0.20 side by side; at the same rate, 0.003, the unscaled head reaches about
+    0.42. With the output error, the loss's rate (0.001) gives the scaled head 0.20, while
+    0.003 gives it about 0.30. Each number the lesson quotes beside the table's is measured
+    here, at the table's budget and seeds."""
+    from course_lib.experiments import training
+
+    text = _lesson_13_text()
+    _, table = training.load_table()
+    row = {(r.task, r.loss, r.d_k, r.scale): r for r in table}
+    assert "the one of a grid with the lowest held-out loss" in text
+    # argmax, cross-entropy, d_k 256: different rates; at the scaled head's rate the gap
+    scaled, unscaled = row["argmax", "cross_entropy", 256, True], \
+        row["argmax", "cross_entropy", 256, False]
+    assert scaled.learning_rate == 0.003 != unscaled.learning_rate
+    same = _at_rate("argmax", "cross_entropy", 256, False, 0.003)
+    gap = scaled.accuracy()[0] - float(np.mean(same))
+    assert max(same) < scaled.accuracy()[1] and gap > 0.1  # beyond the seeds' spread
+    assert (f"at the same rate, 0.003, the unscaled head reaches {_span(same)}, and a gap of "
+            f"{gap:.2f} remains") in text
+    assert "0.57 against 0.20. Cross-entropy hides" not in text
+    # argmax, output error, d_k 256, scaled: the loss's rate is not the accuracy's
+    oe = row["argmax", "output_error", 256, True]
+    assert oe.learning_rate == 0.001
+    better = _at_rate("argmax", "output_error", 256, True, 0.003)
+    assert min(better) > oe.accuracy()[2]  # every seed better at 0.003 than any at 0.001
+    assert f"at 0.003 it reaches {_span(better)}" in text
+    # where the rule picked another rate for an unscaled output-error head, 0.003 does no
+    # better: still far behind the scaled heads
+    others = {(task, d): _at_rate(task, "output_error", d, False, 0.003)
+              for task, d in (("match", 256), ("argmax", 64), ("argmax", 256))}
+    for task, d in others:
+        assert row[task, "output_error", d, False].learning_rate != 0.003
+        assert max(others[task, d]) < row[task, "output_error", d, True].accuracy()[1] - 0.1
+    argmax = others["argmax", 64] + others["argmax", 256]
+    assert (f"at 0.003 it does no better: {_span(others['match', 256])} on `match` at 256, "
+            f"{_span(argmax)} on `argmax`") in text
+
+
+def test_13_reads_no_direction_into_the_unscaled_rate_at_256() -> None:
+    """The lesson said the unscaled rate 'moves down to 0.001, the direction the fold
+    points'. The rule's margin for 0.001 over 0.003 (held-out loss, match, output error,
+    d_k 256) is a few per cent on the tuning seed and reverses on another, and the accuracy
+    is higher at 0.003 on every tuning seed measured here."""
+    from course_lib.experiments import training
+
+    text = _lesson_13_text()
+    _, table = training.load_table()
+    [row] = [r for r in table if (r.task, r.loss, r.d_k, r.scale)
+             == ("match", "output_error", 256, False)]
+    assert row.learning_rate == 0.001
+    sweep = {lr: (loss, acc) for lr, loss, acc in row.sweep}
+    by_seed = {1000: (sweep[0.001], sweep[0.003])}
+    for seed in (1001, 1002, 1003):
+        runs = [training.train(256, scale=False, learning_rate=lr, seed=seed)
+                for lr in (0.001, 0.003)]
+        by_seed[seed] = tuple((r.final_loss, r.final_accuracy) for r in runs)
+    margin = {s: (b[0] - a[0]) / b[0] for s, (a, b) in by_seed.items()}  # 0.003's loss above
+    reversed_on = [s for s in by_seed if margin[s] <= 0]
+    assert reversed_on == [1003] and max(margin.values()) < 0.03
+    assert all(b[1] > a[1] for a, b in by_seed.values())  # accuracy: 0.003 on every seed
+    assert (f"at most {_pct(max(margin.values()), 1)} lower than at 0.003 on tuning seeds 1000 "
+            "to 1002, and on seed 1003 not lower at all, while the accuracy is higher at 0.003 on "
+            "all four") in text
+    assert "the direction the fold" not in text
+    assert "The grid shows the direction" not in text
+
+
+def test_13_says_a_fifth_to_a_quarter_at_64_and_its_median_is_larger_unscaled() -> None:
+    """At d_k 64, unscaled, 19 % to 24 % of 512 rows start near 0 over seeds 0 to 4 (the
+    lesson said 'about a quarter'), and the median gradient on W_Q is larger unscaled on
+    every one of those seeds (only at 256 is it smaller)."""
+    from course_lib.experiments import training
+
+    text = _lesson_13_text()
+    near, medians = [], []
+    for seed in range(5):
+        batch = training.sample_batch(n=512, seed=seed)
+        W_Q, W_K = training.initial_weights(64, seed=seed)
+        rows = [training.row_gradients(W_Q, W_K, batch, scale=s) for s in (False, True)]
+        near.append(rows[0].near_zero)
+        medians.append([float(np.median(r.wq_grad)) for r in rows])
+    assert 0.18 < min(near) and max(near) < 0.26  # between a fifth and a quarter
+    assert all(unscaled > scaled for unscaled, scaled in medians)
+    assert "about a quarter" not in text
+    assert (f"a fifth to a quarter of the rows are near 0 ({_pct(near[0])} in this batch; "
+            f"{_pct(min(near))} to {_pct(max(near))} over seeds 0 to 4)") in text
+    assert (f"the median gradient on $W_Q$ is *larger* unscaled ({medians[0][0]:.2f} against "
+            f"{medians[0][1]:.2f}; larger on each of those seeds)") in text
+    assert "a fifth to a quarter at 64 at the start" in text
+
+
+def test_13_cross_entropy_on_match_leaves_a_gap_at_256() -> None:
+    """The lesson said the gap 'nearly closes' on `match` with cross-entropy, quoting 0.81
+    against 0.73 at d_k 256, where the three seeds' ranges do not even overlap. It nearly
+    closes at d_k 16; at 256 a gap remains, measured on the stored table."""
+    from course_lib.experiments import training
+
+    text = _lesson_13_text()
+    _, table = training.load_table()
+    acc = {(r.d_k, r.scale): r.accuracy() for r in table
+           if (r.task, r.loss) == ("match", "cross_entropy")}
+    small = acc[16, True][0] - acc[16, False][0]
+    gap = acc[256, True][0] - acc[256, False][0]
+    assert small < 0.03 and acc[16, False][2] >= acc[16, True][1]  # ranges meet at 16
+    assert acc[256, False][2] < acc[256, True][1] and gap > 0.05  # apart at 256
+    assert (f"On `match` the gap nearly closes at $d_k = 16$ ({acc[16, True][0]:.2f} against "
+            f"{acc[16, False][0]:.2f}), and a gap of {gap:.2f} remains at 256 "
+            f"({acc[256, True][0]:.2f} against {acc[256, False][0]:.2f}; the seeds' ranges, "
+            f"{acc[256, True][1]:.2f}-{acc[256, True][2]:.2f} and "
+            f"{acc[256, False][1]:.2f}-{acc[256, False][2]:.2f}, do not meet)") in text
+
+
+def test_13_adams_same_size_is_said_of_the_first_step_only() -> None:
+    """Adam's step is the same size scaled and unscaled by construction on its first step
+    only (its running averages then differ); every sentence of lesson 13 and of its check's
+    feedback that says 'same size' says 'first'."""
+    from course_lib import checks
+
+    said = [" ".join(str(checks.check_what_went_wrong(lambda: "B")).split())]
+    text = " ".join(markdown_of(lesson("13_")).split()) + " " + said[0]
+    found = [s for s in re.split(r"(?<=[.!?])\s+", text) if "same size" in s]
+    assert len(found) >= 3, found  # section 6, its reading, the solution (and the feedback)
+    for s in found:
+        assert "first" in s, s
+
+
+def test_13_statement_b_says_most_stuck_rows_are_still_stuck() -> None:
+    """Statement B said the saturated rows 'stay wrong'; section 5 says the updates 'free some
+    stuck rows and stick others'. Measured on the exercise's run (match, output error, d_k
+    256, unscaled, the table's rate and seeds), of the held-out rows stuck at the start more
+    than half, not all, are still stuck after training."""
+    from course_lib.experiments import training
+
+    text = _lesson_13_text()
+    still = []
+    for seed in range(3):
+        run = training.train(256, scale=False, learning_rate=0.001, seed=seed)
+        held = training._sample("match", training._hidden_rule("match", seed),
+                                np.random.default_rng([seed, 3]), training.EVAL_SIZE)
+        start = training.row_gradients(*training.initial_weights(256, seed=seed), held,
+                                       scale=False)
+        end = training.row_gradients(run.W_Q, run.W_K, held, scale=False)
+        stuck0 = (start.score_grad < training.NEAR_ZERO) & ~start.correct
+        stuck1 = (end.score_grad < training.NEAR_ZERO) & ~end.correct
+        still.append(float(stuck1[stuck0].mean()))
+    assert 0.5 < min(still) and max(still) < 0.9
+    assert "stay wrong" not in text
+    assert ("so they send no signal of their own, and most of them are still stuck after "
+            "training, while") in text
+    assert (f"{_pct(min(still))} to {_pct(max(still))} are still stuck after the table's 400 "
+            "steps") in text
+    assert "those free some stuck rows and stick others" in text
+
+
+def test_13_the_seeds_sentence_is_read_after_the_exercise_not_above_it() -> None:
+    """The paragraph that reads the seed's sentence against the measurements answers the
+    exercise 'what went wrong at d_k = 256?': it stood right above it. It now follows the
+    exercise's check and solution."""
+    cells = nbformat.read(lesson("13_"), as_version=4).cells
+    [check] = [i for i, c in enumerate(cells) if "check_what_went_wrong" in c.source]
+    [exercise] = [i for i, c in enumerate(cells) if c.source.startswith("## Exercise: what went")]
+    found = [i for i, c in enumerate(cells) if "So the seed's sentence" in c.source]
+    assert found and all(i > check for i in found)
+    solution = next(i for i in range(check, len(cells)) if "solution" in
+                    cells[i].metadata.get("tags", []))
+    assert all(i > solution for i in found)
+    assert not any("does not hold for the batch's mean gradient" in c.source
+                   for c in cells[:exercise])

@@ -470,7 +470,7 @@ def check_what_went_wrong(fn: Callable[[], Any]) -> CheckResult:
                          "scaled and unscaled accuracies?")
         return _ok("about half of the unscaled rows start near 0, most stuck on a wrong key, "
                    "and send nothing back through softmax; the mean gradient is larger, "
-                   "carried by the rows that are not saturated; Adam's step on W_Q is the "
+                   "carried by the rows that are not saturated; Adam's first step on W_Q is the "
                    "same size; and cross-entropy, whose gradient skips the Jacobian, leaves "
                    "no row stuck.")
 
