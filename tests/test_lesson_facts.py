@@ -1531,8 +1531,18 @@ def test_13_statement_b_says_most_stuck_rows_are_still_stuck() -> None:
         still.append(float(stuck1[stuck0].mean()))
     assert 0.5 < min(still) and max(still) < 0.9
     assert "stay wrong" not in text
-    assert ("so they send no signal of their own, and most of them are still stuck after "
+    # B claims only what the lesson prints above it: the table's stuck fraction at the end
+    # (section 7) against section 3's at the start; the row-by-row share is the solution's
+    assert ("so they send no signal of their own, and the stuck fraction does not shrink in "
             "training, while") in text
+    assert "most of them are still stuck after training" not in text
+    cells = nbformat.read(lesson("13_"), as_version=4).cells
+    printed = "".join(o.get("text", "") for c in cells if c.cell_type == "code"
+                      for o in c.get("outputs", []))
+    start = re.search(r"256 unscaled .*?(\d+)%\s*$", printed, flags=re.M)
+    end = re.search(r"match\s+output_error d_k = 256 unscaled: held-out rows stuck after "
+                    r"training\s+([\d.]+)% to\s+([\d.]+)%", printed)
+    assert start and end and float(end[1]) > float(start[1]), (start, end)
     assert (f"{_pct(min(still))} to {_pct(max(still))} are still stuck after the table's 400 "
             "steps") in text
     assert "those free some stuck rows and stick others" in text
