@@ -29,7 +29,7 @@ from course_site.build import (
 )
 from course_site.fetch import cached_npm, cached_wheel, default_cache
 from course_site.icons import ENTRY, HEADER
-from course_site.lessons import RESET_TAG
+from course_site.lessons import RESET_TAG, students_notebook
 from course_site.pyodide_dist import official_lock
 from course_site.tools import find_tools
 
@@ -218,12 +218,15 @@ def test_the_site_has_the_students_packages_and_not_the_instructors(site: Path) 
 
 
 def test_every_lesson_is_served_unchanged_unless_noted(site: Path, site_build: Any) -> None:
-    """Unchanged, but for a note on a lesson the browser cannot run fully, and the first
-    page's note on how a lesson starts again in the site (after its title)."""
+    """Unchanged as a student's copy (no stored output that answers a guess or an exercise:
+    course_site.lessons.students_notebook), but for a note on a lesson the browser cannot
+    run fully, and the first page's note on how a lesson starts again in the site (after
+    its title)."""
     assert sorted(site_build[1].lessons) == site_lessons()
     for lesson, problems in site_build[1].lessons.items():
         served = json.loads((site / "files" / lesson).read_text())
         original = json.loads((NOTEBOOKS / lesson).read_text())
+        students_notebook(original)
         notes = [i for i, c in enumerate(served["cells"])
                  if RESET_TAG in c["metadata"].get("tags", [])]
         assert notes == ([1] if lesson == site_lessons()[0] else []), lesson
