@@ -97,7 +97,7 @@ def _what_rows_look_at(w: np.ndarray, batch: Batch, i: int) -> str:
     rows = np.arange(1, n)
     previous = int((top[rows] == rows - 1).sum())
     itself = int((top[rows] == rows).sum())
-    first = int((top[rows] == 0).sum())
+    first = int((top[2:] == 0).sum())  # row 1's letter before it is the first: counted once
     s, d, k = int(batch.first[i]), int(batch.second[i]), int(batch.length[i])
     scored = np.arange(d, d + k - 1)
     induction = int((top[scored] == s + (scored - d) + 1).sum())

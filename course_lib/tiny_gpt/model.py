@@ -27,7 +27,7 @@ biases either, for the same reason.
 Every head's attention is the course's :func:`course_lib.attention` with the causal mask,
 unless you pass your own function (``attend=``); the backward pass goes through the
 course's :func:`course_lib.attention_backward`. Each piece's backward is its own function,
-checked against finite differences in ``tests/tiny_gpt/test_model.py``:
+checked against finite differences in ``tests/tiny_gpt/test_tiny_gpt_model.py``:
 
 ============================  ============================================================
 forward                       backward

@@ -49,6 +49,29 @@ def test_the_head_maps_count_what_each_row_looks_at_most():
         tiny_gpt_figures.head_maps(model, batch, 2)
 
 
+def test_the_head_maps_count_each_row_once():
+    """Row 1's letter just before it is the first letter: the words count it as "just
+    before" only, so "at the first letter" counts rows 2 on. On the lesson's sequence every
+    head's row 1 was counted twice (0.1: "1 at the first letter", now none)."""
+    model = load_model().model
+    batch = make_batch(1, seed=6)
+    description = tiny_gpt_figures.head_maps(model, batch).description
+    w = forward(model, batch.tokens[0]).weights
+    for layer in range(2):
+        for head in range(2):
+            top = w[layer, head].argmax(axis=-1)
+            rows = np.arange(1, 24)
+            top2 = np.sort(w[layer, head][rows], axis=-1)[:, -2:]
+            assert (top2[:, 1] - top2[:, 0] > 1e-6).all()  # no argmax on a tie
+            first = int((top[2:] == 0).sum())
+            [words] = re.findall(rf"Head {layer}\.{head}: (.*?)(?:\. Head|\.$)", description)
+            said = re.search(r"; (\d+) at the first letter", words)
+            assert (int(said.group(1)) if said else 0) == first, (layer, head, words)
+            counts = re.findall(r"(\d+)(?: of 23 positions look most at the letter just "
+                                r"before them| at themselves| at the first letter)", words)
+            assert sum(map(int, counts)) <= 23  # no row counted twice
+
+
 def test_each_head_maps_title_sits_in_the_gap_clear_of_every_map():
     """Each title lies above its own map, and clear of the map above it: the lower row's
     titles once nearly touched the upper maps (issue 46: 9 px at 100 dpi, under a line)."""
