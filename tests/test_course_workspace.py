@@ -315,3 +315,21 @@ def test_a_guess_without_its_comparison_is_refused(tmp_path: Path) -> None:
     (tmp_path / "lessons" / "01_a.ipynb").write_text(json.dumps(nb))
     with pytest.raises(ValueError, match=r"notebook 01_a\.ipynb: cell 0"):
         copy_lessons(tmp_path / "lessons", tmp_path / "files", lambda needs: [])
+
+
+def test_a_broken_notebook_in_the_course_stops_nothing(upstream: Path) -> None:
+    """A lesson left unreadable in notebooks/ after the copies were made (a `git pull` whose
+    merge is half done) is taken as it is, as any changed file: `./course copies` (and so
+    `./course lab`) still runs, and a copy the student changed is kept."""
+    assert course_script(upstream, "copies").returncode == 0
+    work = upstream / "notebooks" / "my-work"
+    solve_exercise(work / "04_softmax.ipynb")
+    mine = (work / "04_softmax.ipynb").read_bytes()
+    for name in ("04_softmax.ipynb", "05_blend.ipynb"):
+        (upstream / "notebooks" / name).write_text('{"cells": [<<<<<<< HEAD', encoding="utf-8")
+    done = course_script(upstream, "copies")
+    assert done.returncode == 0, done.stderr
+    assert (work / "04_softmax.ipynb").read_bytes() == mine, "the student's work was lost"
+    assert "the course changed 04_softmax.ipynb since your copy was made" in done.stdout
+    assert (work / "05_blend.ipynb").read_bytes() == (
+        upstream / "notebooks" / "05_blend.ipynb").read_bytes()
