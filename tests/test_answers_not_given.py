@@ -81,6 +81,9 @@ EXACT_VALUES: dict[str, Callable[[], list[float]]] = {
 #: learning goals and headings included: a heading that states the result answers the
 #: guess before it is made (lesson 15's "A new token changes no earlier row" did).
 PREDICTED: dict[str, list[str]] = {
+    # question 3: what cross-entropy on the scores does to the saturated rows (the
+    # learning goals said it "hides the saturation")
+    "13_training.ipynb": ["hides the saturation", "skips softmax's Jacobian"],
     "14_without_the_table.ipynb": ["like $n^2$", "grows like $n$", "grow like $n$",
                                    "instead of $n^2$", "nothing grows with $n$"],
     "15_kv_cache_and_block.ipynb": ["changes no earlier row", "only row 5",

@@ -1418,8 +1418,16 @@ def test_13_quotes_the_same_rate_where_the_rule_picked_different_ones() -> None:
         assert row[task, "output_error", d, False].learning_rate != 0.003
         assert max(others[task, d]) < row[task, "output_error", d, True].accuracy()[1] - 0.1
     argmax = others["argmax", 64] + others["argmax", 256]
-    assert (f"at 0.003 it does no better: {_span(others['match', 256])} on `match` at 256, "
-            f"{_span(argmax)} on `argmax`") in text
+    # on `match` at 256 every seed is a little better at 0.003 than any at the table's rate
+    # (a re-review measured it: "does no better" was false as worded); hardly better
+    chosen = row["match", "output_error", 256, False]
+    _, low, high = chosen.accuracy()
+    assert min(others["match", 256]) > high
+    assert float(np.mean(others["match", 256])) - chosen.accuracy()[0] < 0.05
+    assert "it does no better" not in text
+    assert (f"at 0.003 it does hardly better: {_span(others['match', 256])} on `match` at "
+            f"256 ({low:.2f} to {high:.2f} at {chosen.learning_rate:g}), {_span(argmax)} on "
+            "`argmax`") in text
 
 
 def test_13_reads_no_direction_into_the_unscaled_rate_at_256() -> None:
@@ -1562,3 +1570,35 @@ def test_13_the_seeds_sentence_is_read_after_the_exercise_not_above_it() -> None
     assert all(i > solution for i in found)
     assert not any("does not hold for the batch's mean gradient" in c.source
                    for c in cells[:exercise])
+
+
+def test_13_says_what_adam_and_the_stuck_growth_hold_for() -> None:
+    """A re-review with its own runs: Adam is blind to one constant factor on every gradient
+    (its update m/sqrt(v) is), not to the gradients' sizes relative to each other; and the
+    stuck fraction grows through training on `match` (the table: 46-48 % at 256 after, 40 %
+    at the start) but not on `argmax`, where one seed's shrinks. Measured here: Adam's first
+    steps on a gradient and on 1000 times it agree to its epsilon, and not on the same
+    gradient with one entry scaled."""
+    text = _lesson_13_text()
+    rng = np.random.default_rng(0)
+    grads = [rng.normal(size=(4, 3)) for _ in range(5)]
+
+    def adam_steps(gs):
+        m = v = np.zeros((4, 3))
+        out = []
+        for t, g in enumerate(gs, 1):
+            m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+            out.append((m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8))
+        return np.array(out)
+
+    assert np.allclose(adam_steps(grads), adam_steps([1000 * g for g in grads]), atol=1e-6)
+    bent = [g.copy() for g in grads]
+    for g in bent[2:]:
+        g[0, 0] *= 1000
+    assert not np.allclose(adam_steps(grads), adam_steps(bent), atol=1e-3)
+    for said in ("size of the gradient no longer matters at all",
+                 "Adam makes the gradient's size irrelevant"):
+        assert said not in text
+    assert "With Adam a constant factor on every gradient no longer matters" in text
+    assert "Adam makes a constant factor on the gradient irrelevant" in text
+    assert "more of them stuck by the end on `match`" in text
