@@ -84,7 +84,7 @@ LIBRARY_ANSWERS = {
     "check_numerical_gradient": cl.backward.numerical_gradient,
     "check_weight_gradient": lambda X, dQ: np.einsum("nqm,nqd->md", X, dQ),
     "check_terms_with_the_scale": lambda: ["dQ", "dK"],
-    "check_what_went_wrong": lambda: "B",
+    "check_what_went_wrong": lambda: "C",
     # lesson 14 (issue 35)
     "check_third_block": lambda: [reasoning_checks.online_example_state(3).running_sum[0],
                                   reasoning_checks.online_example_state(3).partial_output[0, 0]],

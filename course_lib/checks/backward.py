@@ -440,38 +440,44 @@ def check_terms_with_the_scale(fn: Callable[[], Any]) -> CheckResult:
 def check_what_went_wrong(fn: Callable[[], Any]) -> CheckResult:
     """Lesson 13: which statement do its numbers support for the unscaled run at d_k 256?
 
-    A: the batch's mean gradient on W_Q vanished; B: about half of the rows started
-    saturated, most on a wrong key, and send no signal back while a minority carries the
-    mean; C: Adam's steps on W_Q were larger unscaled; D: cross-entropy on the scores falls
-    as far behind.
+    A: the batch's gradient on W_Q was smaller unscaled from the start; B: about half of
+    the rows started near 0, and training freed them (fewer held-out rows stuck after it);
+    C: about half started near 0, and after training more of the same held-out rows were
+    stuck than at the start; D: Adam's steps on W_Q were larger unscaled; E: with
+    cross-entropy on the scores as many rows start stuck. Each wrong letter is answered
+    with the printed numbers that contradict it.
 
     Examples
     --------
     >>> check_what_went_wrong(lambda: "A").mistake
-    'mean_gradient_vanished'
+    'batch_gradient_vanished'
     """
     what = _name_of(fn, "what_went_wrong")
 
     def body() -> CheckResult:
         got = _answer_of(fn, what)
-        if got not in ("A", "B", "C", "D"):
+        if got not in ("A", "B", "C", "D", "E"):
             return _fail("wrong_type",
-                         f'`{what}` should return "A", "B", "C" or "D" (got {got!r}).')
+                         f'`{what}` should return "A", "B", "C", "D" or "E" (got {got!r}).')
         if got == "A":
-            return _fail("mean_gradient_vanished", "look at the mean |dL_n/dW_Q| section 3 "
-                         "printed for d_k = 256: is the unscaled one smaller than the scaled "
-                         "one? And the median?")
-        if got == "C":
+            return _fail("batch_gradient_vanished", "look at the size of the batch's gradient "
+                         "on W_Q that section 3 printed for d_k = 256: is the unscaled one "
+                         "smaller than the scaled one?")
+        if got == "B":
+            return _fail("training_frees_them", "look at section 7: after 400 steps, what "
+                         "share of the held-out rows is stuck unscaled at d_k = 256, and what "
+                         "share of the same rows was stuck at the start?")
+        if got == "D":
             return _fail("adam_steps", "look at the first step section 6 measured: how "
                          "does the size of Adam's step on W_Q unscaled compare with scaled?")
-        if got == "D":
-            return _fail("loss_does_not_matter", "look at section 4 and at the table: how "
-                         "many rows are stuck with cross-entropy, and how far apart are its "
-                         "scaled and unscaled accuracies?")
+        if got == "E":
+            return _fail("loss_does_not_matter", "look at section 4: how many rows are "
+                         "stuck with cross-entropy, against the output error?")
         return _ok("about half of the unscaled rows start near 0, most stuck on a wrong key, "
-                   "and send nothing back through softmax; the mean gradient is larger, "
-                   "carried by the rows that are not saturated; Adam's first step on W_Q is the "
-                   "same size; and cross-entropy, whose gradient skips the Jacobian, leaves "
-                   "no row stuck.")
+                   "and send nothing back through softmax, while the batch's gradient is "
+                   "larger, carried by the rows that are not saturated; training does not "
+                   "free them: more of the same held-out rows are stuck after 400 steps than "
+                   "at the start. Adam's first step on W_Q is the same size, and "
+                   "cross-entropy, whose gradient skips the Jacobian, leaves no row stuck.")
 
     return _run(body)

@@ -100,6 +100,7 @@ __all__ = [
     "TrainingRun",
     "format_sweep",
     "format_table",
+    "held_out_batch",
     "initial_weights",
     "load_table",
     "loss_and_gradients",
@@ -258,9 +259,8 @@ class TrainingRun:
 
     @cached_property
     def _held_out(self) -> RowGradients:
-        held_out = _sample(self.task, _hidden_rule(self.task, self.seed),
-                           np.random.default_rng([self.seed, 3]), EVAL_SIZE)
-        return _backward(self.W_Q, self.W_K, held_out, self.scale, self.loss_kind)[0]
+        return _backward(self.W_Q, self.W_K, held_out_batch(task=self.task, seed=self.seed),
+                         self.scale, self.loss_kind)[0]
 
     @property
     def final_loss(self) -> float:
@@ -363,6 +363,22 @@ def sample_batch(*, task: str = "match", seed: int = 0, n: int = BATCH_SIZE) -> 
     seed = _check_int("seed", seed, 0)
     return _sample(task, _hidden_rule(task, seed), np.random.default_rng([seed, 2]),
                    _check_int("n", n, 1))
+
+
+def held_out_batch(*, task: str = "match", seed: int = 0) -> Batch:
+    """The :data:`EVAL_SIZE` held-out examples that a run of ``task`` and ``seed`` is
+    measured on after training (its ``final_loss``, ``final_accuracy``, ``final_stuck``):
+    the same hidden rule as its training batches, drawn from another stream, so none of
+    them is a training example.
+
+    Examples
+    --------
+    >>> held_out_batch(task="argmax", seed=1).keys.shape
+    (1024, 16, 256)
+    """
+    task = _check_choice("task", task, tuple(TASKS))
+    seed = _check_int("seed", seed, 0)
+    return _sample(task, _hidden_rule(task, seed), np.random.default_rng([seed, 3]), EVAL_SIZE)
 
 
 def initial_weights(d_k: int, *, seed: int = 0) -> tuple[FloatArray, FloatArray]:

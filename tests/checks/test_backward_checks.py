@@ -190,9 +190,11 @@ def test_terms_with_the_scale(answer, code):
 
 
 def test_what_went_wrong_names_each_wrong_choice_and_not_the_answer():
-    results = {a: bc.check_what_went_wrong(lambda a=a: a) for a in "ABCD"}
-    assert results["B"] and results["A"].mistake == "mean_gradient_vanished"
-    assert results["C"].mistake == "adam_steps"
-    assert results["D"].mistake == "loss_does_not_matter"
-    assert all('"B"' not in r.message and "B:" not in r.message for r in results.values())
-    assert bc.check_what_went_wrong(lambda: "E").mistake == "wrong_type"
+    results = {a: bc.check_what_went_wrong(lambda a=a: a) for a in "ABCDE"}
+    assert results["C"] and results["A"].mistake == "batch_gradient_vanished"
+    assert results["B"].mistake == "training_frees_them"
+    assert results["D"].mistake == "adam_steps"
+    assert results["E"].mistake == "loss_does_not_matter"
+    assert all('"C"' not in r.message and "C:" not in r.message for r in results.values())
+    assert bc.check_what_went_wrong(lambda: "F").mistake == "wrong_type"
+    assert bc.check_what_went_wrong(lambda: "c").mistake == "wrong_type"

@@ -65,6 +65,22 @@ def test_scaled_and_unscaled_runs_see_the_same_data(task):
     assert b.entropy[0] < a.entropy[0]  # unscaled scores are 8 times as large at d_k = 64
 
 
+@pytest.mark.parametrize("task", list(TASKS))
+def test_the_held_out_batch_is_what_a_run_is_measured_on_and_not_trained_on(task):
+    run = train(16, task=task, steps=3, seed=2)
+    held = T.held_out_batch(task=task, seed=2)
+    after = row_gradients(run.W_Q, run.W_K, held)
+    assert held.keys.shape == (T.EVAL_SIZE, TASKS[task], D_MODEL)
+    assert float(after.correct.mean()) == run.final_accuracy
+    assert float(after.loss.mean()) == run.final_loss and after.stuck == run.final_stuck
+    trained_on = sample_batch(task=task, seed=2)  # the first of the run's batches
+    assert not np.isin(held.queries[:, 0, 0], trained_on.queries[:, 0, 0]).any()
+    with raises("task must be one of 'match', 'argmax' (got 'copy')"):
+        T.held_out_batch(task="copy")
+    with raises("seed must be an integer >= 0 (got -1)"):
+        T.held_out_batch(seed=-1)
+
+
 def test_the_argmax_task_targets_the_largest_hidden_score():
     batch = sample_batch(task="argmax", seed=3, n=50)
     U, V = T._hidden_rule("argmax", 3)
