@@ -71,14 +71,39 @@ def test_the_kernel_start_gets_the_notebooks_core_type_and_the_worker_keeps_its_
         monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
     else:
         monkeypatch.setenv("OPENBLAS_CORETYPE", outer)
+    monkeypatch.delenv("NPY_DISABLE_CPU_FEATURES", raising=False)
     lesson = ROOT / "notebooks" / lessons_with_code()[0]
     for core, seen in ((None, outer), ("Haswell", "Haswell")):
         hook = conftest.pytest_runtest_setup(IPyNbCell(lesson, core))
         next(hook)  # here pytest sets the notebook up: its kernel starts
         assert os.environ.get("OPENBLAS_CORETYPE") == seen
+        off = os.environ.get("NPY_DISABLE_CPU_FEATURES")
+        assert off == (conftest.haswell_numpy() if core else None)
         with pytest.raises(StopIteration):
             next(hook)
         assert os.environ.get("OPENBLAS_CORETYPE") == outer
+        assert "NPY_DISABLE_CPU_FEATURES" not in os.environ
+
+
+def test_the_second_run_uses_numpys_avx2_loops_where_the_cpu_has_avx_512() -> None:
+    """numpy's exp and log differ in the last bit between its AVX-512 and AVX2 loops, and a
+    training run amplifies it: with the features haswell_numpy() names turned off, a kernel's
+    numpy computes another exp than this process, where the CPU has AVX-512; and numpy starts
+    without a warning (which a lesson would print)."""
+    off = conftest.haswell_numpy()
+    probe = ("import hashlib, warnings, numpy as np\n"
+             "x = np.random.default_rng(0).standard_normal(100000) * 10\n"
+             "print(hashlib.sha256(np.exp(x).tobytes() + np.log(abs(x)).tobytes()).hexdigest())\n")
+    runs = {}
+    for setting in ("", off):
+        done = subprocess.run([sys.executable, "-W", "error", "-c", probe], capture_output=True,
+                              text=True, timeout=60, check=True,
+                              env={**os.environ, "NPY_DISABLE_CPU_FEATURES": setting})
+        assert done.stderr == "", done.stderr
+        runs[setting] = done.stdout
+    if not off:
+        pytest.skip("this CPU has no AVX-512 loops for numpy to turn off: it is the Haswell run")
+    assert runs[""] != runs[off]
 
 
 def test_the_run_says_which_blas_kernel_unset_meant() -> None:
