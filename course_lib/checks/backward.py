@@ -441,10 +441,11 @@ def check_what_went_wrong(fn: Callable[[], Any]) -> CheckResult:
     """Lesson 13: which statement do its numbers support for the unscaled run at d_k 256?
 
     A: the batch's gradient on W_Q was smaller unscaled from the start; B: about half of
-    the rows started near 0, and training freed them (fewer held-out rows stuck after it);
-    C: about half started near 0, and after training more of the same held-out rows were
-    stuck than at the start; D: Adam's steps on W_Q were larger unscaled; E: with
-    cross-entropy on the scores as many rows start stuck. Each wrong letter is answered
+    the rows started near 0, and training freed most of them (far fewer stuck after it);
+    C: about half started near 0, and training did not bring their share down (on the
+    table's seeds more of the same held-out rows were stuck after it than at the start);
+    D: Adam's steps on W_Q were larger unscaled; E: with cross-entropy on the scores as many
+    rows start stuck. Each wrong letter is answered
     with the printed numbers that contradict it.
 
     Examples
@@ -469,15 +470,17 @@ def check_what_went_wrong(fn: Callable[[], Any]) -> CheckResult:
                          "share of the same rows was stuck at the start?")
         if got == "D":
             return _fail("adam_steps", "look at the first step section 6 measured: how "
-                         "does the size of Adam's step on W_Q unscaled compare with scaled?")
+                         "does the size of Adam's step on W_Q unscaled compare with scaled? "
+                         "And at which learning rate did the table train each head?")
         if got == "E":
             return _fail("loss_does_not_matter", "look at section 4: how many rows are "
                          "stuck with cross-entropy, against the output error?")
         return _ok("about half of the unscaled rows start near 0, most stuck on a wrong key, "
                    "and send nothing back through softmax, while the batch's gradient is "
                    "larger, carried by the rows that are not saturated; training does not "
-                   "free them: more of the same held-out rows are stuck after 400 steps than "
-                   "at the start. Adam's first step on W_Q is the same size, and "
+                   "bring their share down: on the table's seeds more of the same held-out "
+                   "rows are stuck after 400 steps than at the start (row by row it frees "
+                   "some and sticks others). Adam's first step on W_Q is the same size, and "
                    "cross-entropy, whose gradient skips the Jacobian, leaves no row stuck.")
 
     return _run(body)

@@ -40,7 +40,11 @@ unscaled scores with standard deviation :math:`\sqrt{d_k}`, as in lesson 03. All
 are ``numpy.einsum`` sums, and the hidden rotation is made by Gram-Schmidt in plain numpy,
 not by ``@`` or ``numpy.linalg`` (BLAS and LAPACK, whose kernels, chosen per CPU, add in
 other orders): a run is the same bits whichever BLAS kernel the machine picks, and a busy
-machine's BLAS threads do not slow it down.
+machine's BLAS threads do not slow it down. numpy's own ``exp`` and ``log`` are not the same
+bits on every CPU (its AVX-512 loops differ from its AVX2 ones in the last bit), and 400
+steps amplify the last bit: the stored table, re-made on a CPU with AVX-512, can differ in
+the last digit it shows (38.0 % stuck where it says 37.9 %; the suite's second strict nbval
+run of the lessons turns those loops off, see conftest.py).
 
 What a run records (:class:`TrainingRun`)
 -----------------------------------------
@@ -49,9 +53,9 @@ the target), :math:`\lVert\partial L/\partial W_Q\rVert` of the batch mean, the 
 entropy, and, *per example* (a mean can hide the rows that matter): the median of the rows'
 :math:`\lVert\partial L_n/\partial S_n\rVert`, the fraction of rows where it is below
 :data:`NEAR_ZERO` = 1e-3 ("near 0"), and the fraction of rows near 0 whose largest weight is
-on a wrong key ("stuck": no signal will move them); and how far the update moved the scores
-:math:`S` of that batch (mean :math:`|\Delta S|`). :func:`row_gradients` gives the per-row
-numbers of any weights and batch.
+on a wrong key ("stuck": it sends back no gradient of its own); and how far the update
+moved the scores :math:`S` of that batch (mean :math:`|\Delta S|`). :func:`row_gradients`
+gives the per-row numbers of any weights and batch.
 
 How the table is made (``python -m course_lib.experiments.training``)
 ---------------------------------------------------------

@@ -343,6 +343,41 @@ def test_the_stored_table_is_what_the_code_makes():
         (loss, accuracy, stuck), abs=1e-12)
 
 
+def test_the_stored_table_is_re_made_with_avx2_loops_and_differs_in_the_last_digit():
+    """The stored table was made where numpy's exp and log ran their AVX2 loops: a run of it
+    re-made with the AVX-512 loops turned off is the same bits, and with them on (on a CPU
+    that has them) it differs, by less than the last digit the lesson shows (a tenth of a
+    per cent of the rows; the module docstring and lesson 13 say so)."""
+    import importlib.util
+
+    # the checkout's conftest.py by path (under pytest every conftest.py is module "conftest")
+    spec = importlib.util.spec_from_file_location("course_root_conftest", ROOT / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    _, rows = load_table()
+    [row] = [r for r in rows if (r.task, r.loss, r.d_k, r.scale)
+             == ("match", "output_error", 64, False)]
+    seed, _, accuracy, stuck = row.runs[0]
+    probe = ("import sys\nfrom course_lib.experiments.training import train\n"
+             f"r = train(64, scale=False, learning_rate={row.learning_rate}, seed={seed})\n"
+             "print(repr(r.final_stuck), repr(r.final_accuracy))\n")
+    made = {}
+    for off in ("", conftest.haswell_numpy()):
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=True, timeout=300, cwd=ROOT,
+                              env={**os.environ, "NPY_DISABLE_CPU_FEATURES": off,
+                                   "PYTHONPATH": str(ROOT)})
+        made[off] = tuple(float(x) for x in done.stdout.split())
+    avx2 = made[conftest.haswell_numpy()]
+    assert avx2 == (stuck, accuracy)
+    here = made[""]
+    assert abs(here[0] - stuck) <= 0.002 and abs(here[1] - accuracy) <= 0.002
+    doc = " ".join(T.__doc__.split())
+    assert "38.0 % stuck where it says 37.9 %" in doc
+    if conftest.haswell_numpy():
+        assert here != avx2 and f"{here[0]:.1%}" == "38.0%" and f"{stuck:.1%}" == "37.9%"
+
+
 def raises(match: str):
     return pytest.raises(AttentionInputError, match=re.escape(match))
 
