@@ -631,7 +631,7 @@ def test_13_table_claims_hold_on_the_stored_table() -> None:
     assert {row["match", "cross_entropy", d, False].learning_rate
             for d in (16, 64, 256)} == {0.003}
     assert ("At $d_k = 64$ the best rate is 0.003, and with cross-entropy it is 0.003 at every "
-            "$d_k$. So the grid does not show the fold of section 6") in text
+            "$d_k$. So `match`'s grid does not show the fold of section 6") in text
     assert "as the fold of section 6 predicts" not in text
     # section 1: the start is a choice; GPT-2's (std 0.02, d_model 768) by the same arithmetic
     variance = 768 * 0.02**2
@@ -1558,8 +1558,17 @@ def test_13_the_right_statement_says_most_stuck_rows_are_still_stuck() -> None:
     assert start and end and float(end[1]) > float(start[1]), (start, end)
     assert (f"{_pct(min(still))} to {_pct(max(still))} are still stuck after the table's 400 "
             "steps") in text
-    assert (f"of the rows stuck at the start, {_pct(min(still))} to {_pct(max(still))} are "
-            "still stuck at the end") in text
+    still_64 = []
+    for seed in range(3):  # the table's rate at 64 is 0.003
+        run = training.train(64, scale=False, learning_rate=0.003, seed=seed)
+        held = training.held_out_batch(seed=seed)
+        ends = [training.row_gradients(W_Q, W_K, held, scale=False) for W_Q, W_K in
+                (training.initial_weights(64, seed=seed), (run.W_Q, run.W_K))]
+        stuck0, stuck1 = ((r.score_grad < training.NEAR_ZERO) & ~r.correct for r in ends)
+        still_64.append(float(stuck1[stuck0].mean()))
+    assert (f"at 256, of the rows stuck at the start, {_pct(min(still))} to {_pct(max(still))} "
+            f"are still stuck at the end (at 64, {_pct(min(still_64))} to {_pct(max(still_64))})"
+            ) in text
     assert "those free some stuck rows and stick others" in text
 
 
@@ -1608,7 +1617,9 @@ def test_13_says_what_adam_and_the_stuck_growth_hold_for() -> None:
         assert said not in text
     assert "With Adam a constant factor on every gradient no longer matters" in text
     assert "Adam makes a constant factor on the gradient irrelevant" in text
-    assert "more of them stuck by the end on `match`" in text
+    assert "more of them stuck by the end" not in text  # row by row training frees some
+    assert ("and on `match` a larger share of the rows stuck by the end (on the table's seeds; "
+            "row by row training frees some and sticks others)") in text
 
 
 def _held_out_stuck(d_k: int, seed: int, W_Q=None, W_K=None) -> float:
@@ -1755,7 +1766,8 @@ def test_13_the_exercise_is_decided_by_printed_numbers_not_by_the_reveal() -> No
 def test_13_a_stuck_row_is_not_said_to_be_unmovable() -> None:
     """A re-review: section 3 defined stuck rows as rows 'no signal will move'; of the
     held-out rows stuck at the start of the table's d_k 256 run (seed 0), 42 % are free after
-    it. A stuck row sends back no gradient of its own; others' updates can move it."""
+    it. A stuck row sends back almost no gradient of its own (below NEAR_ZERO on its
+    scores, not 0); others' updates can move it."""
     from course_lib.experiments import training
 
     text = _lesson_13_text()
@@ -1767,8 +1779,10 @@ def test_13_a_stuck_row_is_not_said_to_be_unmovable() -> None:
     assert (~stuck[1][stuck[0]]).mean() > 0.3  # freed by the updates of other rows
     for said in (text, training.__doc__):
         assert "no signal will move" not in said
-    assert ("(*stuck*: it sends back no gradient of its own; only the updates that other rows "
-            "drive can move it)") in text
+    assert 0 < rows[0].score_grad[stuck[0]].max() < training.NEAR_ZERO  # small, not none
+    assert "no gradient of its own" not in text.replace("almost no gradient of its own", "")
+    assert ("(*stuck*: it sends back almost no gradient of its own, below 0.001 on its scores; "
+            "only the updates that other rows drive can move it)") in text
 
 
 def test_13_at_256_the_share_need_not_rise() -> None:
@@ -1829,3 +1843,31 @@ def test_13_says_the_scores_move_further_not_the_steps_on_the_weights() -> None:
             f"({rate[False]:g} against {rate[True]:g})") in text
     hint = str(checks.check_what_went_wrong(lambda: "D"))
     assert "at which learning rate did the table train each head" in hint
+
+
+def test_13_reads_the_argmax_rates_with_their_margins() -> None:
+    """A re-review: 'the grid does not show the fold' holds of `match`, whose grid is printed;
+    on `argmax` the rule picked the next lower rate for the unscaled head at 64 and 256 with
+    the output error and at 256 with cross-entropy, the fold's direction, but each time by a
+    held-out loss 1-4 % lower than at the second-best rate (the tuning seed's sweep)."""
+    from course_lib.experiments import training
+
+    text = _lesson_13_text()
+    _, table = training.load_table()
+    row = {(r.loss, r.d_k, r.scale): r for r in table if r.task == "argmax"}
+    lower = sorted((loss, d) for (loss, d, s), r in row.items() if not s
+                   and r.learning_rate < row[loss, d, True].learning_rate)
+    assert lower == [("cross_entropy", 256), ("output_error", 64), ("output_error", 256)]
+    margins = []
+    for loss, d in lower:
+        (best, _, _), (second, _, _) = sorted((held, lr, a) for lr, held, a in
+                                              row[loss, d, False].sweep)[:2]
+        margins.append((second - best) / second)
+    assert 0.01 <= min(margins) and max(margins) < 0.04
+    ce = {lr: a for lr, _, a in row["cross_entropy", 256, False].sweep}
+    assert ("the next lower rate of the grid for the unscaled head than for the scaled one at 64 "
+            "and 256 with the output error and at 256 with cross-entropy, the fold's direction, "
+            f"but each time by a held-out loss only {100 * min(margins):.0f} % to "
+            f"{100 * max(margins):.0f} % lower than at the second-best rate (and with "
+            f"cross-entropy at 256 the accuracy is higher at 0.003: {ce[0.003]:.2f} against "
+            f"{ce[0.001]:.2f} on the tuning seed)") in text

@@ -476,7 +476,7 @@ def check_what_went_wrong(fn: Callable[[], Any]) -> CheckResult:
             return _fail("loss_does_not_matter", "look at section 4: how many rows are "
                          "stuck with cross-entropy, against the output error?")
         return _ok("about half of the unscaled rows start near 0, most stuck on a wrong key, "
-                   "and send nothing back through softmax, while the batch's gradient is "
+                   "and send almost nothing back through softmax, while the batch's gradient is "
                    "larger, carried by the rows that are not saturated; training does not "
                    "bring their share down: on the table's seeds more of the same held-out "
                    "rows are stuck after 400 steps than at the start (row by row it frees "

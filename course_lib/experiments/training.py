@@ -53,7 +53,7 @@ the target), :math:`\lVert\partial L/\partial W_Q\rVert` of the batch mean, the 
 entropy, and, *per example* (a mean can hide the rows that matter): the median of the rows'
 :math:`\lVert\partial L_n/\partial S_n\rVert`, the fraction of rows where it is below
 :data:`NEAR_ZERO` = 1e-3 ("near 0"), and the fraction of rows near 0 whose largest weight is
-on a wrong key ("stuck": it sends back no gradient of its own); and how far the update
+on a wrong key ("stuck": it sends back almost no gradient of its own); and how far the update
 moved the scores :math:`S` of that batch (mean :math:`|\Delta S|`). :func:`row_gradients`
 gives the per-row numbers of any weights and batch.
 
