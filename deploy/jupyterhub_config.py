@@ -26,6 +26,12 @@ STUDENT_SETTINGS = env("ATTENTION_HUB_STUDENT_SETTINGS",
 # (course_grading.formgrader_csp), installed the same way.
 INSTRUCTOR_SETTINGS = env("ATTENTION_HUB_INSTRUCTOR_SETTINGS",
                           "/opt/attention-course/instructor-jupyter-config")
+# The course's lessons, installed by root, read-only, beside the environment (docs/deploy.md
+# step 2: $PREFIX/lessons). Every student's server makes the student's own copies of them in
+# ~/attention-lessons/ as it starts, as the student (course_site.hub_lessons, enabled by
+# student-jupyter-config).
+LESSONS = env("ATTENTION_HUB_LESSONS",
+              os.path.join(os.path.dirname(os.path.normpath(ENV_PREFIX)), "lessons"))
 STUDENTS_GROUP = env("ATTENTION_HUB_STUDENTS_GROUP", "attention-students")
 INSTRUCTORS_GROUP = env("ATTENTION_HUB_INSTRUCTORS_GROUP", "attention-instructors")
 STATE_DIR = env("ATTENTION_HUB_STATE_DIR", "/srv/jupyterhub")
@@ -126,6 +132,7 @@ from course_grading.student_settings import (  # noqa: E402 (after the paths it 
     SettingsUnreadable,
     install_settings,
     unread_settings,
+    unsafe_folders,
 )
 
 
@@ -161,6 +168,38 @@ import course_grading  # noqa: E402 (root reads it wherever it lies)
 # (ATTENTION_HUB_GRADING_PACKAGE: tests/test_kubernetes.py reads this file in a checkout)
 instructors_only(env("ATTENTION_HUB_GRADING_PACKAGE", course_grading.__path__[0]),
                  INSTRUCTORS_GROUP)
+
+
+def lessons_only_root_changes(folder):
+    """Refuse to start while anyone but root could change the lessons in ``folder``: every
+    student's server copies them into the student's home, and a student who could change
+    them would put their code into everyone's notebooks. A class without them only warns."""
+    import logging
+    import stat
+
+    if not os.path.isdir(folder):
+        logging.getLogger("JupyterHub").warning(
+            "No lessons in %s (ATTENTION_HUB_LESSONS): students' servers start without "
+            "their copies of the lessons; install them as docs/deploy.md step 2 says", folder)
+        return
+    bad = unsafe_folders(folder)
+    for top, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            path = os.path.join(top, name)
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                bad.append(f"{path} is a symbolic link")
+            elif st.st_uid != 0 or st.st_mode & 0o022:
+                bad.append(f"{path} (owner uid {st.st_uid}, mode "
+                           f"{oct(stat.S_IMODE(st.st_mode))})")
+    if bad:
+        raise RuntimeError(
+            f"Not starting: someone other than root could change the lessons in {folder}, "
+            f"which every student's server copies: {'; '.join(bad[:5])}. Install them as "
+            "docs/deploy.md step 2 says (root's, chmod -R a+rX,go-w).")
+
+
+lessons_only_root_changes(LESSONS)
 STUDENT_SETTINGS_DIGESTS = install_settings(os.path.join(HERE, "student-jupyter-config"),
                                             STUDENT_SETTINGS)
 install_settings(os.path.join(HERE, "instructor-jupyter-config"), INSTRUCTOR_SETTINGS)
@@ -195,6 +234,7 @@ install_file(os.path.join(HERE, "lab-settings", "attention-course.json"),
 COURSE_BIN = os.path.join(ENV_PREFIX, "bin")
 c.Spawner.environment = {**(c.Spawner.environment if "environment" in c.Spawner else {}),
                          "ATTENTION_COURSE_BIN": COURSE_BIN,
+                         "ATTENTION_COURSE_LESSONS": LESSONS,
                          "PATH": COURSE_BIN + ":/usr/local/bin:/usr/bin:/bin"}
 
 

@@ -475,8 +475,9 @@ class ClassRun:
         self.code = self.root / "code"
         # What a `pip install` of the clone gives everyone (docs/deploy.md step 2), but
         # course_grading: the students' library, the quizzes' spec and checks (no answers),
-        # and the exchange.
-        for package in ("course_lib", "course_quiz", "course_exchange"):
+        # the exchange, and course_site (students' servers make their copies of the lessons
+        # with it).
+        for package in ("course_lib", "course_quiz", "course_exchange", "course_site"):
             shutil.copytree(REPO / package, self.code / package,
                             ignore=shutil.ignore_patterns("__pycache__"))
         # course_grading (the quiz's answers, the grader) in a folder only root and the
@@ -1003,6 +1004,9 @@ class Hub:
             "PYTHONPATH": run.pythonpath, "JUPYTER_CONFIG_PATH": str(run.config_dir),
             "ATTENTION_HUB_ENV": str(run.env),
             "ATTENTION_HUB_STATE_DIR": str(self.state),
+            # no lessons installed for this class (tests/hub/test_instructor_hub.py installs
+            # them as docs/deploy.md says): never the machine's /opt/attention-course/lessons
+            "ATTENTION_HUB_LESSONS": str(run.root / "lessons"),
             "ATTENTION_HUB_STUDENT_SETTINGS": str(self.student_settings),
             "ATTENTION_HUB_INSTRUCTOR_SETTINGS": str(self.state.with_name(
                 self.state.name + "-instructor-settings")),

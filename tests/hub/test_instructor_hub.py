@@ -566,6 +566,7 @@ def guide_class(class_ready: None) -> Iterator[GuideClass]:
     try:
         shutil.copy("/etc/login.defs", guide.login_defs)
         guide.run_step("2")
+        guide.run_step("2", 1)
         passwords = guide.password_file.parent
         passwords.mkdir(mode=0o700)
         guide.passwords = {name: secrets.token_urlsafe(12)
@@ -596,6 +597,17 @@ def test_step_2_as_typed_builds_an_environment_every_user_runs(guide_class):
     done = g.as_user(g.students[0], "python -c 'import course_lib, course_exchange, nbgrader'"
                      " && nbgrader --version")
     assert done.returncode == 0, done.stderr
+    # the lessons (step 2's second block): root's, read-only, every file of notebooks/
+    lessons = g.prefix / "lessons"
+    assert sorted(p.relative_to(lessons) for p in lessons.rglob("*") if p.is_file()) == sorted(
+        p.relative_to(REPO / "notebooks") for p in (REPO / "notebooks").rglob("*")
+        if p.is_file() and not {"my-work", ".ipynb_checkpoints", "__pycache__"} & set(
+            p.relative_to(REPO / "notebooks").parts))
+    for p in [lessons, *lessons.rglob("*")]:
+        assert p.lstat().st_uid == 0 and not p.lstat().st_mode & 0o022, p
+    done = g.as_user(g.students[0], f"cat {lessons}/04_softmax.ipynb >/dev/null && "
+                     f"touch {lessons}/04_softmax.ipynb")
+    assert done.returncode != 0 and "Permission denied" in done.stderr, done.stderr
 
 
 def test_step_3_as_typed_makes_private_homes_and_hides_the_answers(guide_class):
@@ -641,81 +653,230 @@ def test_step_4_as_typed_installs_the_global_config(guide_class):
     assert done.returncode == 0, done.stderr
 
 
-def test_step_7_as_typed_starts_the_hub_and_a_student_gets_a_server(guide_class):
-    """Step 7's block starts JupyterHub from the class the guide built (the hub's own
-    ATTENTION_HUB_* variables give it free ports and this run's folders, groups and no
-    /etc/profile.d snippet); a student logs in with step 3's password and their server
-    starts, a wrong password does not log in."""
-    import os
-    import signal
-    import stat
-    import subprocess
-    import time
+class GuideHub:
+    """JupyterHub started by step 7's block as typed, from the class the guide built (the
+    hub's own ATTENTION_HUB_* variables give it free ports and this run's folders, groups,
+    lessons, and no /etc/profile.d snippet); stopped on leaving the ``with`` block."""
 
-    import requests
-    from classroom import _cookie
-    from localports import free_ports
+    def __init__(self, g: GuideClass) -> None:
+        self.g = g
 
-    g = guide_class
-    chp = http_proxy()
-    port, api_port, proxy_port = free_ports(3)
-    base = f"http://127.0.0.1:{port}"
-    state = g.root / "hub-state"
-    env = {"PATH": f"{SYSTEM_PATH}:{Path(chp).parent}", "LANG": "C.UTF-8", "HOME": "/root",
-           **g.variables,
-           "JUPYTER_CONFIG_PATH": f"{g.root / 'etc-exchange'}:{g.config_dir}",
-           "ATTENTION_HUB_ENV": f"{g.prefix}/env", "ATTENTION_HUB_STATE_DIR": str(state),
-           "ATTENTION_HUB_STUDENT_SETTINGS": str(g.prefix / "student-jupyter-config"),
-           "ATTENTION_HUB_INSTRUCTOR_SETTINGS": str(g.prefix / "instructor-jupyter-config"),
-           "ATTENTION_HUB_STUDENTS_GROUP": g.groups[0],
-           "ATTENTION_HUB_INSTRUCTORS_GROUP": g.groups[1],
-           "ATTENTION_HUB_PROFILE_SNIPPET": "", "ATTENTION_HUB_URL": base,
-           "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{api_port}",
-           "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{proxy_port}"}
-    logfile = g.root / "hub.log"
-    with open(logfile, "w") as log:
-        hub = subprocess.Popen(["bash", "-euc", _readme_block("7")], cwd=REPO, env=env,
-                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert hub.poll() is None, logfile.read_text()[-4000:]
-            assert time.monotonic() < deadline, logfile.read_text()[-4000:]
-            try:
-                if requests.get(f"{base}/hub/api/", timeout=2).status_code == 200:
-                    break
-            except (requests.ConnectionError, requests.Timeout):
-                pass
-            time.sleep(0.5)
-        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    def __enter__(self) -> GuideHub:
+        import subprocess
+        import time
 
-        def login(name: str, password: str):
-            s = requests.Session()
-            s.get(f"{base}/hub/login", timeout=30).raise_for_status()
-            r = s.post(f"{base}/hub/login", allow_redirects=False, timeout=60,
-                       data={"username": name, "password": password,
-                             "_xsrf": _cookie(s, "_xsrf", "/hub/")})
-            return s, r
+        import requests
+        from localports import free_ports
 
-        student = g.students[0]
-        assert login(student, "not-" + g.passwords[student])[1].status_code != 302
-        s, r = login(student, g.passwords[student])
-        assert r.status_code == 302, logfile.read_text()[-4000:]
-        s.get(f"{base}/hub/spawn/{student}", timeout=60)
+        g = self.g
+        chp = http_proxy()
+        port, api_port, proxy_port = free_ports(3)
+        self.base = base = f"http://127.0.0.1:{port}"
+        self.state = g.root / "hub-state"
+        env = {"PATH": f"{SYSTEM_PATH}:{Path(chp).parent}", "LANG": "C.UTF-8", "HOME": "/root",
+               **g.variables,
+               "JUPYTER_CONFIG_PATH": f"{g.root / 'etc-exchange'}:{g.config_dir}",
+               "ATTENTION_HUB_ENV": f"{g.prefix}/env", "ATTENTION_HUB_STATE_DIR": str(self.state),
+               "ATTENTION_HUB_STUDENT_SETTINGS": str(g.prefix / "student-jupyter-config"),
+               "ATTENTION_HUB_INSTRUCTOR_SETTINGS": str(g.prefix / "instructor-jupyter-config"),
+               "ATTENTION_HUB_STUDENTS_GROUP": g.groups[0],
+               "ATTENTION_HUB_INSTRUCTORS_GROUP": g.groups[1],
+               "ATTENTION_HUB_PROFILE_SNIPPET": "", "ATTENTION_HUB_URL": base,
+               "ATTENTION_HUB_API_URL": f"http://127.0.0.1:{api_port}",
+               "ATTENTION_HUB_PROXY_API_URL": f"http://127.0.0.1:{proxy_port}"}
+        self.logfile = g.root / "hub.log"
+        with open(self.logfile, "w") as log:
+            self.proc = subprocess.Popen(["bash", "-euc", _readme_block("7")], cwd=REPO,
+                                         env=env, stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                assert self.proc.poll() is None, self.log_tail()
+                assert time.monotonic() < deadline, self.log_tail()
+                try:
+                    if requests.get(f"{base}/hub/api/", timeout=2).status_code == 200:
+                        break
+                except (requests.ConnectionError, requests.Timeout):
+                    pass
+                time.sleep(0.5)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import os
+        import signal
+        import subprocess
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # the hub stops its proxy and servers
+        except ProcessLookupError:  # the hub exited (refused to start) and left nothing
+            self.proc.wait(timeout=10)
+            return
+        try:
+            self.proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def log_tail(self) -> str:
+        return self.logfile.read_text(errors="replace")[-4000:]
+
+    def login(self, name: str, password: str):
+        import requests
+        from classroom import _cookie
+
+        s = requests.Session()
+        s.get(f"{self.base}/hub/login", timeout=30).raise_for_status()
+        r = s.post(f"{self.base}/hub/login", allow_redirects=False, timeout=60,
+                   data={"username": name, "password": password,
+                         "_xsrf": _cookie(s, "_xsrf", "/hub/")})
+        return s, r
+
+    def open_lab(self, s, name: str) -> None:
+        """Start ``name``'s server as a browser does and wait for their JupyterLab."""
+        import time
+
+        s.get(f"{self.base}/hub/spawn/{name}", timeout=60)
         deadline = time.monotonic() + 240
         while True:
-            r = s.get(f"{base}/user/{student}/lab", timeout=60)
-            if r.status_code == 200 and r.url.startswith(f"{base}/user/{student}/"):
-                break
-            assert time.monotonic() < deadline, logfile.read_text()[-4000:]
+            r = s.get(f"{self.base}/user/{name}/lab", timeout=60)
+            if r.status_code == 200 and r.url.startswith(f"{self.base}/user/{name}/"):
+                return
+            assert time.monotonic() < deadline, self.log_tail()
             time.sleep(1)
+
+    def stop_server(self, s, name: str) -> None:
+        """Stop ``name``'s server (the control panel's Stop My Server) and wait until it is."""
+        import time
+
+        from classroom import _cookie
+
+        xsrf = {"X-XSRFToken": _cookie(s, "_xsrf", "/hub/")}
+        r = s.delete(f"{self.base}/hub/api/users/{name}/server", headers=xsrf, timeout=120)
+        assert r.status_code in (202, 204), (r.status_code, r.text)
+        deadline = time.monotonic() + 120
+        while s.get(f"{self.base}/hub/api/users/{name}", headers=xsrf,
+                    timeout=60).json().get("servers"):
+            assert time.monotonic() < deadline, self.log_tail()
+            time.sleep(1)
+
+
+def test_step_7_as_typed_starts_the_hub_and_a_student_gets_a_server(guide_class):
+    """Step 7's block starts JupyterHub from the class the guide built; a student logs in
+    with step 3's password and their server starts, a wrong password does not log in."""
+    import stat
+
+    g = guide_class
+    with GuideHub(g) as hub:
+        assert stat.S_IMODE(hub.state.stat().st_mode) == 0o700
+        student = g.students[0]
+        assert hub.login(student, "not-" + g.passwords[student])[1].status_code != 302
+        s, r = hub.login(student, g.passwords[student])
+        assert r.status_code == 302, hub.log_tail()
+        hub.open_lab(s, student)
+
+
+def _edit_markdown(path: Path, words: str) -> None:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    first = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
+    first["source"] = "".join(first["source"]) + f"\n\n{words}"
+    path.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
+
+
+def test_step_2_lessons_each_student_gets_their_own_copies(guide_class, tmp_path):
+    """The lessons step 2 installed: each student's server, as it starts, makes the
+    student's own copies in ~/attention-lessons/ (owned by the student, 0700, guesses'
+    outputs cleared, the record); no student can read another's; an edit made in JupyterLab
+    survives a restart of the server after the admin updated the lessons (step 2's block
+    again, from a clone whose 03 and 04 changed), and the untouched 03 becomes the new
+    version."""
+    import pwd
+    import stat
+
+    from classroom import _cookie
+
+    from course_site.lessons import answer_cells, students_copy
+
+    g = guide_class
+    installed = g.prefix / "lessons"
+    lessons = sorted(p.name for p in installed.glob("*.ipynb"))
+    assert lessons == sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+    first, second = g.students
+    with GuideHub(g) as hub:
+        sessions = {}
+        for name in g.students:
+            s, r = hub.login(name, g.passwords[name])
+            assert r.status_code == 302, hub.log_tail()
+            hub.open_lab(s, name)
+            sessions[name] = s
+        for name in g.students:
+            work = Path(pwd.getpwnam(name).pw_dir) / "attention-lessons"
+            assert sorted(p.name for p in work.glob("*.ipynb")) == lessons, hub.log_tail()
+            owners = {pwd.getpwuid(p.lstat().st_uid).pw_name for p in [work, *work.rglob("*")]}
+            assert owners == {name}
+            assert stat.S_IMODE(work.stat().st_mode) == 0o700
+            for lesson in lessons:
+                assert (work / lesson).read_bytes() == students_copy(
+                    (installed / lesson).read_bytes()), lesson
+            record = json.loads((work / ".course-copies.json").read_text())["copies"]
+            assert set(record) >= set(lessons)
+        # the guesses' outputs are in the installed lesson and not in the copy
+        source = json.loads((installed / "04_softmax.ipynb").read_text())
+        copy = json.loads((Path("/home") / first / "attention-lessons" /
+                           "04_softmax.ipynb").read_text())
+        hidden = [i for i in answer_cells(source) if source["cells"][i].get("outputs")]
+        assert hidden and all(copy["cells"][i]["outputs"] == [] for i in hidden)
+        assert "course lessons: copies in" in hub.logfile.read_text()
+
+        # no student reads another's copies
+        theirs = Path("/home") / first / "attention-lessons"
+        peek = g.as_user(second, f"cat {theirs}/04_softmax.ipynb || ls {theirs}")
+        assert peek.returncode != 0 and "Permission denied" in peek.stderr, peek.stderr
+
+        # the first student edits 04 in JupyterLab (the contents API, as it saves)
+        s = sessions[first]
+        path = f"/user/{first}/api/contents/attention-lessons/04_softmax.ipynb"
+        copy["cells"][0]["source"] = "My notes on softmax."
+        put = s.put(hub.base + path, data=json.dumps(
+            {"type": "notebook", "format": "json", "content": copy}), timeout=60,
+            headers={"X-XSRFToken": _cookie(s, "_xsrf", f"/user/{first}/", default="")})
+        put.raise_for_status()
+        mine = (theirs / "04_softmax.ipynb").read_bytes()
+        assert b"My notes on softmax." in mine
+
+        # the admin updates the lessons: 03 and 04 changed, step 2's block again
+        clone = tmp_path / "clone"
+        shutil.copytree(REPO / "notebooks", clone / "notebooks",
+                        ignore=shutil.ignore_patterns("my-work", ".ipynb_checkpoints"))
+        for lesson in ("03_scaling.ipynb", "04_softmax.ipynb"):
+            _edit_markdown(clone / "notebooks" / lesson, f"New in {lesson}.")
+        g.run_step("2", 1, cwd=clone)
+        assert "New in 03_scaling.ipynb." in (installed / "03_scaling.ipynb").read_text()
+
+        hub.stop_server(s, first)
+        hub.open_lab(s, first)
+        assert (theirs / "04_softmax.ipynb").read_bytes() == mine, "the student's edit was lost"
+        assert (theirs / "03_scaling.ipynb").read_bytes() == students_copy(
+            (installed / "03_scaling.ipynb").read_bytes())
+        assert "New in 03_scaling.ipynb." in (theirs / "03_scaling.ipynb").read_text()
+
+
+def test_the_hub_refuses_lessons_someone_else_could_change(guide_class):
+    """A lesson anyone could write would put that person's code into every student's copy:
+    the hub does not start, and says which file."""
+    lesson = guide_class.prefix / "lessons" / "04_softmax.ipynb"
+    lesson.chmod(0o666)
+    try:
+        with pytest.raises(AssertionError, match=r"Not starting: someone other than root "
+                           r"could change the lessons in .*04_softmax\.ipynb \(owner uid 0, "
+                           r"mode 0o666\)"):
+            with GuideHub(guide_class):
+                pass
     finally:
-        os.killpg(hub.pid, signal.SIGTERM)  # the hub stops its proxy and the servers
-        try:
-            hub.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(hub.pid, signal.SIGKILL)
-            hub.wait(timeout=10)
+        lesson.chmod(0o644)
 
 
 def _step_8_parts() -> list[str]:
