@@ -53,6 +53,12 @@ with Gradebook("sqlite:///gradebook.db") as gb:
 """
 MANUAL = {"alice": 2.0, "bob": 1.0}
 
+# An instructor's own option texts (step 1's --options): docs/examples/options.md's items,
+# each reworded ("In our class: ..."), so no text is the public example's or the templates'.
+OWN_BANK = re.sub(r"^- (\w+): ", r"- \1: In our class: ",
+                  (ROOT / "docs" / "examples" / "options.md").read_text(encoding="utf-8"),
+                  flags=re.M)
+
 
 def instructor_flow(text: str) -> list[tuple[str, str]]:
     """(section heading, command line) of every sh block up to the end of step 7, in order."""
@@ -112,6 +118,9 @@ def test_the_instructors_guide_runs_as_typed(tmp_path, bwrap_ok):
     copy_course(ROOT / "quiz", clone / "quiz")
     (clone / ".venv").symlink_to(prefix)
     (tmp_path / "grade_by_hand.py").write_text(GRADE_BY_HAND)
+    # the instructor's own option bank, beside the clone as step 1 says: the public example's
+    # form with texts of the instructor's own
+    (tmp_path / "my-options.md").write_text(OWN_BANK, encoding="utf-8")
 
     flow = instructor_flow(GUIDE.read_text(encoding="utf-8"))
     script: list[str] = []
@@ -176,9 +185,13 @@ def test_the_instructors_guide_runs_as_typed(tmp_path, bwrap_ok):
     assert (quiz / "report-checkpoint" / "report.html").is_file()
     for student in ("alice", "bob", "carol"):
         assert (quiz / "feedback" / student / "checkpoint" / "checkpoint.html").is_file()
-    # the variant of step 1 is what was released and graded
-    assert '"course_variant": "public"' not in (
-        quiz / "release" / "checkpoint" / "checkpoint.ipynb").read_text()
+    # the variant of step 1 is what was released and graded, with the instructor's bank
+    released = (quiz / "release" / "checkpoint" / "checkpoint.ipynb").read_text()
+    assert '"course_variant": "public"' not in released
+    assert OWN_BANK.count("In our class: ") >= 8
+    assert released.count("In our class: ") >= 8, "the bank's texts are not in the release"
+    fed_back = (quiz / "feedback" / "alice" / "checkpoint" / "checkpoint.html").read_text()
+    assert "In our class: " in fed_back
 
 
 @pytest.fixture(scope="module")
