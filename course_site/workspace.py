@@ -138,9 +138,11 @@ def read_manifest(workspace: Path) -> dict[str, str | None]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
+        why = (f"nested deeper than Python's json reads: {exc}"
+               if isinstance(exc, RecursionError) else exc)
         raise WorkspaceError(
-            f"cannot read {path} ({exc}); it records which version of each lesson your "
+            f"cannot read {path} ({why}); it records which version of each lesson your "
             "copies came from: move it away to start the record again") from exc
     copies = data.get("copies") if isinstance(data, dict) else None
     if not isinstance(copies, dict) or not all(

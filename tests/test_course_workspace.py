@@ -291,7 +291,7 @@ def test_a_copy_made_before_answers_were_hidden_is_left_as_it_is(
     for rel in course.course_files():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(upstream / "notebooks" / rel, work / rel)
-        record[rel] = course.sha256(upstream / "notebooks" / rel)
+        record[rel] = course.workspace_rules().sha256(upstream / "notebooks" / rel)
     (work / ".course-copies.json").write_text(json.dumps({"copies": record}))
     assert course.fill_workspace() == []
     done = course_script(upstream, "reset", "04")

@@ -1650,8 +1650,8 @@ def test_13_the_batch_gradient_is_a_mean_of_matrices_not_of_their_sizes() -> Non
     _, dW_Q, _ = training.loss_and_gradients(W_Q, W_K, training.sample_batch(n=8), scale=False)
     few = training.sample_batch(n=8)
     one_by_one = [training.loss_and_gradients(
-        W_Q, W_K, type(few)(few.task, few.queries[i:i + 1], few.keys[i:i + 1],
-                            few.target[i:i + 1]), scale=False)[1] for i in range(8)]
+        W_Q, W_K, training.Batch(few.task, few.queries[i:i + 1], few.keys[i:i + 1],
+                                 few.target[i:i + 1]), scale=False)[1] for i in range(8)]
     np.testing.assert_allclose(np.mean(one_by_one, axis=0), dW_Q, rtol=1e-10, atol=1e-14)
     size, mean_size = {}, {}
     for s in (True, False):

@@ -133,6 +133,19 @@ def test_a_broken_record_is_an_error_that_says_what_it_expected(
     assert not (work / "04_softmax.ipynb").exists()
 
 
+def test_a_record_nested_too_deep_is_an_error_not_a_crash(lessons: Path, tmp_path: Path
+                                                          ) -> None:
+    """A record nested beyond the json module's recursion (hand-edited, or anything written
+    there) is refused with the same message as an unreadable one, not a RecursionError."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / MANIFEST).write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(WorkspaceError, match=r"cannot read .*\.course-copies\.json \(nested "
+                                             r"deeper than"):
+        fill(lessons, work)
+    assert not (work / "04_softmax.ipynb").exists()
+
+
 def test_a_copy_replaced_by_a_link_is_never_written_through(lessons: Path, tmp_path: Path
                                                             ) -> None:
     """A copy is replaced by renaming a new file over it: a link the student put in its
