@@ -122,26 +122,19 @@ def test_a_lesson_that_cannot_be_read_is_named_and_the_others_copied(
     assert "05_gone.ipynb" not in read_manifest(tmp_path / "work")
 
 
+@pytest.mark.parametrize(("record", "said"), [
+    ('{"copies": {"04_softmax.ipynb": 5}}',
+     r'must hold \{"copies": \{lesson: sha256\}\} \(got \{\'copies\''),
+    # nested beyond the json module's recursion: refused with the message of an unreadable
+    # record, not a RecursionError
+    ("[" * 200_000 + "]" * 200_000, r"cannot read .*\.course-copies\.json \(nested deeper than"),
+])
 def test_a_broken_record_is_an_error_that_says_what_it_expected(
-        lessons: Path, tmp_path: Path) -> None:
+        lessons: Path, tmp_path: Path, record: str, said: str) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    (work / MANIFEST).write_text('{"copies": {"04_softmax.ipynb": 5}}')
-    with pytest.raises(WorkspaceError, match=r'must hold \{"copies": \{lesson: sha256\}\} '
-                                             r"\(got \{'copies'"):
-        fill(lessons, work)
-    assert not (work / "04_softmax.ipynb").exists()
-
-
-def test_a_record_nested_too_deep_is_an_error_not_a_crash(lessons: Path, tmp_path: Path
-                                                          ) -> None:
-    """A record nested beyond the json module's recursion (hand-edited, or anything written
-    there) is refused with the same message as an unreadable one, not a RecursionError."""
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / MANIFEST).write_text("[" * 200_000 + "]" * 200_000)
-    with pytest.raises(WorkspaceError, match=r"cannot read .*\.course-copies\.json \(nested "
-                                             r"deeper than"):
+    (work / MANIFEST).write_text(record)
+    with pytest.raises(WorkspaceError, match=said):
         fill(lessons, work)
     assert not (work / "04_softmax.ipynb").exists()
 
